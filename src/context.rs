@@ -1,0 +1,201 @@
+//! Session context: what the model sees next, rebuilt from the branch ending at the leaf.
+//! SPEC §6.
+
+use crate::entries::EntrySource;
+use crate::messages::{branch_summary_message_of, compaction_summary_message_of, custom_message_of};
+use crate::meta::EntryKind;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::{HashMap, HashSet};
+
+/// Which leaf to build the context for.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum LeafSelector {
+    /// No leaf given (`undefined`): the last entry in array order.
+    #[default]
+    Last,
+    /// `null`: navigated before the first entry; the context is empty.
+    BeforeFirst,
+    /// This id; an unknown id or `""` falls back to the last entry.
+    Id(String),
+}
+
+/// The context of a branch (SPEC §6): the agent messages in order plus the settings in force.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionContext {
+    /// Agent messages (before `convertToLlm`).
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "AgentMessage[]"))]
+    pub messages: Vec<Value>,
+    /// The last `thinking_level_change` on the path (default `"off"`).
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "string"))]
+    pub thinking_level: Value,
+    /// Model per role (`"default"`, `"smol"`, …) as `provider/id`.
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "Record<string, string>"))]
+    pub models: Map<String, Value>,
+    /// Distinct rule names from `ttsr_injection` entries, first-seen order.
+    pub injected_ttsr_rules: Vec<String>,
+    /// The last `mode_change` on the path (default `"none"`).
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "string"))]
+    pub mode: Value,
+    /// `data` of the last `mode_change`, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "unknown"))]
+    pub mode_data: Option<Value>,
+}
+
+impl SessionContext {
+    /// The context of an empty branch.
+    pub fn empty() -> Self {
+        Self {
+            messages: Vec::new(),
+            thinking_level: Value::from("off"),
+            models: Map::new(),
+            injected_ttsr_rules: Vec::new(),
+            mode: Value::from("none"),
+            mode_data: None,
+        }
+    }
+}
+
+/// Index of each id (the last entry wins for duplicate ids).
+pub fn id_index<S: EntrySource + ?Sized>(entries: &S) -> HashMap<&str, usize> {
+    let mut map = HashMap::with_capacity(entries.len());
+    for i in 0..entries.len() {
+        if let Some(id) = entries.meta(i).id.as_deref() {
+            map.insert(id, i);
+        }
+    }
+    map
+}
+
+/// Root-first path of indices ending at `leaf`, following `parentId` through `index`. A parent
+/// that is unknown ends the walk; a cycle ends it at the first repeated entry.
+pub fn path_to<S: EntrySource + ?Sized>(entries: &S, index: &HashMap<&str, usize>, leaf: usize) -> Vec<usize> {
+    let mut path = Vec::new();
+    let mut seen = HashSet::new();
+    let mut cur = Some(leaf);
+    while let Some(i) = cur {
+        if !seen.insert(i) {
+            break;
+        }
+        path.push(i);
+        cur = entries.meta(i).parent_id.as_deref().and_then(|p| index.get(p).copied());
+    }
+    path.reverse();
+    path
+}
+
+/// Resolves a [`LeafSelector`] to an index (`None`: empty context).
+pub fn resolve_leaf<S: EntrySource + ?Sized>(entries: &S, index: &HashMap<&str, usize>, leaf: &LeafSelector) -> Option<usize> {
+    let last = entries.len().checked_sub(1);
+    match leaf {
+        LeafSelector::BeforeFirst => None,
+        LeafSelector::Last => last,
+        LeafSelector::Id(id) => index.get(id.as_str()).copied().or(last),
+    }
+}
+
+fn truthy(v: Option<&Value>) -> bool {
+    match v {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(_) => true,
+    }
+}
+
+/// Builds the context of the branch ending at `leaf` (SPEC §6): settings along the whole
+/// path, then the messages (with a compaction on the path: its summary, the kept entries from
+/// `firstKeptEntryId` up to it, then everything after it).
+pub fn build_session_context<S: EntrySource + ?Sized>(entries: &S, leaf: &LeafSelector) -> SessionContext {
+    let index = id_index(entries);
+    let Some(leaf_index) = resolve_leaf(entries, &index, leaf) else {
+        return SessionContext::empty();
+    };
+    let path = path_to(entries, &index, leaf_index);
+    build_context_for_path(entries, &path)
+}
+
+/// Builds the context of an already resolved root-first `path` of indices into `entries`.
+pub fn build_context_for_path<S: EntrySource + ?Sized>(entries: &S, path: &[usize]) -> SessionContext {
+    let mut ctx = SessionContext::empty();
+    let mut seen_rules = HashSet::new();
+    let mut compaction_pos = None;
+    for (pos, &i) in path.iter().enumerate() {
+        let meta = entries.meta(i);
+        match meta.kind {
+            EntryKind::Compaction => compaction_pos = Some(pos),
+            EntryKind::Message => {
+                if let Some(pm) = meta.message.as_ref().and_then(|m| m.provider_model.as_ref()) {
+                    ctx.models.insert("default".into(), Value::from(pm.clone()));
+                }
+            }
+            _ => {}
+        }
+        let Some(e) = meta.settings.as_deref() else { continue };
+        match meta.kind {
+            EntryKind::ThinkingLevelChange => ctx.thinking_level = e.get("thinkingLevel").cloned().unwrap_or(Value::Null),
+            EntryKind::ModelChange => {
+                if truthy(e.get("model")) {
+                    let role = e.get("role").and_then(Value::as_str).filter(|r| !r.is_empty()).unwrap_or("default");
+                    ctx.models.insert(role.to_string(), e["model"].clone());
+                }
+            }
+            EntryKind::ModeChange => {
+                ctx.mode = e.get("mode").cloned().unwrap_or(Value::Null);
+                ctx.mode_data = e.get("data").cloned();
+            }
+            EntryKind::TtsrInjection => {
+                if let Some(rules) = e.get("injectedRules").and_then(Value::as_array) {
+                    for r in rules.iter().filter_map(Value::as_str) {
+                        if seen_rules.insert(r.to_string()) {
+                            ctx.injected_ttsr_rules.push(r.to_string());
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut push = |ctx: &mut SessionContext, i: usize| {
+        let meta = entries.meta(i);
+        match meta.kind {
+            EntryKind::Message => {
+                if let Some(m) = entries.entry(i).get("message") {
+                    ctx.messages.push(m.clone());
+                }
+            }
+            EntryKind::CustomMessage => ctx.messages.push(custom_message_of(&entries.entry(i))),
+            EntryKind::BranchSummary if meta.summary_len > 0 => {
+                ctx.messages.push(branch_summary_message_of(&entries.entry(i)))
+            }
+            _ => {}
+        }
+    };
+    match compaction_pos {
+        Some(cpos) => {
+            let compaction = entries.entry(path[cpos]);
+            ctx.messages.push(compaction_summary_message_of(&compaction));
+            let first_kept = entries.meta(path[cpos]).first_kept_entry_id.clone();
+            drop(compaction);
+            let start = first_kept.and_then(|id| path[..cpos].iter().position(|&i| entries.meta(i).id.as_deref() == Some(id.as_str())));
+            if let Some(start) = start {
+                for &i in &path[start..cpos] {
+                    push(&mut ctx, i);
+                }
+            }
+            for &i in &path[cpos + 1..] {
+                push(&mut ctx, i);
+            }
+        }
+        None => {
+            for &i in path {
+                push(&mut ctx, i);
+            }
+        }
+    }
+    ctx
+}

@@ -1,0 +1,80 @@
+//! Read access to a sequence of entries by index, shared by every algorithm.
+//!
+//! The algorithms decide from [`EntryMeta`] alone and materialize a full entry (a
+//! [`serde_json::Value`]) only for what they return. Two sources implement [`EntrySource`]:
+//! [`EntryList`] over parsed values (the pure functions) and the session handle over raw JSON
+//! lines ([`crate::session::SessionTree`]), which parses an entry only when it is returned.
+
+use crate::meta::EntryMeta;
+use serde_json::Value;
+use std::borrow::Cow;
+
+/// Indexed entries with their metadata.
+pub trait EntrySource {
+    /// Number of entries.
+    fn len(&self) -> usize;
+    /// True when there are no entries.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Metadata of entry `i` (`i < len()`).
+    fn meta(&self, i: usize) -> &EntryMeta;
+    /// The full entry `i` as JSON (`i < len()`).
+    fn entry(&self, i: usize) -> Cow<'_, Value>;
+}
+
+/// Parsed entries plus their metadata: the source of the pure functions.
+#[derive(Debug, Clone)]
+pub struct EntryList<'a> {
+    values: &'a [Value],
+    metas: Vec<EntryMeta>,
+}
+
+impl<'a> EntryList<'a> {
+    /// Computes the metadata of every entry of `values`.
+    pub fn new(values: &'a [Value]) -> Self {
+        Self { values, metas: values.iter().map(EntryMeta::from_value).collect() }
+    }
+
+    /// The entries.
+    pub fn values(&self) -> &'a [Value] {
+        self.values
+    }
+}
+
+impl EntrySource for EntryList<'_> {
+    fn len(&self) -> usize {
+        self.values.len()
+    }
+    fn meta(&self, i: usize) -> &EntryMeta {
+        &self.metas[i]
+    }
+    fn entry(&self, i: usize) -> Cow<'_, Value> {
+        Cow::Borrowed(&self.values[i])
+    }
+}
+
+/// A selection of another source's entries (for example one branch), in the given order.
+pub struct Selection<'a, S: EntrySource + ?Sized> {
+    source: &'a S,
+    indices: &'a [usize],
+}
+
+impl<'a, S: EntrySource + ?Sized> Selection<'a, S> {
+    /// Views `source` through `indices` (each `< source.len()`).
+    pub fn new(source: &'a S, indices: &'a [usize]) -> Self {
+        Self { source, indices }
+    }
+}
+
+impl<S: EntrySource + ?Sized> EntrySource for Selection<'_, S> {
+    fn len(&self) -> usize {
+        self.indices.len()
+    }
+    fn meta(&self, i: usize) -> &EntryMeta {
+        self.source.meta(self.indices[i])
+    }
+    fn entry(&self, i: usize) -> Cow<'_, Value> {
+        self.source.entry(self.indices[i])
+    }
+}

@@ -1,0 +1,115 @@
+//! The one error type of the engine, with stable codes.
+//!
+//! Every fallible public function returns [`Result<T>`]. Each variant maps to a stable string
+//! code ([`Error::code`]) that the wasm layer copies onto the JavaScript `Error.code`, so hosts
+//! can branch on it. Messages always name the line number (1-based) or the entry id involved.
+
+use thiserror::Error as ThisError;
+
+/// Result alias used throughout the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in the engine. Bad input never panics; it ends up here.
+#[derive(Debug, Clone, PartialEq, ThisError)]
+pub enum Error {
+    /// A JSONL line (1-based `line`) is not valid JSON, holds two records, or is truncated.
+    #[error("line {line}: {reason}")]
+    Parse {
+        /// 1-based line number in the JSONL text.
+        line: usize,
+        /// Human-readable reason (the JSON parser's message or what was wrong).
+        reason: String,
+    },
+    /// A required field is missing or has the wrong JSON type.
+    #[error("{location}: missing or invalid field `{field}`")]
+    MissingField {
+        /// Where: `line N` or `entry <id>`.
+        location: String,
+        /// The field's wire name (camelCase).
+        field: String,
+    },
+    /// An entry type the operation needs to understand is not known (only raised where an
+    /// operation must interpret the entry; unknown types are otherwise preserved).
+    #[error("{location}: unknown entry type `{entry_type}`")]
+    UnknownEntry {
+        /// Where: `line N` or `entry <id>`.
+        location: String,
+        /// The `type` value found.
+        entry_type: String,
+    },
+    /// The session header (line 1) is missing or malformed.
+    #[error("line 1: invalid session header: {reason}")]
+    Header {
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Following `parentId` links from an entry returns to an entry already visited.
+    #[error("entry {id}: parent chain contains a cycle")]
+    Cycle {
+        /// The entry where the cycle was detected.
+        id: String,
+    },
+    /// Two entries share one id (an append of an id that already exists).
+    #[error("entry {id}: duplicate id")]
+    DuplicateId {
+        /// The duplicated id.
+        id: String,
+    },
+    /// An id given by the caller (leaf, target, parent) does not exist in the session.
+    #[error("entry {id}: not found")]
+    NotFound {
+        /// The id that was looked up.
+        id: String,
+    },
+    /// A prompt template failed to parse or render.
+    #[error("template {name}: {reason}")]
+    Template {
+        /// The template id (file name, e.g. `file-operations.md`).
+        name: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// An argument is out of range or of the wrong shape.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// Compaction is not possible: the branch already ends in a compaction.
+    #[error("Already compacted")]
+    AlreadyCompacted,
+    /// Compaction is not possible: nothing would be summarized (SPEC §12.2).
+    #[error("Nothing to compact")]
+    NothingToCompact,
+}
+
+impl Error {
+    /// The stable code of this error (`E_PARSE`, `E_MISSING_FIELD`, …), as exported to JS.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::Parse { .. } => "E_PARSE",
+            Error::MissingField { .. } => "E_MISSING_FIELD",
+            Error::UnknownEntry { .. } => "E_UNKNOWN_ENTRY",
+            Error::Header { .. } => "E_HEADER",
+            Error::Cycle { .. } => "E_CYCLE",
+            Error::DuplicateId { .. } => "E_DUPLICATE_ID",
+            Error::NotFound { .. } => "E_NOT_FOUND",
+            Error::Template { .. } => "E_TEMPLATE",
+            Error::InvalidArgument(_) => "E_INVALID_ARGUMENT",
+            Error::AlreadyCompacted => "E_ALREADY_COMPACTED",
+            Error::NothingToCompact => "E_NOTHING_TO_COMPACT",
+        }
+    }
+
+    /// Every code [`Error::code`] can return, for the TypeScript union and the docs.
+    pub const CODES: &'static [&'static str] = &[
+        "E_PARSE",
+        "E_MISSING_FIELD",
+        "E_UNKNOWN_ENTRY",
+        "E_HEADER",
+        "E_CYCLE",
+        "E_DUPLICATE_ID",
+        "E_NOT_FOUND",
+        "E_TEMPLATE",
+        "E_INVALID_ARGUMENT",
+        "E_ALREADY_COMPACTED",
+        "E_NOTHING_TO_COMPACT",
+    ];
+}

@@ -1,0 +1,403 @@
+//! JavaScript semantics the reference depends on: UTF-16 lengths, `JSON.stringify`,
+//! number-to-string, `Object.entries` key order, `Date` parsing, `String.prototype.trim`
+//! and the default `Array.prototype.sort` order.
+//!
+//! The reference engine is TypeScript; its token estimates and its texts are defined by these
+//! JavaScript behaviours (SPEC §3, §8), so they are reproduced here exactly.
+
+use serde_json::{Map, Value};
+use std::cmp::Ordering;
+
+/// Length of `s` in UTF-16 code units (JavaScript `string.length`). SPEC §3.
+pub fn utf16_len(s: &str) -> u64 {
+    s.chars().map(|c| c.len_utf16() as u64).sum()
+}
+
+/// Compares two strings by UTF-16 code units, the order of JavaScript's default
+/// `Array.prototype.sort` (astral characters sort before U+E000..U+FFFF). SPEC §8.
+pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
+    a.encode_utf16().cmp(b.encode_utf16())
+}
+
+/// Sorts strings in place with JavaScript's default sort order ([`cmp_utf16`]).
+pub fn sort_utf16(list: &mut [String]) {
+    list.sort_by(|a, b| cmp_utf16(a, b));
+}
+
+/// Formats a double exactly as JavaScript's `Number.prototype.toString` does
+/// (`1e+21`, `0.1`, `-0` → `0`, `NaN`, `Infinity`).
+pub fn format_number(n: f64) -> String {
+    if n == 0.0 {
+        return "0".to_string();
+    }
+    let mut buf = ryu_js::Buffer::new();
+    buf.format(n).to_string()
+}
+
+/// The JavaScript double value of a JSON number.
+pub fn number_value(n: &serde_json::Number) -> f64 {
+    n.as_f64().unwrap_or(f64::NAN)
+}
+
+/// True when `key` is a canonical array index (`"0"`, `"17"`, up to 4294967294): JavaScript
+/// orders such keys first, ascending, in `Object.keys` / `JSON.stringify`.
+pub fn array_index_key(key: &str) -> Option<u32> {
+    if key.is_empty() || key.len() > 10 {
+        return None;
+    }
+    if key.len() > 1 && key.starts_with('0') {
+        return None;
+    }
+    if !key.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let v: u64 = key.parse().ok()?;
+    if v <= 4_294_967_294 {
+        Some(v as u32)
+    } else {
+        None
+    }
+}
+
+/// The entries of an object in JavaScript property order (`Object.entries`): array-index keys
+/// ascending first, then the other keys in insertion order.
+pub fn object_entries(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
+    let mut idx: Vec<(u32, &String, &Value)> = Vec::new();
+    let mut rest: Vec<(&String, &Value)> = Vec::new();
+    for (k, v) in map {
+        match array_index_key(k) {
+            Some(i) => idx.push((i, k, v)),
+            None => rest.push((k, v)),
+        }
+    }
+    idx.sort_by_key(|(i, _, _)| *i);
+    idx.into_iter().map(|(_, k, v)| (k, v)).chain(rest).collect()
+}
+
+/// Appends `s` as a JSON string literal the way `JSON.stringify` writes it (well-formed
+/// JSON.stringify: `"`, `\\`, `\b \f \n \r \t`, other controls as `\u00XX`).
+pub fn push_json_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// `JSON.stringify(value)` with JavaScript key order and number formatting.
+/// Non-finite numbers cannot occur in parsed JSON; they would print as `null` like in JS.
+pub fn json_stringify(value: &Value) -> String {
+    let mut out = String::new();
+    write_json(&mut out, value);
+    out
+}
+
+fn write_json(out: &mut String, value: &Value) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => {
+            let f = number_value(n);
+            if f.is_finite() {
+                out.push_str(&format_number(f));
+            } else {
+                out.push_str("null");
+            }
+        }
+        Value::String(s) => push_json_string(out, s),
+        Value::Array(a) => {
+            out.push('[');
+            for (i, v) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json(out, v);
+            }
+            out.push(']');
+        }
+        Value::Object(m) => {
+            out.push('{');
+            for (i, (k, v)) in object_entries(m).into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                push_json_string(out, k);
+                out.push(':');
+                write_json(out, v);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// `JSON.stringify(value).length` in UTF-16 code units, without building the string for
+/// plain strings. SPEC §3 (toolCall arguments).
+pub fn json_stringify_len(value: &Value) -> u64 {
+    utf16_len(&json_stringify(value))
+}
+
+/// JavaScript `String(value)` for JSON values (objects print `[object Object]`, arrays are
+/// joined with `,`, `null` prints `null`).
+pub fn js_string(value: &Value) -> String {
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => format_number(number_value(n)),
+        Value::String(s) => s.clone(),
+        Value::Array(a) => a
+            .iter()
+            .map(|v| match v {
+                Value::Null => String::new(),
+                other => js_string(other),
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        Value::Object(_) => "[object Object]".into(),
+    }
+}
+
+/// True for the characters JavaScript's `String.prototype.trim` removes (WhiteSpace and
+/// LineTerminator of ECMA-262).
+pub fn is_js_whitespace(c: char) -> bool {
+    matches!(
+        c,
+        '\u{9}' | '\u{a}' | '\u{b}' | '\u{c}' | '\u{d}' | ' ' | '\u{a0}' | '\u{1680}'
+            | '\u{2000}'..='\u{200a}'
+            | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}'
+    )
+}
+
+/// JavaScript `String.prototype.trim`.
+pub fn js_trim(s: &str) -> &str {
+    s.trim_matches(is_js_whitespace)
+}
+
+/// `new Date(text).getTime()` for the ISO-8601 forms sessions use: `YYYY-MM-DD` (UTC),
+/// `YYYY-MM-DDTHH:mm[:ss[.fff…]]` with `Z` or `±HH:mm` (without an offset the time is read as
+/// UTC, the reference's runtime zone), more than 3 fraction digits truncated. Returns `None`
+/// (JavaScript `NaN`) when the text is not such a date. Result in ms since the epoch.
+pub fn parse_iso_timestamp(text: &str) -> Option<f64> {
+    let b = text.as_bytes();
+    let mut p = 0usize;
+    let num = |p: &mut usize, n: usize| -> Option<i64> {
+        let s = b.get(*p..*p + n)?;
+        if !s.iter().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        *p += n;
+        std::str::from_utf8(s).ok()?.parse().ok()
+    };
+    // year: 4 digits or ±6 digits
+    let year = match b.first()? {
+        b'+' | b'-' => {
+            let neg = b[0] == b'-';
+            p = 1;
+            let y = num(&mut p, 6)?;
+            if neg && y == 0 {
+                return None;
+            }
+            if neg {
+                -y
+            } else {
+                y
+            }
+        }
+        _ => num(&mut p, 4)?,
+    };
+    let (mut month, mut day) = (1i64, 1i64);
+    let (mut hour, mut minute, mut second, mut millis) = (0i64, 0i64, 0i64, 0f64);
+    let mut offset_min = 0i64;
+    if b.get(p) == Some(&b'-') {
+        p += 1;
+        month = num(&mut p, 2)?;
+        if b.get(p) == Some(&b'-') {
+            p += 1;
+            day = num(&mut p, 2)?;
+        }
+    }
+    if p < b.len() {
+        if b[p] != b'T' && b[p] != b't' {
+            return None;
+        }
+        p += 1;
+        hour = num(&mut p, 2)?;
+        if b.get(p) != Some(&b':') {
+            return None;
+        }
+        p += 1;
+        minute = num(&mut p, 2)?;
+        if b.get(p) == Some(&b':') {
+            p += 1;
+            second = num(&mut p, 2)?;
+            if b.get(p) == Some(&b'.') || b.get(p) == Some(&b',') {
+                p += 1;
+                let start = p;
+                while p < b.len() && b[p].is_ascii_digit() {
+                    p += 1;
+                }
+                if p == start {
+                    return None;
+                }
+                let frac = &text[start..p.min(start + 3)];
+                let scale = 10f64.powi(3 - frac.len() as i32);
+                millis = frac.parse::<f64>().ok()? * scale;
+            }
+        }
+        match b.get(p) {
+            None => {}
+            Some(b'Z') | Some(b'z') => {
+                p += 1;
+            }
+            Some(b'+') | Some(b'-') => {
+                let sign = if b[p] == b'-' { -1 } else { 1 };
+                p += 1;
+                let oh = num(&mut p, 2)?;
+                if b.get(p) == Some(&b':') {
+                    p += 1;
+                }
+                let om = num(&mut p, 2)?;
+                if oh > 23 || om > 59 {
+                    return None;
+                }
+                offset_min = sign * (oh * 60 + om);
+            }
+            _ => return None,
+        }
+        if p != b.len() {
+            return None;
+        }
+    }
+    if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
+        return None;
+    }
+    if hour > 24 || minute > 59 || second > 59 || (hour == 24 && (minute, second, millis as i64) != (0, 0, 0)) {
+        return None;
+    }
+    let days = days_from_civil(year, month, day);
+    let ms = (((days * 24 + hour) * 60 + minute - offset_min) * 60 + second) as f64 * 1000.0 + millis;
+    if ms.abs() > 8.64e15 {
+        return None;
+    }
+    Some(ms)
+}
+
+fn days_in_month(y: i64, m: i64) -> i64 {
+    match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        _ => {
+            if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 {
+                29
+            } else {
+                28
+            }
+        }
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Formats ms since the epoch as an ISO-8601 UTC string (`Date.prototype.toISOString`).
+pub fn format_iso_timestamp(ms: f64) -> String {
+    let ms_i = ms.floor() as i64;
+    let days = ms_i.div_euclid(86_400_000);
+    let rem = ms_i.rem_euclid(86_400_000);
+    let (y, m, d) = civil_from_days(days);
+    let (h, mi, s, milli) = (rem / 3_600_000, rem / 60_000 % 60, rem / 1000 % 60, rem % 1000);
+    format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{milli:03}Z")
+}
+
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// A JSON number holding `ms` the way JavaScript would serialize it (integers stay integers;
+/// NaN becomes `null`, as `JSON.stringify` writes it).
+pub fn ms_value(ms: Option<f64>) -> Value {
+    match ms {
+        Some(v) if v.is_finite() => {
+            if v.fract() == 0.0 && v.abs() < 9.0e15 {
+                Value::from(v as i64)
+            } else {
+                serde_json::Number::from_f64(v).map(Value::Number).unwrap_or(Value::Null)
+            }
+        }
+        _ => Value::Null,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn utf16_lengths() {
+        assert_eq!(utf16_len("abc"), 3);
+        assert_eq!(utf16_len("😀"), 2);
+        assert_eq!(utf16_len("e\u{301}"), 2);
+        assert_eq!(utf16_len("日本"), 2);
+    }
+
+    #[test]
+    fn numbers_like_js() {
+        assert_eq!(format_number(1e21), "1e+21");
+        assert_eq!(format_number(-0.0), "0");
+        assert_eq!(format_number(1.0), "1");
+        assert_eq!(format_number(12345678901234567890f64), "12345678901234567000");
+        assert_eq!(format_number(0.000001), "0.000001");
+        assert_eq!(format_number(1e-7), "1e-7");
+    }
+
+    #[test]
+    fn stringify_orders_index_keys_first() {
+        let v: Value = serde_json::from_str(r#"{"b":1,"2":true,"a":[1.0,-0,1e21],"1":"x\n","01":null}"#).unwrap();
+        assert_eq!(json_stringify(&v), r#"{"1":"x\n","2":true,"b":1,"a":[1,0,1e+21],"01":null}"#);
+    }
+
+    #[test]
+    fn dates() {
+        assert_eq!(parse_iso_timestamp("2025-06-01T10:00:01.000Z"), Some(1748772001000.0));
+        assert_eq!(parse_iso_timestamp("2025-06-01T12:00:01.000+02:00"), Some(1748772001000.0));
+        assert_eq!(parse_iso_timestamp("2025-06-01T10:00:01.123456Z"), Some(1748772001123.0));
+        assert_eq!(parse_iso_timestamp("2025-06-01"), Some(1748736000000.0));
+        assert_eq!(parse_iso_timestamp("garbage"), None);
+        assert_eq!(format_iso_timestamp(1748772001000.0), "2025-06-01T10:00:01.000Z");
+        assert_eq!(ms_value(Some(5.0)), json!(5));
+    }
+
+    #[test]
+    fn sort_order_is_utf16() {
+        let mut v = vec!["\u{ff01}".to_string(), "😀".to_string(), "a".to_string()];
+        sort_utf16(&mut v);
+        assert_eq!(v, vec!["a", "😀", "\u{ff01}"]);
+    }
+}

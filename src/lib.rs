@@ -1,0 +1,26 @@
+//! # session-compaction
+//!
+//! A compaction engine for long LLM-agent sessions stored as pi / oh-my-pi JSON Lines session
+//! trees. Everything deterministic lives here in Rust (parsing, tree walks, token estimates,
+//! cut points, compaction preparation, pruning, context building, serialization, prompt
+//! rendering); model calls are delegated to the host. See `SPEC.md` (shipped with the
+//! conformance vectors) for the behaviour contract; each public item names its section.
+
+pub mod branch;
+pub mod context;
+pub mod cut_point;
+pub mod entries;
+pub mod error;
+pub mod file_ops;
+pub mod js;
+pub mod messages;
+pub mod meta;
+pub mod prepare;
+pub mod prune;
+// pub mod prompts;
+// pub mod template;
+
+#[cfg(target_arch = "wasm32")]
+pub mod wasm;
+
+pub use error::{Error, Result};

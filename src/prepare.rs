@@ -1,0 +1,257 @@
+//! Compaction preparation: what to summarize, what to keep, and the settings that decide it.
+//! SPEC §5 with the deviations of §12.1–§12.3.
+
+use crate::cut_point::find_cut_point;
+use crate::entries::EntrySource;
+use crate::file_ops::FileOps;
+use crate::messages::message_of;
+use crate::meta::{EntryKind, Role, UsageMeta};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Compaction settings (SPEC §5). Token numbers are estimates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionSettings {
+    /// Automatic compaction is on.
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Tokens kept free for the model's answer; compaction triggers above
+    /// `contextWindow - reserveTokens`.
+    #[serde(default = "default_reserve")]
+    pub reserve_tokens: u64,
+    /// Estimated tokens of recent messages kept verbatim.
+    #[serde(default = "default_keep")]
+    pub keep_recent_tokens: u64,
+    /// Whether a threshold compaction is followed by "Continue if you have next steps."
+    /// (absent means true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub auto_continue: Option<bool>,
+    /// URL of a remote summarizer (POST `{systemPrompt, prompt}` → `{summary}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub remote_endpoint: Option<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_reserve() -> u64 {
+    16384
+}
+fn default_keep() -> u64 {
+    20000
+}
+
+impl Default for CompactionSettings {
+    /// `{enabled: true, reserveTokens: 16384, keepRecentTokens: 20000}` (SPEC §5).
+    fn default() -> Self {
+        Self { enabled: true, reserve_tokens: 16384, keep_recent_tokens: 20000, auto_continue: None, remote_endpoint: None }
+    }
+}
+
+/// File operations as arrays, the wire form of [`FileOps`] in a preparation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+pub struct FileOpsLists {
+    /// Paths read.
+    pub read: Vec<String>,
+    /// Paths written.
+    pub written: Vec<String>,
+    /// Paths edited.
+    pub edited: Vec<String>,
+}
+
+impl From<&FileOps> for FileOpsLists {
+    fn from(f: &FileOps) -> Self {
+        Self {
+            read: f.read.iter().cloned().collect(),
+            written: f.written.iter().cloned().collect(),
+            edited: f.edited.iter().cloned().collect(),
+        }
+    }
+}
+
+impl From<&FileOpsLists> for FileOps {
+    fn from(f: &FileOpsLists) -> Self {
+        Self {
+            read: f.read.iter().cloned().collect(),
+            written: f.written.iter().cloned().collect(),
+            edited: f.edited.iter().cloned().collect(),
+        }
+    }
+}
+
+/// What a compaction will summarize and keep (SPEC §5). Messages are agent messages as JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionPreparation {
+    /// Id of the first entry kept verbatim.
+    pub first_kept_entry_id: String,
+    /// Messages summarized into the history summary.
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "AgentMessage[]"))]
+    pub messages_to_summarize: Vec<Value>,
+    /// Messages of the split turn before the cut (summarized separately).
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "AgentMessage[]"))]
+    pub turn_prefix_messages: Vec<Value>,
+    /// Messages kept verbatim.
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "AgentMessage[]"))]
+    pub recent_messages: Vec<Value>,
+    /// The cut falls inside a turn.
+    pub is_split_turn: bool,
+    /// Context tokens of the last fresh usage (provider count), 0 without one.
+    pub tokens_before: f64,
+    /// Summary of the previous compaction on the branch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub previous_summary: Option<String>,
+    /// Files read / written / edited by the summarized part.
+    pub file_ops: FileOpsLists,
+    /// The settings used.
+    pub settings: CompactionSettings,
+}
+
+/// Intermediate numbers of a preparation, for debugging and the CLI's `plan` report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct PreparationPlan {
+    /// Index of the latest compaction on the path, -1 without one.
+    pub prev_compaction_index: i64,
+    /// First index considered (SPEC §12.1).
+    pub boundary_start: usize,
+    /// One past the last index considered.
+    pub boundary_end: usize,
+    /// Estimated tokens of every message in the boundary.
+    pub estimated_tokens: u64,
+    /// Prompt tokens of the last fresh usage (0 without one).
+    pub prompt_tokens: f64,
+    /// `keepRecentTokens` after the adaptive ratio.
+    pub effective_keep_recent_tokens: u64,
+    /// The cut point.
+    pub cut_point: crate::cut_point::CutPointResult,
+    /// Index of the last fresh assistant usage, -1 without one.
+    pub usage_index: i64,
+}
+
+/// Index and usage of the last fresh assistant usage in `[from, len)`: the last assistant
+/// message with a `usage` object whose stopReason is neither "aborted" nor "error". SPEC §5, §12.3.
+pub fn last_assistant_usage<S: EntrySource + ?Sized>(entries: &S, from: usize) -> Option<(usize, UsageMeta)> {
+    (from..entries.len()).rev().find_map(|i| {
+        let m = entries.meta(i).message.as_ref()?;
+        if m.role != Role::Assistant || matches!(m.stop_reason.as_deref(), Some("aborted") | Some("error")) {
+            return None;
+        }
+        m.usage.map(|u| (i, u))
+    })
+}
+
+/// Index of the last `compaction` entry, if any.
+pub fn last_compaction_index<S: EntrySource + ?Sized>(entries: &S) -> Option<usize> {
+    (0..entries.len()).rev().find(|&i| entries.meta(i).kind == EntryKind::Compaction)
+}
+
+/// The boundary and cut decision of a preparation, without materializing any message.
+/// Returns `None` when the path is empty or ends in a compaction.
+pub fn plan_compaction<S: EntrySource + ?Sized>(path: &S, settings: &CompactionSettings) -> Option<PreparationPlan> {
+    let len = path.len();
+    if len == 0 || path.meta(len - 1).kind == EntryKind::Compaction {
+        return None;
+    }
+    let prev = last_compaction_index(path);
+    let boundary_start = match prev {
+        Some(p) => {
+            let kept = path.meta(p).first_kept_entry_id.as_deref();
+            kept.and_then(|id| (0..p).find(|&i| path.meta(i).id.as_deref() == Some(id))).unwrap_or(p + 1)
+        }
+        None => 0,
+    };
+    let usage = last_assistant_usage(path, prev.map_or(0, |p| p + 1));
+    let estimated_tokens: u64 = (boundary_start..len).map(|i| path.meta(i).message_of_tokens()).sum();
+    let mut keep = settings.keep_recent_tokens;
+    let mut prompt_tokens = 0.0;
+    if let Some((_, u)) = usage {
+        prompt_tokens = u.prompt_tokens();
+        let ratio = prompt_tokens / estimated_tokens as f64;
+        if ratio.is_finite() && ratio > 1.0 {
+            keep = ((keep as f64 / ratio).floor() as u64).max(1);
+        }
+    }
+    let cut_point = find_cut_point(path, boundary_start, len, keep);
+    Some(PreparationPlan {
+        prev_compaction_index: prev.map_or(-1, |p| p as i64),
+        boundary_start,
+        boundary_end: len,
+        estimated_tokens,
+        prompt_tokens,
+        effective_keep_recent_tokens: keep,
+        cut_point,
+        usage_index: usage.map_or(-1, |(i, _)| i as i64),
+    })
+}
+
+/// Prepares a compaction of `path` (the branch, root→leaf). Returns `None` when the path is
+/// empty, ends in a compaction, its first kept entry has no id, or nothing would be summarized
+/// (SPEC §12.2). SPEC §5 with §12.1–§12.3.
+pub fn prepare_compaction<S: EntrySource + ?Sized>(path: &S, settings: &CompactionSettings) -> Option<CompactionPreparation> {
+    let plan = plan_compaction(path, settings)?;
+    preparation_from_plan(path, settings, &plan)
+}
+
+/// Materializes the preparation of a [`PreparationPlan`] made by [`plan_compaction`] on `path`.
+pub fn preparation_from_plan<S: EntrySource + ?Sized>(
+    path: &S,
+    settings: &CompactionSettings,
+    plan: &PreparationPlan,
+) -> Option<CompactionPreparation> {
+    let cut = plan.cut_point;
+    let first_kept_entry_id = path.meta(cut.first_kept_entry_index).id.clone()?;
+    let history_end = if cut.is_split_turn { cut.turn_start_index as usize } else { cut.first_kept_entry_index };
+    let collect = |from: usize, to: usize| -> Vec<Value> { (from..to).filter_map(|i| message_of(&path.entry(i))).collect() };
+    let messages_to_summarize = collect(plan.boundary_start, history_end);
+    let turn_prefix_messages =
+        if cut.is_split_turn { collect(cut.turn_start_index as usize, cut.first_kept_entry_index) } else { Vec::new() };
+    if messages_to_summarize.is_empty() && turn_prefix_messages.is_empty() {
+        return None;
+    }
+    let recent_messages = collect(cut.first_kept_entry_index, plan.boundary_end);
+    let tokens_before = match plan.usage_index {
+        i if i >= 0 => path.meta(i as usize).message.as_ref().and_then(|m| m.usage).map_or(0.0, |u| u.context_tokens()),
+        _ => 0.0,
+    };
+    let mut file_ops = FileOps::default();
+    let mut previous_summary = None;
+    if plan.prev_compaction_index >= 0 {
+        let p = plan.prev_compaction_index as usize;
+        let entry = path.entry(p);
+        previous_summary = entry.get("summary").and_then(Value::as_str).map(str::to_owned);
+        if !path.meta(p).from_extension {
+            file_ops.add_details(entry.get("details"));
+        }
+    }
+    let prefix_end = if cut.is_split_turn { cut.first_kept_entry_index } else { history_end };
+    for i in plan.boundary_start..prefix_end {
+        if let Some(m) = path.meta(i).message.as_ref() {
+            file_ops.add_message(m);
+        }
+    }
+    Some(CompactionPreparation {
+        first_kept_entry_id,
+        messages_to_summarize,
+        turn_prefix_messages,
+        recent_messages,
+        is_split_turn: cut.is_split_turn,
+        tokens_before,
+        previous_summary,
+        file_ops: FileOpsLists::from(&file_ops),
+        settings: settings.clone(),
+    })
+}
+
+/// `shouldCompact`: `enabled && contextTokens > contextWindow - reserveTokens`. SPEC §5.
+pub fn should_compact(context_tokens: f64, context_window: f64, settings: &CompactionSettings) -> bool {
+    settings.enabled && context_tokens > context_window - settings.reserve_tokens as f64
+}
