@@ -119,9 +119,61 @@ pub fn build_session_context<S: EntrySource + ?Sized>(entries: &S, leaf: &LeafSe
     build_context_for_path(entries, &path)
 }
 
+/// One message of a built context, by the entry that produces it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContextItem {
+    /// The `message` of a `message` entry, unchanged.
+    Message(usize),
+    /// The `custom` message of a `custom_message` entry.
+    Custom(usize),
+    /// The `branchSummary` message of a `branch_summary` entry.
+    BranchSummary(usize),
+    /// The `compactionSummary` message of a `compaction` entry.
+    CompactionSummary(usize),
+}
+
+impl ContextItem {
+    /// The entry index behind this message.
+    pub fn index(self) -> usize {
+        match self {
+            Self::Message(i) | Self::Custom(i) | Self::BranchSummary(i) | Self::CompactionSummary(i) => i,
+        }
+    }
+
+    /// The message as JSON.
+    pub fn materialize<S: EntrySource + ?Sized>(self, entries: &S) -> Option<Value> {
+        let entry = entries.entry(self.index());
+        match self {
+            Self::Message(_) => entry.get("message").cloned(),
+            Self::Custom(_) => Some(custom_message_of(&entry)),
+            Self::BranchSummary(_) => Some(branch_summary_message_of(&entry)),
+            Self::CompactionSummary(_) => Some(compaction_summary_message_of(&entry)),
+        }
+    }
+}
+
+/// The messages of a context as entry references, plus its settings: the decision of
+/// [`build_context_for_path`] without materializing any message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextPlan {
+    /// The messages, in order.
+    pub items: Vec<ContextItem>,
+    /// The context with its settings filled in and `messages` left empty.
+    pub settings: SessionContext,
+}
+
 /// Builds the context of an already resolved root-first `path` of indices into `entries`.
 pub fn build_context_for_path<S: EntrySource + ?Sized>(entries: &S, path: &[usize]) -> SessionContext {
+    let plan = plan_context(entries, path);
+    let mut ctx = plan.settings;
+    ctx.messages = plan.items.iter().filter_map(|it| it.materialize(entries)).collect();
+    ctx
+}
+
+/// Decides the context of a root-first `path` (SPEC §6) without materializing messages.
+pub fn plan_context<S: EntrySource + ?Sized>(entries: &S, path: &[usize]) -> ContextPlan {
     let mut ctx = SessionContext::empty();
+    let mut items = Vec::new();
     let mut seen_rules = HashSet::new();
     let mut compaction_pos = None;
     for (pos, &i) in path.iter().enumerate() {
@@ -160,42 +212,34 @@ pub fn build_context_for_path<S: EntrySource + ?Sized>(entries: &S, path: &[usiz
             _ => {}
         }
     }
-    let mut push = |ctx: &mut SessionContext, i: usize| {
+    let push = |items: &mut Vec<ContextItem>, i: usize| {
         let meta = entries.meta(i);
         match meta.kind {
-            EntryKind::Message => {
-                if let Some(m) = entries.entry(i).get("message") {
-                    ctx.messages.push(m.clone());
-                }
-            }
-            EntryKind::CustomMessage => ctx.messages.push(custom_message_of(&entries.entry(i))),
-            EntryKind::BranchSummary if meta.summary_len > 0 => {
-                ctx.messages.push(branch_summary_message_of(&entries.entry(i)))
-            }
+            EntryKind::Message => items.push(ContextItem::Message(i)),
+            EntryKind::CustomMessage => items.push(ContextItem::Custom(i)),
+            EntryKind::BranchSummary if meta.summary_len > 0 => items.push(ContextItem::BranchSummary(i)),
             _ => {}
         }
     };
     match compaction_pos {
         Some(cpos) => {
-            let compaction = entries.entry(path[cpos]);
-            ctx.messages.push(compaction_summary_message_of(&compaction));
-            let first_kept = entries.meta(path[cpos]).first_kept_entry_id.clone();
-            drop(compaction);
-            let start = first_kept.and_then(|id| path[..cpos].iter().position(|&i| entries.meta(i).id.as_deref() == Some(id.as_str())));
+            items.push(ContextItem::CompactionSummary(path[cpos]));
+            let first_kept = entries.meta(path[cpos]).first_kept_entry_id.as_deref();
+            let start = first_kept.and_then(|id| path[..cpos].iter().position(|&i| entries.meta(i).id.as_deref() == Some(id)));
             if let Some(start) = start {
                 for &i in &path[start..cpos] {
-                    push(&mut ctx, i);
+                    push(&mut items, i);
                 }
             }
             for &i in &path[cpos + 1..] {
-                push(&mut ctx, i);
+                push(&mut items, i);
             }
         }
         None => {
             for &i in path {
-                push(&mut ctx, i);
+                push(&mut items, i);
             }
         }
     }
-    ctx
+    ContextPlan { items, settings: ctx }
 }

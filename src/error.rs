@@ -78,6 +78,39 @@ pub enum Error {
     /// Compaction is not possible: nothing would be summarized (SPEC §12.2).
     #[error("Nothing to compact")]
     NothingToCompact,
+    /// Validation: an entry's `parentId` names no entry of the session.
+    #[error("entry {id}: parent {parent_id} not found")]
+    MissingParent {
+        /// The entry whose parent is missing.
+        id: String,
+        /// The `parentId` that names no entry.
+        parent_id: String,
+    },
+    /// Validation: a compaction's `firstKeptEntryId` is absent or not an entry on the
+    /// compaction's own path before it (SPEC §5, §6).
+    #[error("entry {id}: firstKeptEntryId {first_kept_entry_id} is not on the compaction's path")]
+    KeptEntryNotOnPath {
+        /// The compaction entry.
+        id: String,
+        /// Its `firstKeptEntryId` (`(none)` when absent).
+        first_kept_entry_id: String,
+    },
+    /// Validation: a `toolResult` whose `toolCallId` matches no toolCall on its path.
+    #[error("entry {id}: tool result {tool_call_id} has no tool call on its path")]
+    OrphanToolResult {
+        /// The tool-result entry.
+        id: String,
+        /// Its `toolCallId` (`(none)` when absent).
+        tool_call_id: String,
+    },
+    /// Validation: a toolCall that no later entry on any path answers with a `toolResult`.
+    #[error("entry {id}: tool call {tool_call_id} is never answered")]
+    UnansweredToolCall {
+        /// The assistant entry holding the call.
+        id: String,
+        /// The call's id.
+        tool_call_id: String,
+    },
 }
 
 impl Error {
@@ -95,6 +128,10 @@ impl Error {
             Error::InvalidArgument(_) => "E_INVALID_ARGUMENT",
             Error::AlreadyCompacted => "E_ALREADY_COMPACTED",
             Error::NothingToCompact => "E_NOTHING_TO_COMPACT",
+            Error::MissingParent { .. } => "E_MISSING_PARENT",
+            Error::KeptEntryNotOnPath { .. } => "E_KEPT_NOT_ON_PATH",
+            Error::OrphanToolResult { .. } => "E_ORPHAN_TOOL_RESULT",
+            Error::UnansweredToolCall { .. } => "E_UNANSWERED_TOOL_CALL",
         }
     }
 
@@ -111,5 +148,9 @@ impl Error {
         "E_INVALID_ARGUMENT",
         "E_ALREADY_COMPACTED",
         "E_NOTHING_TO_COMPACT",
+        "E_MISSING_PARENT",
+        "E_KEPT_NOT_ON_PATH",
+        "E_ORPHAN_TOOL_RESULT",
+        "E_UNANSWERED_TOOL_CALL",
     ];
 }

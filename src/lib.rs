@@ -13,12 +13,17 @@ pub mod entries;
 pub mod error;
 pub mod file_ops;
 pub mod js;
+pub mod jsonl;
 pub mod messages;
+pub mod overflow;
 pub mod meta;
 pub mod prepare;
 pub mod prune;
-// pub mod prompts;
-// pub mod template;
+pub mod session;
+pub mod serialize;
+pub mod prompts;
+pub mod template;
+pub mod tree;
 
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

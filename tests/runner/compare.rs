@@ -14,9 +14,15 @@ pub fn check(expected: &Value, actual: &Value, entries: Option<&[Value]>, op: &s
     if let Value::Object(o) = &mut actual {
         o.remove("debug");
     }
-    if op == "prepareCompaction" {
+    let file_ops_at = match op {
+        "prepareCompaction" => Some("/preparation/fileOps"),
+        "prepareBranchEntries" => Some("/fileOps"),
+        _ => None,
+    };
+    if let Some(ptr) = file_ops_at {
+        // fileOps are sets: compared ignoring order (README "prepareCompaction")
         for v in [&mut expected, &mut actual] {
-            if let Some(ops) = v.pointer_mut("/preparation/fileOps").and_then(Value::as_object_mut) {
+            if let Some(ops) = v.pointer_mut(ptr).and_then(Value::as_object_mut) {
                 for (_, list) in ops.iter_mut() {
                     if let Value::Array(a) = list {
                         a.sort_by(|x, y| x.as_str().cmp(&y.as_str()));

@@ -1,6 +1,7 @@
 //! Vector loading, entry resolution, comparison, and the op dispatch of the conformance runner.
 
 pub mod compare;
+pub mod load_ops;
 pub mod ops;
 
 use serde_json::Value;
@@ -20,7 +21,7 @@ pub struct Report {
 pub struct Ctx {
     pub dir: PathBuf,
     files: std::cell::RefCell<HashMap<String, std::rc::Rc<Vec<Value>>>>,
-    // TEMPLATES-FIELD
+    pub templates: session_compaction::prompts::PromptTemplates,
 }
 
 impl Ctx {
@@ -74,7 +75,8 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 pub fn run_all(dir: &Path) -> Report {
-    let ctx = Ctx { dir: dir.to_path_buf(), files: Default::default() };
+    let templates = session_compaction::prompts::PromptTemplates::from_dir(&dir.join("templates")).expect("conformance templates");
+    let ctx = Ctx { dir: dir.to_path_buf(), files: Default::default(), templates };
     let mut files = Vec::new();
     collect(&dir.join("cases"), &mut files);
     let mut report = Report::default();

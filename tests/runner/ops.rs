@@ -99,12 +99,17 @@ pub fn run(ctx: &Ctx, op: &str, input: &Value) -> R {
         "buildSessionContext" => run_context(ctx, input),
         "pruneToolOutputs" => run_prune(ctx, input),
         "prepareBranchEntries" => run_branch_entries(ctx, input),
+        "formatFileOperations" => {
+            let lists: session_compaction::file_ops::FileLists = serde_json::from_value(input.clone()).map_err(|e| e.to_string())?;
+            Ok(json!({"text": format_file_ops(ctx, &lists)?}))
+        }
+        "parseJsonlLenient" | "loadSession" | "getBranch" | "collectEntriesForBranchSummary" => super::load_ops::run(ctx, op, input),
         _ => Err(format!("op {op} not implemented")),
     }
 }
 
-fn format_file_ops(_ctx: &Ctx, _lists: &session_compaction::file_ops::FileLists) -> Result<String, String> {
-    Err("templates not wired yet".into())
+fn format_file_ops(ctx: &Ctx, lists: &session_compaction::file_ops::FileLists) -> Result<String, String> {
+    session_compaction::prompts::format_file_operations(&ctx.templates, &lists.read_files, &lists.modified_files).map_err(|e| e.to_string())
 }
 
 pub fn run_context(ctx: &Ctx, input: &Value) -> R {

@@ -1,0 +1,154 @@
+//! Context overflow detection and context-size estimates. SPEC §11 (overflow trigger) and
+//! §12.3 (fresh usage only).
+
+use crate::entries::EntrySource;
+use crate::meta::{EntryKind, MessageMeta, Role};
+use serde_json::Value;
+
+/// Provider error texts that mean "the prompt did not fit", lower-cased. `#` stands for one or
+/// more decimal digits; `…` for any text.
+const OVERFLOW_PHRASES: &[&str] = &[
+    "prompt is too long",
+    "input is too long for requested model",
+    "exceeds the context window",
+    "input token count…exceeds the maximum",
+    "maximum prompt length is #",
+    "reduce the length of the messages",
+    "maximum context length is # tokens",
+    "exceeds the limit of #",
+    "exceeds the available context size",
+    "greater than the context length",
+    "context window exceeds limit",
+    "exceeded model token limit",
+    "context_length_exceeded",
+    "context length exceeded",
+    "too many tokens",
+    "token limit exceeded",
+    "request_too_large",
+];
+
+/// Does `pattern` (with `#` = digits, `…` = anything) occur in `text` (both lower-case)?
+fn contains_pattern(text: &str, pattern: &str) -> bool {
+    if let Some((head, tail)) = pattern.split_once('…') {
+        return text.match_indices(head).any(|(at, _)| text[at + head.len()..].contains(tail));
+    }
+    match pattern.split_once('#') {
+        None => text.contains(pattern),
+        Some((head, tail)) => text.match_indices(head).any(|(at, _)| {
+            let rest = &text[at + head.len()..];
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            digits > 0 && rest[digits..].starts_with(tail)
+        }),
+    }
+}
+
+/// `400`/`413` status with no body (`"413 status code (no body)"`, `"400 (no body)"`).
+fn is_empty_status_error(text: &str) -> bool {
+    let t = text.trim_start();
+    let Some(rest) = t.strip_prefix("400").or_else(|| t.strip_prefix("413")) else { return false };
+    let rest = rest.trim_start();
+    let rest = rest.strip_prefix("status code").unwrap_or(rest).trim_start();
+    rest.starts_with("(no body)")
+}
+
+/// True when an error text says the context overflowed.
+pub fn is_overflow_error_text(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    OVERFLOW_PHRASES.iter().any(|p| contains_pattern(&lower, p)) || is_empty_status_error(&lower)
+}
+
+/// Did this assistant message fail (or silently succeed) because the context overflowed?
+/// True when `stopReason` is `"error"` and `errorMessage` is one of the provider overflow texts
+/// (SPEC §11), or when a successful reply (`stopReason` `"stop"`) reports more prompt tokens
+/// (`usage.input + usage.cacheRead`) than `context_window` (silent overflow; only when a
+/// window is given).
+pub fn is_context_overflow(assistant_message: &Value, context_window: Option<f64>) -> bool {
+    let meta = MessageMeta::from_value(assistant_message);
+    if meta.role != Role::Assistant {
+        return false;
+    }
+    match meta.stop_reason.as_deref() {
+        Some("error") => meta.error_message.as_deref().is_some_and(is_overflow_error_text),
+        Some("stop") => match (context_window, meta.usage) {
+            (Some(w), Some(u)) if w > 0.0 => {
+                let input = if u.input.is_nan() { 0.0 } else { u.input };
+                let cached = if u.cache_read.is_nan() { 0.0 } else { u.cache_read };
+                input + cached > w
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Estimated context size of a branch (SPEC §12.3): the context tokens of the last fresh usage
+/// (an assistant message after the latest compaction, not aborted or failed) plus the estimates
+/// of the messages after it; with no fresh usage, the estimate of the whole built context.
+/// `path` is root→leaf. Tokens are estimates except for the provider's own usage count.
+pub fn estimate_context_tokens<S: EntrySource + ?Sized>(path: &S) -> f64 {
+    let last_compaction = crate::prepare::last_compaction_index(path);
+    let from = last_compaction.map_or(0, |c| c + 1);
+    if let Some((i, usage)) = crate::prepare::last_assistant_usage(path, from) {
+        let after: u64 = (i + 1..path.len()).map(|j| context_message_tokens(path, j)).sum();
+        return usage.context_tokens() + after as f64;
+    }
+    let indices: Vec<usize> = (0..path.len()).collect();
+    let ctx = crate::context::build_context_for_path(path, &indices);
+    ctx.messages.iter().map(|m| MessageMeta::from_value(m).tokens as f64).sum()
+}
+
+/// Tokens a path entry contributes to the built context (0 for entries outside it).
+fn context_message_tokens<S: EntrySource + ?Sized>(path: &S, i: usize) -> u64 {
+    let meta = path.meta(i);
+    match meta.kind {
+        EntryKind::Message => meta.message_tokens(),
+        EntryKind::BranchSummary => meta.summary_len.div_ceil(4),
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn err(text: &str) -> Value {
+        json!({"role": "assistant", "content": [], "stopReason": "error", "errorMessage": text, "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}})
+    }
+
+    #[test]
+    fn provider_texts() {
+        for t in [
+            "prompt is too long: 213462 tokens > 200000 maximum",
+            "Your input exceeds the context window of this model",
+            "The input token count (1196265) exceeds the maximum number of tokens allowed (1048575)",
+            "This model's maximum prompt length is 131072 but the request contains 537812 tokens",
+            "Please reduce the length of the messages or completion",
+            "This endpoint's maximum context length is 200000 tokens. However, you requested about 300000",
+            "prompt token count of 30000 exceeds the limit of 12288",
+            "the request exceeds the available context size, try increasing it",
+            "tokens to keep from the initial prompt is greater than the context length",
+            "invalid params, context window exceeds limit",
+            "Your request exceeded model token limit: 262144",
+            "Error code: context_length_exceeded",
+            "Too many tokens in request",
+            "token limit exceeded",
+            "request_too_large",
+            "413 status code (no body)",
+            "400 (no body)",
+        ] {
+            assert!(is_context_overflow(&err(t), None), "{t}");
+        }
+        for t in ["rate limit exceeded", "overloaded_error", "maximum context length is unknown", "500 (no body)"] {
+            assert!(!is_context_overflow(&err(t), None), "{t}");
+        }
+    }
+
+    #[test]
+    fn silent_overflow() {
+        let m = json!({"role": "assistant", "stopReason": "stop", "usage": {"input": 1000, "output": 1, "cacheRead": 500, "cacheWrite": 0}});
+        assert!(is_context_overflow(&m, Some(1200.0)));
+        assert!(!is_context_overflow(&m, Some(2000.0)));
+        assert!(!is_context_overflow(&m, None));
+    }
+}

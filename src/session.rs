@@ -1,0 +1,355 @@
+//! The session handle: a whole session kept as raw JSON lines plus per-entry metadata, so that
+//! loading costs one scan, appending an entry costs O(that entry), and planning reads only
+//! metadata. Entries are parsed into JSON values only when they are returned.
+//! SPEC §1 (model), §5 (plan), §6 (context), §7 (prune), §10 (tree).
+
+use crate::context::{id_index, path_to, plan_context, ContextItem, SessionContext};
+use crate::entries::{EntrySource, Selection};
+use crate::error::{Error, Result};
+use crate::meta::{EntryKind, EntryMeta};
+use crate::prepare::{plan_compaction, preparation_from_plan, CompactionPreparation, CompactionSettings, PreparationPlan};
+use crate::prune::{plan_prune, pruned_entry, PruneConfig, PrunePlan};
+use serde_json::Value;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::ops::Range;
+
+/// Where an entry's JSON text lives.
+#[derive(Debug, Clone)]
+enum Raw {
+    /// A range of the loaded buffer.
+    Span(Range<usize>),
+    /// Text owned by the entry (appended or rewritten entries).
+    Owned(Box<str>),
+}
+
+/// A session: header, entries (raw JSON + metadata), id index, and the current leaf.
+#[derive(Debug, Clone)]
+pub struct SessionTree {
+    header: Option<Value>,
+    base: String,
+    raws: Vec<Raw>,
+    metas: Vec<EntryMeta>,
+    /// 1-based source line of each entry (0 for appended entries).
+    lines: Vec<usize>,
+    index: HashMap<String, usize>,
+    /// Current leaf (`None`: before the first entry).
+    leaf: Option<usize>,
+    /// Root-first path to the leaf, kept up to date on append.
+    branch: Vec<usize>,
+    /// Child indices per entry, built on first use.
+    children: Option<HashMap<usize, Vec<usize>>>,
+}
+
+impl EntrySource for SessionTree {
+    fn len(&self) -> usize {
+        self.metas.len()
+    }
+    fn meta(&self, i: usize) -> &EntryMeta {
+        &self.metas[i]
+    }
+    fn entry(&self, i: usize) -> Cow<'_, Value> {
+        Cow::Owned(serde_json::from_str(self.raw(i)).unwrap_or(Value::Null))
+    }
+}
+
+impl SessionTree {
+    /// An empty session with an optional header.
+    pub fn new(header: Option<Value>) -> Self {
+        Self {
+            header,
+            base: String::new(),
+            raws: Vec::new(),
+            metas: Vec::new(),
+            lines: Vec::new(),
+            index: HashMap::new(),
+            leaf: None,
+            branch: Vec::new(),
+            children: None,
+        }
+    }
+
+    /// Builds a session over `base`, whose entry lines are the given byte ranges (each a complete
+    /// JSON object, already validated by the loader), with their 1-based line numbers. The leaf
+    /// is the last entry.
+    pub fn from_spans(header: Option<Value>, base: String, spans: Vec<(usize, Range<usize>)>) -> Result<Self> {
+        let mut tree = Self::new(header);
+        tree.metas.reserve(spans.len());
+        for (line, range) in &spans {
+            let text = base.get(range.clone()).ok_or_else(|| Error::Parse { line: *line, reason: "line outside the buffer".into() })?;
+            let meta = EntryMeta::from_json(text.as_bytes()).map_err(|e| Error::Parse { line: *line, reason: e.to_string() })?;
+            tree.metas.push(meta);
+        }
+        tree.raws = spans.iter().map(|(_, r)| Raw::Span(r.clone())).collect();
+        tree.lines = spans.iter().map(|(l, _)| *l).collect();
+        tree.base = base;
+        tree.reindex();
+        Ok(tree)
+    }
+
+    /// Builds a session from parsed entries (each serialized once to keep its raw text).
+    pub fn from_values(header: Option<Value>, entries: &[Value]) -> Self {
+        let mut tree = Self::new(header);
+        for e in entries {
+            tree.metas.push(EntryMeta::from_value(e));
+            tree.raws.push(Raw::Owned(e.to_string().into_boxed_str()));
+            tree.lines.push(0);
+        }
+        tree.reindex();
+        tree
+    }
+
+    fn reindex(&mut self) {
+        self.index.clear();
+        for (i, m) in self.metas.iter().enumerate() {
+            if let Some(id) = &m.id {
+                self.index.insert(id.clone(), i);
+            }
+        }
+        self.children = None;
+        self.leaf = self.metas.len().checked_sub(1);
+        self.rebuild_branch();
+    }
+
+    fn rebuild_branch(&mut self) {
+        self.branch = match self.leaf {
+            None => Vec::new(),
+            Some(l) => {
+                let idx: HashMap<&str, usize> = self.index.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+                path_to(self, &idx, l)
+            }
+        };
+    }
+
+    /// The raw JSON text of entry `i`.
+    pub fn raw(&self, i: usize) -> &str {
+        match &self.raws[i] {
+            Raw::Span(r) => self.base.get(r.clone()).unwrap_or(""),
+            Raw::Owned(s) => s,
+        }
+    }
+
+    /// The session header, if the session has one.
+    pub fn header(&self) -> Option<&Value> {
+        self.header.as_ref()
+    }
+
+    /// Number of entries.
+    pub fn entry_count(&self) -> usize {
+        self.metas.len()
+    }
+
+    /// Index of the entry with this id (the last one for duplicate ids).
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.index.get(id).copied()
+    }
+
+    /// The entry with this id, parsed.
+    pub fn get_entry(&self, id: &str) -> Option<Value> {
+        self.index_of(id).map(|i| self.entry(i).into_owned())
+    }
+
+    /// 1-based source line of entry `i` (0 when it was appended or built from values).
+    pub fn line_of(&self, i: usize) -> usize {
+        self.lines.get(i).copied().unwrap_or(0)
+    }
+
+    /// The current leaf id (`None` before the first entry or for an entry without id).
+    pub fn leaf_id(&self) -> Option<&str> {
+        self.leaf.and_then(|l| self.metas[l].id.as_deref())
+    }
+
+    /// Index of the current leaf.
+    pub fn leaf_index(&self) -> Option<usize> {
+        self.leaf
+    }
+
+    /// Moves the leaf to `id` (`None`: before the first entry). Errors with `E_NOT_FOUND` for an
+    /// unknown id. SPEC §10.
+    pub fn set_leaf(&mut self, id: Option<&str>) -> Result<()> {
+        self.leaf = match id {
+            None => None,
+            Some(id) => Some(self.index_of(id).ok_or_else(|| Error::NotFound { id: id.to_string() })?),
+        };
+        self.rebuild_branch();
+        Ok(())
+    }
+
+    /// Root-first indices of the current branch.
+    pub fn branch_indices(&self) -> &[usize] {
+        &self.branch
+    }
+
+    /// Root-first indices of the branch ending at `id` (`None`: the current branch). Unknown
+    /// id: `E_NOT_FOUND`.
+    pub fn branch_indices_to(&self, id: Option<&str>) -> Result<Cow<'_, [usize]>> {
+        match id {
+            None => Ok(Cow::Borrowed(&self.branch)),
+            Some(id) => {
+                let leaf = self.index_of(id).ok_or_else(|| Error::NotFound { id: id.to_string() })?;
+                let idx = id_index(self);
+                Ok(Cow::Owned(path_to(self, &idx, leaf)))
+            }
+        }
+    }
+
+    /// Children of entry `i`, in file order.
+    pub fn children_of(&mut self, i: usize) -> &[usize] {
+        if self.children.is_none() {
+            let mut map: HashMap<usize, Vec<usize>> = HashMap::new();
+            for (j, m) in self.metas.iter().enumerate() {
+                if let Some(p) = m.parent_id.as_deref().and_then(|p| self.index.get(p)) {
+                    map.entry(*p).or_default().push(j);
+                }
+            }
+            self.children = Some(map);
+        }
+        self.children.as_ref().and_then(|m| m.get(&i)).map_or(&[], |v| v.as_slice())
+    }
+
+    /// Appends an entry (a JSON object with at least `type` and a string `id` not yet in the
+    /// session). A missing `parentId` is set to the current leaf; a `timestamp` is required
+    /// only by the format, not checked here. The new entry becomes the leaf. Costs O(entry).
+    /// Errors: `E_MISSING_FIELD` (no `type`/`id`), `E_DUPLICATE_ID`, `E_NOT_FOUND` (unknown parent).
+    pub fn append_entry(&mut self, mut entry: Value) -> Result<usize> {
+        let obj = entry.as_object_mut().ok_or_else(|| Error::InvalidArgument("an entry must be a JSON object".into()))?;
+        let id = obj.get("id").and_then(Value::as_str).map(str::to_owned).ok_or_else(|| Error::MissingField { location: "appended entry".into(), field: "id".into() })?;
+        if !obj.get("type").is_some_and(Value::is_string) {
+            return Err(Error::MissingField { location: format!("entry {id}"), field: "type".into() });
+        }
+        if self.index.contains_key(&id) {
+            return Err(Error::DuplicateId { id });
+        }
+        if !obj.contains_key("parentId") {
+            let parent = self.leaf_id().map_or(Value::Null, |p| Value::from(p.to_string()));
+            obj.insert("parentId".into(), parent);
+        }
+        let parent = obj.get("parentId").and_then(Value::as_str).map(str::to_owned);
+        let parent_index = match parent.as_deref() {
+            Some(p) => Some(self.index_of(p).ok_or_else(|| Error::NotFound { id: p.to_string() })?),
+            None => None,
+        };
+        let meta = EntryMeta::from_value(&entry);
+        let i = self.metas.len();
+        self.metas.push(meta);
+        self.raws.push(Raw::Owned(entry.to_string().into_boxed_str()));
+        self.lines.push(0);
+        self.index.insert(id, i);
+        if let (Some(children), Some(p)) = (self.children.as_mut(), parent_index) {
+            children.entry(p).or_default().push(i);
+        }
+        if parent_index.is_some() && parent_index == self.leaf {
+            self.branch.push(i);
+            self.leaf = Some(i);
+        } else {
+            self.leaf = Some(i);
+            self.rebuild_branch();
+        }
+        Ok(i)
+    }
+
+    /// Replaces entry `i` (same id) — used by pruning. The metadata is recomputed.
+    pub fn replace_entry(&mut self, i: usize, entry: Value) {
+        self.metas[i] = EntryMeta::from_value(&entry);
+        self.raws[i] = Raw::Owned(entry.to_string().into_boxed_str());
+    }
+
+    /// The current branch as an [`EntrySource`].
+    pub fn branch_source(&self) -> Selection<'_, Self> {
+        Selection::new(self, &self.branch)
+    }
+
+    /// The compaction plan of the current branch (SPEC §5): boundary, cut point and usage,
+    /// computed from metadata only. Indices are positions in the branch.
+    pub fn plan_compaction(&self, settings: &CompactionSettings) -> Option<PreparationPlan> {
+        plan_compaction(&self.branch_source(), settings)
+    }
+
+    /// The full preparation of the current branch (messages materialized). SPEC §5.
+    pub fn prepare_compaction(&self, settings: &CompactionSettings) -> Option<CompactionPreparation> {
+        let branch = self.branch_source();
+        let plan = plan_compaction(&branch, settings)?;
+        preparation_from_plan(&branch, settings, &plan)
+    }
+
+    /// The context of the current branch (SPEC §6).
+    pub fn build_session_context(&self) -> SessionContext {
+        crate::context::build_context_for_path(self, &self.branch)
+    }
+
+    /// The messages of the current branch's context as one JSON array text, spliced from the
+    /// stored entry texts without re-serializing them (for hosts that send it to an HTTP API).
+    pub fn build_session_context_json(&self) -> String {
+        let plan = plan_context(self, &self.branch);
+        let mut out = String::with_capacity(plan.items.len() * 64 + 2);
+        out.push('[');
+        let mut first = true;
+        for item in plan.items {
+            let text: Option<Cow<'_, str>> = match item {
+                ContextItem::Message(i) => message_span(self.raw(i)).map(Cow::Borrowed),
+                other => other.materialize(self).map(|v| Cow::Owned(v.to_string())),
+            };
+            if let Some(t) = text {
+                if !first {
+                    out.push(',');
+                }
+                first = false;
+                out.push_str(&t);
+            }
+        }
+        out.push(']');
+        out
+    }
+
+    /// The pruning decision for the current branch (SPEC §7); indices are entry indices.
+    pub fn plan_prune(&self, config: &PruneConfig) -> PrunePlan {
+        let mut plan = plan_prune(&self.branch_source(), config);
+        for c in &mut plan.candidates {
+            c.index = self.branch[c.index];
+        }
+        plan
+    }
+
+    /// Prunes old tool outputs of the current branch in place (SPEC §7) and returns the
+    /// decision plus the changed entries (newest first). `now_ms`: ms since the epoch.
+    pub fn prune_tool_outputs(&mut self, config: &PruneConfig, now_ms: f64) -> (PrunePlan, Vec<Value>) {
+        let plan = self.plan_prune(config);
+        let mut changed = Vec::with_capacity(plan.candidates.len());
+        for c in &plan.candidates {
+            let new = pruned_entry(&self.entry(c.index), c.tokens, now_ms);
+            self.replace_entry(c.index, new.clone());
+            changed.push(new);
+        }
+        (plan, changed)
+    }
+
+    /// The session as JSONL text: the header line (if any) then every entry's stored text,
+    /// one per line, each ending in `\n`. Unchanged entries are written byte for byte as loaded.
+    pub fn to_jsonl(&self) -> String {
+        let mut out = String::with_capacity(self.base.len() + 1024);
+        if let Some(h) = &self.header {
+            out.push_str(&h.to_string());
+            out.push('\n');
+        }
+        for i in 0..self.metas.len() {
+            out.push_str(self.raw(i));
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Number of entries of each kind on the current branch whose kind is `kind`.
+    pub fn count_kind(&self, kind: EntryKind) -> usize {
+        self.branch.iter().filter(|&&i| self.metas[i].kind == kind).count()
+    }
+}
+
+/// The raw text of the `message` value inside an entry's JSON text.
+fn message_span(raw: &str) -> Option<&str> {
+    #[derive(serde::Deserialize)]
+    struct M<'a> {
+        #[serde(borrow)]
+        message: Option<&'a serde_json::value::RawValue>,
+    }
+    serde_json::from_str::<M>(raw).ok()?.message.map(|m| m.get())
+}

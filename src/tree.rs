@@ -1,0 +1,626 @@
+//! The session tree over any [`EntrySource`]: id index, branches (root → leaf), children, common
+//! ancestors, labels, branch-summary collection and a validation report. SPEC §1 (data model),
+//! §10 (tree navigation); conformance ops `getBranch` and `collectEntriesForBranchSummary`.
+//!
+//! Links follow the reference: `parentId` is looked up by id (the **last** entry with an id
+//! wins); a `parentId` that is not a non-empty string, or names no entry, ends a walk (the
+//! entry is a root). Entries of type `session` (stray headers) are not indexed. Unlike the
+//! reference, every walk terminates on a parent cycle (it stops before the first repeated
+//! entry). All indices are positions in the source; nothing here panics or mutates entries.
+
+use crate::entries::EntrySource;
+use crate::error::Error;
+use crate::meta::{EntryKind, EntryMeta, Role};
+use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+
+/// Id index, children and labels of a session's entries; build once, then [`TreeIndex::push`]
+/// appended entries (O(1) each).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TreeIndex {
+    by_id: HashMap<String, usize>,
+    children: HashMap<String, Vec<usize>>,
+    labels: HashMap<String, String>,
+    len: usize,
+}
+
+/// `parentId` as a link: a non-empty string (the reference tests it for truthiness).
+fn parent_link(meta: &EntryMeta) -> Option<&str> {
+    meta.parent_id.as_deref().filter(|p| !p.is_empty())
+}
+
+/// Cuts a leaf-first walk that went around a cycle just before the first repeated entry.
+fn truncate_at_repeat(path: &mut Vec<usize>) {
+    let mut seen = HashSet::with_capacity(path.len());
+    if let Some(cut) = path.iter().position(|i| !seen.insert(*i)) {
+        path.truncate(cut);
+    }
+}
+
+impl TreeIndex {
+    /// Indexes every entry of `entries`, in order.
+    pub fn new<S: EntrySource + ?Sized>(entries: &S) -> Self {
+        let mut index = Self { by_id: HashMap::with_capacity(entries.len()), ..Self::default() };
+        for i in 0..entries.len() {
+            index.push(entries.meta(i));
+        }
+        index
+    }
+
+    /// Adds the next entry (its index is [`TreeIndex::len`] before the call): a later entry
+    /// with the same id replaces the earlier one in the index; a `label` entry sets its target's
+    /// label (a non-empty string) or removes it (absent, empty or not a string).
+    pub fn push(&mut self, meta: &EntryMeta) {
+        let i = self.len;
+        self.len += 1;
+        if meta.kind == EntryKind::SessionHeader {
+            return;
+        }
+        if let Some(id) = &meta.id {
+            self.by_id.insert(id.clone(), i);
+        }
+        if let Some(p) = parent_link(meta) {
+            self.children.entry(p.to_string()).or_default().push(i);
+        }
+        if meta.kind == EntryKind::Label {
+            if let Some(target) = &meta.target_id {
+                match meta.label.as_deref().filter(|l| !l.is_empty()) {
+                    Some(l) => {
+                        self.labels.insert(target.clone(), l.to_string());
+                    }
+                    None => {
+                        self.labels.remove(target);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Number of entries indexed (header-type entries included).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when no entry was indexed.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Index of the entry with this id (the last one for duplicate ids).
+    pub fn get(&self, id: &str) -> Option<usize> {
+        self.by_id.get(id).copied()
+    }
+
+    /// Index of entry `i`'s parent, if its `parentId` names an entry (`i < entries.len()`).
+    pub fn parent<S: EntrySource + ?Sized>(&self, entries: &S, i: usize) -> Option<usize> {
+        parent_link(entries.meta(i)).and_then(|p| self.get(p))
+    }
+
+    /// Indices of the entries whose parent is entry `i`, in source order. Empty for an entry
+    /// without id or shadowed by a later entry with the same id.
+    pub fn children<S: EntrySource + ?Sized>(&self, entries: &S, i: usize) -> &[usize] {
+        match entries.meta(i).id.as_deref() {
+            Some(id) if self.get(id) == Some(i) => self.children.get(id).map_or(&[], Vec::as_slice),
+            _ => &[],
+        }
+    }
+
+    /// Indices of the roots: entries whose parent is absent, empty or unknown (header-type
+    /// entries excluded), in source order.
+    pub fn roots<S: EntrySource + ?Sized>(&self, entries: &S) -> Vec<usize> {
+        (0..entries.len())
+            .filter(|&i| entries.meta(i).kind != EntryKind::SessionHeader && self.parent(entries, i).is_none())
+            .collect()
+    }
+
+    /// Leaf-first walk from entry `i` to its root (ends before a repeated entry).
+    fn walk_up<S: EntrySource + ?Sized>(&self, entries: &S, i: usize) -> Vec<usize> {
+        let mut path = Vec::new();
+        let mut cur = Some(i);
+        while let Some(c) = cur {
+            if path.len() > entries.len() {
+                // Longer than the session: it went around a cycle.
+                truncate_at_repeat(&mut path);
+                return path;
+            }
+            path.push(c);
+            cur = self.parent(entries, c);
+        }
+        path
+    }
+
+    /// The branch ending at entry `i`: root-first indices from its root to `i` (the
+    /// reference's `getBranch`, by index). SPEC §1.
+    pub fn branch_to<S: EntrySource + ?Sized>(&self, entries: &S, i: usize) -> Vec<usize> {
+        let mut path = self.walk_up(entries, i);
+        path.reverse();
+        path
+    }
+
+    /// `getBranch(fromId)`: root-first indices from the root to the entry `from_id`; empty when
+    /// `from_id` is empty or unknown. SPEC §1; conformance op `getBranch`.
+    pub fn branch<S: EntrySource + ?Sized>(&self, entries: &S, from_id: &str) -> Vec<usize> {
+        match self.get(from_id) {
+            Some(i) if !from_id.is_empty() => self.branch_to(entries, i),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The deepest entry on both root paths of entries `a` and `b` (`None`: different roots).
+    pub fn common_ancestor<S: EntrySource + ?Sized>(&self, entries: &S, a: usize, b: usize) -> Option<usize> {
+        let on_a: HashSet<usize> = self.walk_up(entries, a).into_iter().collect();
+        self.walk_up(entries, b).into_iter().find(|i| on_a.contains(i))
+    }
+
+    /// The label of entry `id`: the last `label` entry targeting it, unless that one removed it.
+    pub fn label(&self, id: &str) -> Option<&str> {
+        self.labels.get(id).map(String::as_str)
+    }
+
+    /// All current labels, by target id.
+    pub fn labels(&self) -> &HashMap<String, String> {
+        &self.labels
+    }
+
+    /// `collectEntriesForBranchSummary(oldLeafId, targetId)` (SPEC §10): with no old leaf (or an
+    /// empty one), nothing. Otherwise the common ancestor is the deepest entry of the target's
+    /// root path whose id is on the old leaf's root path (`None` when the target is unknown or
+    /// on another root); the result is the entries from the old leaf back to, not including,
+    /// that ancestor (to the root when there is none), oldest first, compactions included.
+    /// Returns `(indices, commonAncestorId)`; an unknown old leaf gives no entries.
+    pub fn collect_for_branch_summary<S: EntrySource + ?Sized>(
+        &self,
+        entries: &S,
+        old_leaf_id: Option<&str>,
+        target_id: &str,
+    ) -> (Vec<usize>, Option<String>) {
+        let Some(old) = old_leaf_id.filter(|s| !s.is_empty()) else {
+            return (Vec::new(), None);
+        };
+        let old_ids: HashSet<&str> = self.branch(entries, old).iter().filter_map(|&i| entries.meta(i).id.as_deref()).collect();
+        let common = self
+            .branch(entries, target_id)
+            .iter()
+            .rev()
+            .filter_map(|&i| entries.meta(i).id.as_deref())
+            .find(|id| old_ids.contains(id))
+            .map(str::to_owned);
+        let mut out = Vec::new();
+        let mut cur = Some(old);
+        while let Some(id) = cur {
+            if id.is_empty() || Some(id) == common.as_deref() {
+                break;
+            }
+            let Some(i) = self.get(id) else { break };
+            if out.len() > entries.len() {
+                truncate_at_repeat(&mut out);
+                break;
+            }
+            out.push(i);
+            cur = entries.meta(i).parent_id.as_deref();
+        }
+        out.reverse();
+        (out, common)
+    }
+}
+
+/// `getBranch(fromId)` over `entries`: root-first indices, empty for an unknown id. Builds an
+/// index (O(n)); keep a [`TreeIndex`] for repeated walks. SPEC §1; conformance op `getBranch`.
+pub fn get_branch<S: EntrySource + ?Sized>(entries: &S, from_id: &str) -> Vec<usize> {
+    TreeIndex::new(entries).branch(entries, from_id)
+}
+
+/// `collectEntriesForBranchSummary(entries, oldLeafId, targetId)` (SPEC §10): the entries to
+/// summarize when navigating from `old_leaf_id` to `target_id`, oldest first, and the common
+/// ancestor's id. See [`TreeIndex::collect_for_branch_summary`]. Conformance op
+/// `collectEntriesForBranchSummary`.
+pub fn collect_entries_for_branch_summary<S: EntrySource + ?Sized>(
+    entries: &S,
+    old_leaf_id: Option<&str>,
+    target_id: &str,
+) -> (Vec<usize>, Option<String>) {
+    TreeIndex::new(entries).collect_for_branch_summary(entries, old_leaf_id, target_id)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation
+
+/// The kinds of problem [`validate`] reports. Serialized as the stable code of the matching
+/// [`Error`] (for example `"E_DUPLICATE_ID"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+pub enum IssueKind {
+    /// Two entries share an id (the later one wins in the index).
+    #[serde(rename = "E_DUPLICATE_ID")]
+    DuplicateId,
+    /// A `parentId` names no entry.
+    #[serde(rename = "E_MISSING_PARENT")]
+    MissingParent,
+    /// Following `parentId` links returns to an entry.
+    #[serde(rename = "E_CYCLE")]
+    Cycle,
+    /// A compaction's `firstKeptEntryId` is absent or not on its path before it.
+    #[serde(rename = "E_KEPT_NOT_ON_PATH")]
+    KeptEntryNotOnPath,
+    /// A toolResult's `toolCallId` matches no toolCall on its path.
+    #[serde(rename = "E_ORPHAN_TOOL_RESULT")]
+    OrphanToolResult,
+    /// A toolCall no later entry on any path answers.
+    #[serde(rename = "E_UNANSWERED_TOOL_CALL")]
+    UnansweredToolCall,
+}
+
+impl IssueKind {
+    /// The stable code (same as [`Error::code`] of [`ValidationIssue::to_error`]).
+    pub fn code(self) -> &'static str {
+        match self {
+            IssueKind::DuplicateId => "E_DUPLICATE_ID",
+            IssueKind::MissingParent => "E_MISSING_PARENT",
+            IssueKind::Cycle => "E_CYCLE",
+            IssueKind::KeptEntryNotOnPath => "E_KEPT_NOT_ON_PATH",
+            IssueKind::OrphanToolResult => "E_ORPHAN_TOOL_RESULT",
+            IssueKind::UnansweredToolCall => "E_UNANSWERED_TOOL_CALL",
+        }
+    }
+}
+
+/// One problem found by [`validate`]. Line numbers are 1-based and present when the caller gave
+/// them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct ValidationIssue {
+    /// What is wrong (serialized as its code).
+    pub code: IssueKind,
+    /// Human-readable description naming the entry id.
+    pub message: String,
+    /// Index of the entry concerned.
+    pub index: usize,
+    /// Its id, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub id: Option<String>,
+    /// Its source line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub line: Option<usize>,
+    /// The other id involved: the missing parent, the cycle's closing parent, the
+    /// `firstKeptEntryId`, or the tool call id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub related_id: Option<String>,
+    /// The other entry involved: the earlier duplicate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub related_index: Option<usize>,
+    /// The other entry's source line (for a duplicate: the earlier line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub related_line: Option<usize>,
+}
+
+impl ValidationIssue {
+    /// The issue as an [`Error`] (for callers that treat issues as failures).
+    pub fn to_error(&self) -> Error {
+        let id = self.id.clone().unwrap_or_else(|| format!("#{}", self.index));
+        let related = self.related_id.clone().unwrap_or_else(|| "(none)".to_string());
+        match self.code {
+            IssueKind::DuplicateId => Error::DuplicateId { id },
+            IssueKind::MissingParent => Error::MissingParent { id, parent_id: related },
+            IssueKind::Cycle => Error::Cycle { id },
+            IssueKind::KeptEntryNotOnPath => Error::KeptEntryNotOnPath { id, first_kept_entry_id: related },
+            IssueKind::OrphanToolResult => Error::OrphanToolResult { id, tool_call_id: related },
+            IssueKind::UnansweredToolCall => Error::UnansweredToolCall { id, tool_call_id: related },
+        }
+    }
+}
+
+/// Everything [`validate`] found, ordered by entry index (then by kind).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct ValidationReport {
+    /// The issues.
+    pub issues: Vec<ValidationIssue>,
+}
+
+impl ValidationReport {
+    /// True when nothing was found.
+    pub fn is_valid(&self) -> bool {
+        self.issues.is_empty()
+    }
+
+    /// The issues of one kind.
+    pub fn of_kind(&self, kind: IssueKind) -> impl Iterator<Item = &ValidationIssue> {
+        self.issues.iter().filter(move |i| i.code == kind)
+    }
+
+    /// The first issue as an error, if any.
+    pub fn first_error(&self) -> Option<Error> {
+        self.issues.first().map(ValidationIssue::to_error)
+    }
+}
+
+struct Validator<'a, S: EntrySource + ?Sized> {
+    entries: &'a S,
+    index: TreeIndex,
+    lines: Option<&'a [usize]>,
+    issues: Vec<ValidationIssue>,
+}
+
+impl<S: EntrySource + ?Sized> Validator<'_, S> {
+    fn line(&self, i: usize) -> Option<usize> {
+        self.lines.and_then(|l| l.get(i).copied()).filter(|&l| l > 0)
+    }
+
+    fn issue(&mut self, code: IssueKind, i: usize, related_id: Option<String>, related_index: Option<usize>, message: String) {
+        let id = self.entries.meta(i).id.clone();
+        let related_line = related_index.and_then(|r| self.line(r));
+        let line = self.line(i);
+        self.issues.push(ValidationIssue { code, message, index: i, id, line, related_id, related_index, related_line });
+    }
+
+    fn name(&self, i: usize) -> String {
+        self.entries.meta(i).id.clone().unwrap_or_else(|| format!("#{i}"))
+    }
+
+    fn skip(&self, i: usize) -> bool {
+        self.entries.meta(i).kind == EntryKind::SessionHeader
+    }
+
+    fn duplicates(&mut self) {
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        for i in 0..self.entries.len() {
+            if self.skip(i) {
+                continue;
+            }
+            let Some(id) = self.entries.meta(i).id.clone() else { continue };
+            if let Some(prev) = seen.insert(id.clone(), i) {
+                let msg = match (self.line(prev), self.line(i)) {
+                    (Some(a), Some(b)) => format!("entry {id}: duplicate id (lines {a} and {b}); the later entry wins"),
+                    _ => format!("entry {id}: duplicate id (entries {prev} and {i}); the later entry wins"),
+                };
+                self.issue(IssueKind::DuplicateId, i, Some(id), Some(prev), msg);
+            }
+        }
+    }
+
+    fn missing_parents(&mut self) {
+        for i in 0..self.entries.len() {
+            if self.skip(i) {
+                continue;
+            }
+            if let Some(p) = parent_link(self.entries.meta(i)) {
+                if self.index.get(p).is_none() {
+                    let p = p.to_string();
+                    let msg = format!("entry {}: parent {p} not found", self.name(i));
+                    self.issue(IssueKind::MissingParent, i, Some(p), None, msg);
+                }
+            }
+        }
+    }
+
+    fn cycles(&mut self) {
+        let n = self.entries.len();
+        // 0: not seen, 1: on the current walk, 2: done.
+        let mut state = vec![0u8; n];
+        let mut walk = Vec::new();
+        for start in 0..n {
+            if state[start] != 0 || self.skip(start) {
+                continue;
+            }
+            walk.clear();
+            let mut cur = Some(start);
+            while let Some(c) = cur {
+                match state[c] {
+                    2 => break,
+                    1 => {
+                        let from = walk.iter().position(|&w| w == c).unwrap_or(0);
+                        let members: Vec<usize> = walk[from..].to_vec();
+                        let first = members.iter().copied().min().unwrap_or(c);
+                        let ids: Vec<String> = members.iter().map(|&m| self.name(m)).collect();
+                        let related = parent_link(self.entries.meta(first)).map(str::to_owned);
+                        let msg = format!("entry {}: parent chain contains a cycle ({})", self.name(first), ids.join(" -> "));
+                        self.issue(IssueKind::Cycle, first, related, None, msg);
+                        break;
+                    }
+                    _ => {
+                        state[c] = 1;
+                        walk.push(c);
+                        cur = self.index.parent(self.entries, c);
+                    }
+                }
+            }
+            for &w in &walk {
+                state[w] = 2;
+            }
+        }
+    }
+
+    fn compactions(&mut self) {
+        for i in 0..self.entries.len() {
+            let meta = self.entries.meta(i);
+            if meta.kind != EntryKind::Compaction {
+                continue;
+            }
+            let kept = meta.first_kept_entry_id.clone();
+            let on_path = kept.as_deref().is_some_and(|k| {
+                self.index.walk_up(self.entries, i).iter().skip(1).any(|&a| self.entries.meta(a).id.as_deref() == Some(k))
+            });
+            if !on_path {
+                let msg = match &kept {
+                    Some(k) => format!("entry {}: firstKeptEntryId {k} is not on the compaction's path", self.name(i)),
+                    None => format!("entry {}: compaction without firstKeptEntryId", self.name(i)),
+                };
+                let related_index = kept.as_deref().and_then(|k| self.index.get(k));
+                self.issue(IssueKind::KeptEntryNotOnPath, i, kept, related_index, msg);
+            }
+        }
+    }
+
+    fn tool_calls(&mut self) {
+        let entries = self.entries;
+        let n = entries.len();
+        // (entry, call position) of every tool call with an id, and whether it is answered.
+        let mut answered: HashMap<(usize, usize), bool> = HashMap::new();
+        let mut orphans: Vec<(usize, Option<String>)> = Vec::new();
+        let mut visited = vec![false; n];
+        // Depth-first from the roots, with the tool calls of the current path by id.
+        let mut active: HashMap<&str, Vec<(usize, usize)>> = HashMap::new();
+        enum Step {
+            Enter(usize),
+            Exit(usize),
+        }
+        let mut stack: Vec<Step> = self.index.roots(entries).into_iter().rev().map(Step::Enter).collect();
+        while let Some(step) = stack.pop() {
+            match step {
+                Step::Enter(i) => {
+                    if visited[i] {
+                        continue;
+                    }
+                    visited[i] = true;
+                    if let Some(m) = entries.meta(i).message.as_ref() {
+                        match m.role {
+                            Role::ToolResult => {
+                                let hit = m.tool_call_id.as_deref().and_then(|t| active.get(t)).and_then(|v| v.last().copied());
+                                match hit {
+                                    Some(call) => {
+                                        answered.insert(call, true);
+                                    }
+                                    None => orphans.push((i, m.tool_call_id.clone())),
+                                }
+                            }
+                            Role::Assistant => {
+                                for (k, call) in m.tool_calls.iter().enumerate() {
+                                    if let Some(id) = call.id.as_deref() {
+                                        answered.entry((i, k)).or_insert(false);
+                                        active.entry(id).or_default().push((i, k));
+                                    }
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                    stack.push(Step::Exit(i));
+                    for &c in self.index.children(entries, i).iter().rev() {
+                        stack.push(Step::Enter(c));
+                    }
+                }
+                Step::Exit(i) => {
+                    if let Some(m) = entries.meta(i).message.as_ref().filter(|m| m.role == Role::Assistant) {
+                        for call in &m.tool_calls {
+                            if let Some(list) = call.id.as_deref().and_then(|id| active.get_mut(id)) {
+                                list.pop();
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Entries not reachable from a root (on or below a cycle): walk their ancestors.
+        for i in (0..n).filter(|&i| !visited[i] && !self.skip(i)) {
+            let Some(m) = entries.meta(i).message.as_ref() else { continue };
+            match m.role {
+                Role::Assistant => {
+                    for (k, call) in m.tool_calls.iter().enumerate() {
+                        if call.id.is_some() {
+                            answered.entry((i, k)).or_insert(false);
+                        }
+                    }
+                }
+                Role::ToolResult => {
+                    let target = m.tool_call_id.as_deref();
+                    let hit = target.and_then(|t| {
+                        self.index.walk_up(entries, i).into_iter().skip(1).find_map(|a| {
+                            let calls = &entries.meta(a).message.as_ref()?.tool_calls;
+                            let k = calls.iter().rposition(|c| c.id.as_deref() == Some(t))?;
+                            Some((a, k))
+                        })
+                    });
+                    match hit {
+                        Some(call) => {
+                            answered.insert(call, true);
+                        }
+                        None => orphans.push((i, m.tool_call_id.clone())),
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (i, t) in orphans {
+            let msg = match &t {
+                Some(t) => format!("entry {}: tool result {t} has no tool call on its path", self.name(i)),
+                None => format!("entry {}: tool result without toolCallId", self.name(i)),
+            };
+            self.issue(IssueKind::OrphanToolResult, i, t, None, msg);
+        }
+        let mut open: Vec<(usize, usize)> = answered.into_iter().filter(|(_, a)| !a).map(|(c, _)| c).collect();
+        open.sort_unstable();
+        for (i, k) in open {
+            let t = entries.meta(i).message.as_ref().and_then(|m| m.tool_calls.get(k)).and_then(|c| c.id.clone());
+            let msg = format!("entry {}: tool call {} is never answered", self.name(i), t.as_deref().unwrap_or("?"));
+            self.issue(IssueKind::UnansweredToolCall, i, t, None, msg);
+        }
+    }
+}
+
+/// Checks a session's structure without changing it: duplicate ids (with both line numbers),
+/// `parentId`s naming no entry, parent cycles, compactions whose `firstKeptEntryId` is absent or
+/// not on their own path before them, toolResults whose `toolCallId` has no toolCall on their
+/// path, and toolCalls never answered by a toolResult below them. `lines`: the 1-based source
+/// line of each entry (for example [`crate::jsonl::ParsedSession::lines`]), used in the report.
+/// O(n) apart from one path walk per compaction. SPEC §1, §5, §10.
+pub fn validate<S: EntrySource + ?Sized>(entries: &S, lines: Option<&[usize]>) -> ValidationReport {
+    let mut v = Validator { entries, index: TreeIndex::new(entries), lines, issues: Vec::new() };
+    v.duplicates();
+    v.missing_parents();
+    v.cycles();
+    v.compactions();
+    v.tool_calls();
+    let mut issues = v.issues;
+    issues.sort_by_key(|i| i.index);
+    ValidationReport { issues }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entries::EntryList;
+    use serde_json::{json, Value};
+
+    fn e(id: &str, parent: Option<&str>) -> Value {
+        json!({"type": "message", "id": id, "parentId": parent, "timestamp": "t", "message": {"role": "user", "content": "x"}})
+    }
+
+    fn ids(entries: &[Value], idx: &[usize]) -> Vec<String> {
+        idx.iter().map(|&i| entries[i]["id"].as_str().unwrap_or("?").to_string()).collect()
+    }
+
+    #[test]
+    fn branch_children_and_ancestor() {
+        let v = vec![e("a", None), e("b", Some("a")), e("c", Some("b")), e("d", Some("a")), e("x", Some("gone"))];
+        let list = EntryList::new(&v);
+        let t = TreeIndex::new(&list);
+        assert_eq!(ids(&v, &t.branch(&list, "c")), ["a", "b", "c"]);
+        assert!(t.branch(&list, "zz").is_empty());
+        assert!(t.branch(&list, "").is_empty());
+        assert_eq!(ids(&v, &t.branch(&list, "x")), ["x"]);
+        assert_eq!(t.children(&list, 0), &[1, 3]);
+        assert_eq!(t.roots(&list), vec![0, 4]);
+        assert_eq!(t.common_ancestor(&list, 2, 3), Some(0));
+        assert_eq!(t.common_ancestor(&list, 2, 4), None);
+    }
+
+    #[test]
+    fn cycles_terminate() {
+        let v = vec![e("a", Some("c")), e("b", Some("a")), e("c", Some("b")), e("s", Some("s"))];
+        let list = EntryList::new(&v);
+        assert_eq!(ids(&v, &get_branch(&list, "c")), ["a", "b", "c"]);
+        assert_eq!(ids(&v, &get_branch(&list, "s")), ["s"]);
+        let (got, common) = collect_entries_for_branch_summary(&list, Some("c"), "nope");
+        assert_eq!(ids(&v, &got), ["a", "b", "c"]);
+        assert_eq!(common, None);
+        let r = validate(&list, None);
+        assert_eq!(r.of_kind(IssueKind::Cycle).count(), 2);
+    }
+}
