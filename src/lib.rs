@@ -17,6 +17,7 @@ pub mod jsonl;
 pub mod messages;
 pub mod overflow;
 pub mod meta;
+pub mod model;
 pub mod prepare;
 pub mod prune;
 pub mod session;

@@ -13,25 +13,31 @@ use serde_json::{json, Value};
 use crate::error::{Error, Result};
 use crate::template::{render_template, validate_template};
 
-/// Id of the system prompt of every summarization request (no variables).
+/// Id of the system prompt of every summarization request; no variables (SPEC section 9).
 pub const SUMMARIZATION_SYSTEM: &str = "summarization-system.md";
-/// Id of the instructions for a first compaction summary (no variables).
+/// Id of the instructions for a first compaction summary; no variables (SPEC section 9).
 pub const COMPACTION_SUMMARY: &str = "compaction-summary.md";
-/// Id of the instructions for updating a previous compaction summary (no variables).
+/// Id of the instructions for updating a previous compaction summary; no variables
+/// (SPEC section 9).
 pub const COMPACTION_UPDATE_SUMMARY: &str = "compaction-update-summary.md";
-/// Id of the instructions for summarizing the prefix of a split turn (no variables).
+/// Id of the instructions for summarizing the prefix of a split turn; no variables
+/// (SPEC section 9).
 pub const COMPACTION_TURN_PREFIX: &str = "compaction-turn-prefix.md";
-/// Id of the instructions for the short, PR-style summary (no variables).
+/// Id of the instructions for the short, PR-style summary; no variables (SPEC section 9).
 pub const COMPACTION_SHORT_SUMMARY: &str = "compaction-short-summary.md";
-/// Id of the instructions for a branch summary (no variables).
+/// Id of the instructions for a branch summary; no variables (SPEC section 9).
 pub const BRANCH_SUMMARY: &str = "branch-summary.md";
-/// Id of the line put before a branch summary's model text, with no separator (no variables).
+/// Id of the line put before a branch summary's model text (joined with no separator); no
+/// variables (SPEC sections 9 and 10).
 pub const BRANCH_SUMMARY_PREAMBLE: &str = "branch-summary-preamble.md";
-/// Id of the user-message wrapper of a `branchSummary` message (variable `summary`).
+/// Id of the user-message wrapper of a `branchSummary` message; variable `summary`
+/// (SPEC sections 6 and 9).
 pub const BRANCH_SUMMARY_CONTEXT: &str = "branch-summary-context.md";
-/// Id of the user-message wrapper of a `compactionSummary` message (variable `summary`).
+/// Id of the user-message wrapper of a `compactionSummary` message; variable `summary`
+/// (SPEC sections 6 and 9).
 pub const COMPACTION_SUMMARY_CONTEXT: &str = "compaction-summary-context.md";
-/// Id of the `<read-files>` / `<modified-files>` block (variables `readFiles`, `modifiedFiles`).
+/// Id of the `<read-files>` / `<modified-files>` block; variables `readFiles` and
+/// `modifiedFiles` (SPEC sections 8 and 9).
 pub const FILE_OPERATIONS: &str = "file-operations.md";
 
 /// Every template id, in a fixed order: the file names of `prompts/` and of the conformance

@@ -27,7 +27,7 @@ enum Raw {
 #[derive(Debug, Clone)]
 pub struct SessionTree {
     header: Option<Value>,
-    base: String,
+    base: Vec<u8>,
     raws: Vec<Raw>,
     metas: Vec<EntryMeta>,
     /// 1-based source line of each entry (0 for appended entries).
@@ -58,7 +58,7 @@ impl SessionTree {
     pub fn new(header: Option<Value>) -> Self {
         Self {
             header,
-            base: String::new(),
+            base: Vec::new(),
             raws: Vec::new(),
             metas: Vec::new(),
             lines: Vec::new(),
@@ -72,12 +72,12 @@ impl SessionTree {
     /// Builds a session over `base`, whose entry lines are the given byte ranges (each a complete
     /// JSON object, already validated by the loader), with their 1-based line numbers. The leaf
     /// is the last entry.
-    pub fn from_spans(header: Option<Value>, base: String, spans: Vec<(usize, Range<usize>)>) -> Result<Self> {
+    pub fn from_spans(header: Option<Value>, base: Vec<u8>, spans: Vec<(usize, Range<usize>)>) -> Result<Self> {
         let mut tree = Self::new(header);
         tree.metas.reserve(spans.len());
         for (line, range) in &spans {
             let text = base.get(range.clone()).ok_or_else(|| Error::Parse { line: *line, reason: "line outside the buffer".into() })?;
-            let meta = EntryMeta::from_json(text.as_bytes()).map_err(|e| Error::Parse { line: *line, reason: e.to_string() })?;
+            let meta = EntryMeta::from_json(text).map_err(|e| Error::Parse { line: *line, reason: e.to_string() })?;
             tree.metas.push(meta);
         }
         tree.raws = spans.iter().map(|(_, r)| Raw::Span(r.clone())).collect();
@@ -85,6 +85,41 @@ impl SessionTree {
         tree.base = base;
         tree.reindex();
         Ok(tree)
+    }
+
+    /// Loads a session from JSONL text (SPEC §1): one scan that keeps each line's text and
+    /// metadata; v1/v2 files are migrated. Returns the handle and the bad lines (lenient mode;
+    /// with `options.strict` the first bad line is an error instead).
+    pub fn from_jsonl(text: String, options: &crate::jsonl::ParseOptions) -> Result<(Self, Vec<crate::jsonl::LineError>)> {
+        let raw = crate::jsonl::scan_session_str(&text, options)?;
+        Ok(Self::from_raw_session(raw, text.into_bytes()))
+    }
+
+    /// Loads a session from JSONL bytes (see [`SessionTree::from_jsonl`]). Invalid UTF-8 is
+    /// reported per line like any other bad line.
+    pub fn from_bytes(bytes: Vec<u8>, options: &crate::jsonl::ParseOptions) -> Result<(Self, Vec<crate::jsonl::LineError>)> {
+        let raw = crate::jsonl::scan_session(&bytes, options)?;
+        Ok(Self::from_raw_session(raw, bytes))
+    }
+
+    /// Builds the handle from a scan of `input` (see [`crate::jsonl::scan_session`]).
+    pub fn from_raw_session(raw: crate::jsonl::RawSession, input: Vec<u8>) -> (Self, Vec<crate::jsonl::LineError>) {
+        let base = match raw.migrated_text {
+            Some(t) => t.into_bytes(),
+            None => input,
+        };
+        let mut tree = Self::new(raw.header);
+        tree.metas.reserve(raw.entries.len());
+        tree.raws.reserve(raw.entries.len());
+        tree.lines.reserve(raw.entries.len());
+        for e in raw.entries {
+            tree.lines.push(e.raw.line);
+            tree.raws.push(Raw::Span(e.raw.range));
+            tree.metas.push(e.meta);
+        }
+        tree.base = base;
+        tree.reindex();
+        (tree, raw.errors)
     }
 
     /// Builds a session from parsed entries (each serialized once to keep its raw text).
@@ -124,7 +159,8 @@ impl SessionTree {
     /// The raw JSON text of entry `i`.
     pub fn raw(&self, i: usize) -> &str {
         match &self.raws[i] {
-            Raw::Span(r) => self.base.get(r.clone()).unwrap_or(""),
+            // Spans are lines the loader parsed as JSON, hence valid UTF-8.
+            Raw::Span(r) => self.base.get(r.clone()).and_then(|b| std::str::from_utf8(b).ok()).unwrap_or(""),
             Raw::Owned(s) => s,
         }
     }

@@ -34,7 +34,12 @@
 //!    `trim()` of the whole text.
 //!
 //! Malformed templates (unclosed block, unknown helper, unterminated tag, …) give
-//! [`Error::Template`]; no input makes this module panic.
+//! [`Error::Template`] with the line and column; so do partials, sub-expressions, decorators,
+//! raw blocks, block parameters and blocks nested more than 64 deep. No input makes this module
+//! panic. Known, deliberate differences from Handlebars.js: helper-argument errors (`{{#if}}`
+//! without an argument, an unknown helper) are reported when the template is parsed, not when the
+//! faulty branch runs; a block body made of numbers only renders them as text (Handlebars.js may
+//! add them up or fail inside `xml`).
 
 use std::borrow::Cow;
 

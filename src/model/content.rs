@@ -3,6 +3,7 @@
 
 use super::serde_util::{into_object, json_type_name, present, to_json};
 use super::tag;
+use super::JsonObject;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
@@ -21,8 +22,7 @@ pub struct TextContent {
     /// Fields this model does not know (for example a provider's `textSignature`), kept for the
     /// round trip.
     #[serde(flatten)]
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "Record<string, unknown>"))]
-    pub extra: Map<String, Value>,
+    pub extra: JsonObject,
 }
 
 impl TextContent {
@@ -49,8 +49,7 @@ pub struct ThinkingContent {
     pub thinking_signature: Option<String>,
     /// Fields this model does not know (for example `redacted`), kept for the round trip.
     #[serde(flatten)]
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "Record<string, unknown>"))]
-    pub extra: Map<String, Value>,
+    pub extra: JsonObject,
 }
 
 /// An `image` block: `{type: "image", data, mimeType}` (base64 data). Counts 4800 characters in
@@ -69,8 +68,7 @@ pub struct ImageContent {
     pub mime_type: String,
     /// Fields this model does not know, kept for the round trip.
     #[serde(flatten)]
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "Record<string, unknown>"))]
-    pub extra: Map<String, Value>,
+    pub extra: JsonObject,
 }
 
 impl ImageContent {
@@ -100,8 +98,7 @@ pub struct ToolCall {
     /// Fields this model does not know (for example a streaming `partialJson`), kept for the
     /// round trip.
     #[serde(flatten)]
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "Record<string, unknown>"))]
-    pub extra: Map<String, Value>,
+    pub extra: JsonObject,
 }
 
 impl ToolCall {

@@ -51,7 +51,7 @@
 //! # TypeScript
 //!
 //! On `wasm32` every struct derives `tsify::Tsify` (interfaces with JSDoc from these doc
-//! comments, open for unknown fields through `& Record<string, unknown>`), and the hand-written
+//! comments, open for unknown fields: each `extends JsonObject`), and the hand-written
 //! sum types declare their unions (`SessionEntry`, `AgentMessage`, `ContentBlock`,
 //! `MessageContent`, `StopReason`). The unions list the known variants only, so that narrowing on
 //! `type` / `role` works; objects of other types pass through unchanged at run time. Free-form
@@ -80,6 +80,19 @@ pub use message::{
     StopReason, ToolResultMessage, Usage, UserMessage,
 };
 
-/// A JSON object: the unknown fields of a typed struct, or the whole object of an `Unknown`
-/// variant.
+/// A JSON object (`serde_json::Map<String, Value>`, key order preserved): the `extra` fields of
+/// every typed struct (`#[serde(flatten)]`), i.e. the fields the model does not know, kept for
+/// the round trip. In TypeScript, `Record<string, unknown>`, which every typed interface extends.
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;
+
+/// The TypeScript declaration of [`JsonObject`] (the structs' flattened `extra` refers to it by
+/// name, so each interface is declared as `interface X extends JsonObject { … }`).
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen::prelude::wasm_bindgen(typescript_custom_section)]
+const TS_JSON_OBJECT: &'static str = r#"
+/**
+ * A JSON object. Every entry, message and block type extends it: fields the model does not
+ * know are allowed and are kept unchanged through a load and save.
+ */
+export type JsonObject = Record<string, unknown>;
+"#;
