@@ -448,11 +448,19 @@ mod tests {
 
     #[test]
     fn summaries_use_templates() {
-        let t = PromptTemplates::default();
-        let msgs = vec![json!({"role": "branchSummary", "summary": "We explored option B.", "fromId": "abc", "timestamp": 3})];
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/conformance/templates");
+        let t = PromptTemplates::from_dir(dir).unwrap();
+        let msgs = vec![
+            json!({"role": "branchSummary", "summary": "We explored option B.", "fromId": "abc", "timestamp": 3}),
+            json!({"role": "compactionSummary", "summary": "## Goal\nShip it.", "tokensBefore": 1, "timestamp": 4}),
+        ];
         let out = convert_to_llm(&msgs, &t).unwrap();
-        let expected = t.render(BRANCH_SUMMARY_CONTEXT_TEMPLATE, &json!({"summary": "We explored option B."})).unwrap();
-        assert!(expected.contains("We explored option B."));
-        assert_eq!(out, vec![json!({"role": "user", "content": [{"type": "text", "text": expected}], "timestamp": 3})]);
+        assert_eq!(
+            out,
+            vec![
+                json!({"role": "user", "content": [{"type": "text", "text": "[branch-context]\n<summary>\nWe explored option B.\n</summary>"}], "timestamp": 3}),
+                json!({"role": "user", "content": [{"type": "text", "text": "[compaction-context]\n\tEarlier work, summarized:\n\n<summary>\n## Goal\nShip it.\n</summary>"}], "timestamp": 4}),
+            ]
+        );
     }
 }

@@ -69,11 +69,9 @@ pub struct LineError {
 }
 
 impl std::fmt::Display for LineError {
+    /// The error's message (it already names the line).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.error {
-            Error::Parse { .. } => write!(f, "{}", self.error),
-            other => write!(f, "line {}: {}", self.line, other),
-        }
+        write!(f, "{}", self.error)
     }
 }
 
@@ -240,6 +238,10 @@ fn repair_lone_surrogates(text: &[u8]) -> Vec<u8> {
 /// the double range and nesting deeper than 128 levels. Known divergence: the raw path
 /// ([`scan_jsonl`]) does not detect the last two when they occur only inside fields it does not
 /// read.
+///
+/// # Errors
+/// The serde_json error of a rejected line (the loaders report it as an [`Error::Parse`] naming
+/// the line and whether it holds two records or is a truncated last line).
 pub fn parse_line_value(text: &[u8]) -> std::result::Result<Value, serde_json::Error> {
     match serde_json::from_slice::<Value>(text) {
         Ok(v) => Ok(v),
@@ -777,17 +779,29 @@ fn session_of(values: JsonlValues, options: &ParseOptions, next_id: Option<&mut 
 ///
 /// Lenient (default): returns every good line and the bad ones in `errors`. Strict: returns the
 /// error of the first bad line. Never panics.
+///
+/// # Errors
+/// Only in strict mode: the error of the first bad line ([`Error::Parse`],
+/// [`Error::MissingField`] or [`Error::Header`]). Lenient mode always returns `Ok`.
 pub fn parse_session(text: &str, options: &ParseOptions) -> Result<ParsedSession> {
     session_of(values_of(text.as_bytes()), options, None)
 }
 
 /// [`parse_session`] over bytes (lines with invalid UTF-8 are bad lines).
+///
+/// # Errors
+/// Only in strict mode: the error of the first bad line ([`Error::Parse`],
+/// [`Error::MissingField`] or [`Error::Header`]). Lenient mode always returns `Ok`.
 pub fn parse_session_bytes(bytes: &[u8], options: &ParseOptions) -> Result<ParsedSession> {
     session_of(values_of(bytes), options, None)
 }
 
 /// [`parse_session_bytes`] with the v1 ids drawn from `next_id` (exactly one call per non-header
 /// entry, in file order; never called for v2/v3 files). Used to reproduce recorded migrations.
+///
+/// # Errors
+/// Only in strict mode: the error of the first bad line ([`Error::Parse`],
+/// [`Error::MissingField`] or [`Error::Header`]). Lenient mode always returns `Ok`.
 pub fn parse_session_with_ids(bytes: &[u8], options: &ParseOptions, next_id: &mut dyn FnMut() -> String) -> Result<ParsedSession> {
     session_of(values_of(bytes), options, Some(next_id))
 }
@@ -891,16 +905,28 @@ fn raw_session_of(
 /// Loads a session without building values for its entries (raw path of [`parse_session`]):
 /// same line handling, header check, migration, errors and strict mode. A v1/v2 file is migrated
 /// through the value path and returned as `migrated_text`.
+///
+/// # Errors
+/// Only in strict mode: the error of the first bad line ([`Error::Parse`],
+/// [`Error::MissingField`] or [`Error::Header`]). Lenient mode always returns `Ok`.
 pub fn scan_session(bytes: &[u8], options: &ParseOptions) -> Result<RawSession> {
     raw_session_of(bytes, false, options, None)
 }
 
 /// [`scan_session`] over text already known to be UTF-8 (skips the UTF-8 check).
+///
+/// # Errors
+/// Only in strict mode: the error of the first bad line ([`Error::Parse`],
+/// [`Error::MissingField`] or [`Error::Header`]). Lenient mode always returns `Ok`.
 pub fn scan_session_str(text: &str, options: &ParseOptions) -> Result<RawSession> {
     raw_session_of(text.as_bytes(), true, options, None)
 }
 
 /// [`scan_session`] with the v1 ids drawn from `next_id` (see [`parse_session_with_ids`]).
+///
+/// # Errors
+/// Only in strict mode: the error of the first bad line ([`Error::Parse`],
+/// [`Error::MissingField`] or [`Error::Header`]). Lenient mode always returns `Ok`.
 pub fn scan_session_with_ids(bytes: &[u8], options: &ParseOptions, next_id: &mut dyn FnMut() -> String) -> Result<RawSession> {
     raw_session_of(bytes, false, options, Some(next_id))
 }

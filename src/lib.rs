@@ -8,6 +8,7 @@
 
 pub mod branch;
 pub mod context;
+pub mod convert;
 pub mod cut_point;
 pub mod entries;
 pub mod error;

@@ -5,7 +5,7 @@ use super::tag;
 use super::JsonObject;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// The session header, line 1 of a session file:
 /// `{type: "session", version?, id, timestamp, cwd, title?, parentSession?}`.

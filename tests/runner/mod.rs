@@ -1,6 +1,7 @@
 //! Vector loading, entry resolution, comparison, and the op dispatch of the conformance runner.
 
 pub mod compare;
+pub mod convert_ops;
 pub mod load_ops;
 pub mod ops;
 

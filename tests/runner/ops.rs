@@ -104,6 +104,7 @@ pub fn run(ctx: &Ctx, op: &str, input: &Value) -> R {
             Ok(json!({"text": format_file_ops(ctx, &lists)?}))
         }
         "parseJsonlLenient" | "loadSession" | "getBranch" | "collectEntriesForBranchSummary" => super::load_ops::run(ctx, op, input),
+        "convertToLlm" | "serializeConversation" => super::convert_ops::run(ctx, op, input),
         _ => Err(format!("op {op} not implemented")),
     }
 }

@@ -1,0 +1,47 @@
+// Bun smoke test of the web entry of the built package (pkg/index.web.mjs).
+//   bun tests/bun/smoke.mjs [bytes|auto]
+// bytes (default): init(<the .wasm bytes>); auto: init() finds and reads the file itself.
+import * as web from '../../pkg/index.web.mjs';
+
+const mode = process.argv[2] ?? 'bytes';
+const cargoToml = await Bun.file(new URL('../../Cargo.toml', import.meta.url)).text();
+const expected = cargoToml.match(/^\[package\][^[]*?^version\s*=\s*"([^"]+)"/ms)[1];
+let passed = 0;
+let failed = 0;
+
+function check(name, fn) {
+  try {
+    fn();
+    passed++;
+  } catch (error) {
+    failed++;
+    console.error(`FAIL ${name}: ${error.message}`);
+  }
+}
+
+check('version() before init() throws E_NOT_INITIALIZED', () => {
+  let caught;
+  try {
+    web.version();
+  } catch (error) {
+    caught = error;
+  }
+  if (!(caught instanceof Error) || caught.code !== 'E_NOT_INITIALIZED') {
+    throw new Error(`expected an Error with code E_NOT_INITIALIZED, got ${caught}`);
+  }
+});
+
+const input =
+  mode === 'auto'
+    ? undefined
+    : new Uint8Array(await Bun.file(new URL('../../pkg/web/session_compaction_bg.wasm', import.meta.url)).arrayBuffer());
+await Promise.all([web.init(input), web.init(input)]);
+await web.init();
+
+check(`version() after init (${mode}) is ${expected}`, () => {
+  const got = web.version();
+  if (got !== expected) throw new Error(`got ${got}`);
+});
+
+console.log(`bun ${Bun.version} (${mode}): ${passed} passed, ${failed} failed`);
+if (failed > 0) process.exit(1);

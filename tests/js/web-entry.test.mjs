@@ -1,0 +1,57 @@
+// The web entry (index.web.mjs) under Node: the E_NOT_INITIALIZED guard, then init() without an
+// argument (reads the .wasm next to the entry), idempotence. Runs in its own process (node --test
+// isolates files), so nothing has initialized the module before the first test.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { crateVersion } from '../../scripts/lib.mjs';
+import * as web from '../../pkg/index.web.mjs';
+
+test('before init(): every engine export throws E_NOT_INITIALIZED', () => {
+  const engineExports = Object.entries(web).filter(
+    ([name, value]) => typeof value === 'function' && name !== 'init' && name !== 'initSync',
+  );
+  assert.ok(engineExports.length > 0);
+  for (const [name, fn] of engineExports) {
+    assert.throws(
+      () => /** @type {() => unknown} */ (fn)(),
+      (error) =>
+        error instanceof Error &&
+        /** @type {Error & { code?: string }} */ (error).code === 'E_NOT_INITIALIZED' &&
+        error.message.includes(name),
+      name,
+    );
+  }
+});
+
+test('before init(): exported classes refuse `new` and their static methods', () => {
+  // wasm-bindgen classes carry a `free` method; none may be constructed before init().
+  const classes = Object.entries(web).filter(
+    ([, value]) => typeof value === 'function' && typeof value.prototype?.free === 'function',
+  );
+  const isNotInitialized = (/** @type {unknown} */ error) =>
+    error instanceof Error && /** @type {Error & { code?: string }} */ (error).code === 'E_NOT_INITIALIZED';
+  for (const [name, cls] of classes) {
+    const Class = /** @type {new () => unknown} */ (/** @type {unknown} */ (cls));
+    assert.throws(() => new Class(), isNotInitialized, `new ${name}()`);
+    for (const key of Object.getOwnPropertyNames(cls)) {
+      const member = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (cls))[key];
+      if (typeof member === 'function' && !key.startsWith('__')) {
+        assert.throws(() => /** @type {() => unknown} */ (member)(), isNotInitialized, `${name}.${key}()`);
+      }
+    }
+  }
+});
+
+test('initSync() without the module is a TypeError, not a silent no-op', () => {
+  // @ts-expect-error: the argument is missing on purpose
+  assert.throws(() => web.initSync(), TypeError);
+});
+
+test('init() is idempotent: concurrent calls share one promise, later calls resolve', async () => {
+  const first = web.init();
+  const second = web.init();
+  assert.equal(first, second);
+  await first;
+  await web.init();
+  assert.equal(web.version(), crateVersion());
+});

@@ -1,0 +1,617 @@
+//! Loading, saving, migrating and validating sessions: the real sessions of `examples/sessions`,
+//! the recorded v1 → v3 migration of the conformance vectors, every load error kind with its
+//! line number, strict mode, and the tree walks and validation issues (SPEC §1, §10).
+
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use session_compaction::entries::{EntryList, EntrySource};
+use session_compaction::jsonl::{
+    migrate_to_current_version, parse_jsonl, parse_jsonl_bytes, parse_session, parse_session_bytes, parse_session_with_ids,
+    scan_jsonl, scan_session, scan_session_with_ids, serialize_session, split_lines, LineError, ParseOptions, ParsedSession,
+};
+use session_compaction::meta::{EntryKind, EntryMeta};
+use session_compaction::tree::{collect_entries_for_branch_summary, get_branch, validate, IssueKind, TreeIndex};
+use session_compaction::Error;
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(rel: &str) -> String {
+    std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+/// The non-blank lines of a file, parsed independently of the crate.
+fn file_values(text: &str) -> Vec<Value> {
+    text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).expect("line")).collect()
+}
+
+fn lenient() -> ParseOptions {
+    ParseOptions::default()
+}
+
+fn codes(errors: &[LineError]) -> Vec<(usize, &'static str)> {
+    errors.iter().map(|e| (e.line, e.error.code())).collect()
+}
+
+fn recorded_ids() -> Vec<String> {
+    let v: Value = serde_json::from_str(&read("tests/conformance/cases/loadSession/real-loadSession-before-compaction-p1.json")).unwrap();
+    v["input"]["generatedIds"].as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real sessions
+
+#[test]
+fn real_v3_sessions_load_without_errors_and_round_trip() {
+    for rel in ["examples/sessions/pi-session-with-compactions.jsonl", "examples/sessions/pi-session-large.jsonl"] {
+        let text = read(rel);
+        let s = parse_session(&text, &ParseOptions::strict()).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        assert!(s.errors.is_empty(), "{rel}: {:?}", s.errors);
+        assert!(!s.migrated, "{rel} is v3");
+        let original = file_values(&text);
+        assert_eq!(s.entries.len() + 1, original.len());
+        assert_eq!(s.lines.first(), Some(&2));
+        // Saving writes one line per record, header first, each equal to the original line.
+        let saved = s.to_jsonl();
+        assert!(saved.ends_with('\n'));
+        let saved_lines: Vec<&str> = saved.lines().collect();
+        assert_eq!(saved_lines.len(), original.len());
+        for (i, (line, want)) in saved_lines.iter().zip(&original).enumerate() {
+            let got: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(&got, want, "{rel} line {}", i + 1);
+            // Key order is kept too.
+            assert_eq!(got.as_object().map(|o| o.keys().collect::<Vec<_>>()), want.as_object().map(|o| o.keys().collect::<Vec<_>>()));
+        }
+        // Loading the saved text again gives the same session.
+        let again = parse_session(&saved, &lenient()).unwrap();
+        assert_eq!(again.header, s.header);
+        assert_eq!(again.entries, s.entries);
+    }
+}
+
+#[test]
+fn real_v1_session_migrates_with_compaction_index() {
+    let text = read("examples/sessions/pi-session-v1-format.jsonl");
+    assert!(text.contains("\"firstKeptEntryIndex\":293"));
+    let s = parse_session(&text, &ParseOptions::strict()).unwrap();
+    assert!(s.errors.is_empty(), "{:?}", s.errors);
+    assert!(s.migrated);
+    assert_eq!(s.header.as_ref().unwrap()["version"], json!(3));
+    let ids: HashSet<&str> = s.entries.iter().map(|e| e["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), s.entries.len(), "random ids are unique");
+    assert!(ids.iter().all(|id| id.len() == 8 && id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))));
+    let mut compactions = 0;
+    for (i, e) in s.entries.iter().enumerate() {
+        assert!(e.get("firstKeptEntryIndex").is_none());
+        let parent = &e["parentId"];
+        if i == 0 {
+            assert_eq!(parent, &Value::Null);
+        } else {
+            assert_eq!(parent, &s.entries[i - 1]["id"]);
+        }
+        if e["type"] == "compaction" {
+            compactions += 1;
+            let kept = e["firstKeptEntryId"].as_str().expect("firstKeptEntryId");
+            assert!(ids.contains(kept));
+        }
+    }
+    assert_eq!(compactions, 2);
+    // The file index 293 (header included) is entry 292.
+    let first = s.entries.iter().find(|e| e["type"] == "compaction").unwrap();
+    assert_eq!(first["firstKeptEntryId"], s.entries[292]["id"]);
+}
+
+#[test]
+fn real_v1_session_with_recorded_ids_equals_the_v3_file() {
+    let ids = recorded_ids();
+    let mut used = 0;
+    let mut next = || {
+        used += 1;
+        ids[used - 1].clone()
+    };
+    let text = read("tests/conformance/sessions/real-before-compaction.v1.jsonl");
+    let s = parse_session_with_ids(text.as_bytes(), &ParseOptions::strict(), &mut next).unwrap();
+    assert_eq!(used, 1002);
+    let want = file_values(&read("tests/conformance/sessions/real-before-compaction.v3.jsonl"));
+    let got = s.into_file_entries();
+    assert_eq!(got.len(), want.len());
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "line {}", i + 1);
+    }
+}
+
+#[test]
+fn raw_path_matches_value_path_on_real_sessions() {
+    for rel in [
+        "examples/sessions/pi-session-with-compactions.jsonl",
+        "examples/sessions/pi-session-large.jsonl",
+        "examples/sessions/pi-session-v1-format.jsonl",
+    ] {
+        let text = read(rel);
+        let ids = recorded_ids();
+        let (mut a, mut b) = (0usize, 0usize);
+        let value = parse_session_with_ids(text.as_bytes(), &lenient(), &mut || {
+            a += 1;
+            ids[a - 1].clone()
+        })
+        .unwrap();
+        let raw = scan_session_with_ids(text.as_bytes(), &lenient(), &mut || {
+            b += 1;
+            ids[b - 1].clone()
+        })
+        .unwrap();
+        assert_eq!(raw.migrated, value.migrated, "{rel}");
+        assert_eq!(raw.migrated_text.is_some(), value.migrated, "{rel}");
+        assert_eq!(raw.header, value.header);
+        assert_eq!(raw.entries.len(), value.entries.len());
+        let buf = raw.buffer(text.as_bytes());
+        for (m, (v, &line)) in raw.entries.iter().zip(value.entries.iter().zip(&value.lines)) {
+            assert_eq!(m.raw.line, line);
+            let parsed: Value = serde_json::from_slice(&buf[m.raw.range.clone()]).unwrap();
+            assert_eq!(&parsed, v, "{rel} line {line}");
+            // Debug text, because NaN usage numbers are not equal to themselves.
+            assert_eq!(format!("{:?}", m.meta), format!("{:?}", EntryMeta::from_value(v)), "{rel} line {line}");
+        }
+        assert!(raw.errors.is_empty());
+    }
+}
+
+#[test]
+fn real_sessions_validate_structurally() {
+    for rel in [
+        "examples/sessions/pi-session-with-compactions.jsonl",
+        "examples/sessions/pi-session-large.jsonl",
+        "examples/sessions/pi-session-v1-format.jsonl",
+    ] {
+        let s = parse_session(&read(rel), &lenient()).unwrap();
+        let before = s.entries.clone();
+        let report = validate(&s.entry_list(), Some(&s.lines));
+        assert_eq!(s.entries, before, "validation never changes entries");
+        for kind in [IssueKind::DuplicateId, IssueKind::MissingParent, IssueKind::Cycle, IssueKind::KeptEntryNotOnPath] {
+            assert_eq!(report.of_kind(kind).count(), 0, "{rel}: {:?}", report.of_kind(kind).collect::<Vec<_>>());
+        }
+        for issue in &report.issues {
+            assert!(issue.line.is_some_and(|l| l >= 2), "{rel}: {issue:?}");
+        }
+    }
+}
+
+#[test]
+fn random_conformance_sessions_have_no_structural_issues() {
+    for seed in 1000..1042 {
+        let rel = format!("tests/conformance/sessions/random-{seed}.jsonl");
+        let s = parse_session(&read(&rel), &ParseOptions::strict()).unwrap();
+        let report = validate(&s.entry_list(), Some(&s.lines));
+        for kind in [IssueKind::DuplicateId, IssueKind::MissingParent, IssueKind::Cycle] {
+            assert_eq!(report.of_kind(kind).count(), 0, "{rel}");
+        }
+        // Serializing the report gives camelCase issues with codes.
+        let json = serde_json::to_value(&report).unwrap();
+        assert!(json["issues"].is_array());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load errors
+
+const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}"#;
+
+fn msg(id: &str, parent: Option<&str>) -> String {
+    json!({"type":"message","id":id,"parentId":parent,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}).to_string()
+}
+
+#[test]
+fn every_error_kind_with_its_line() {
+    let text = [
+        HEADER.to_string(),                               // 1
+        msg("a", None),                                   // 2
+        "{not json}".into(),                              // 3
+        String::new(),                                    // 4 blank
+        format!("{}{}", msg("b", Some("a")), msg("c", Some("a"))), // 5: two records
+        r#"{"type":"message","parentId":"a"}"#.into(),    // 6: no id
+        r#"{"id":"x","parentId":"a"}"#.into(),            // 7: no type
+        "   \t ".into(),                                  // 8 blank
+        "42".into(),                                      // 9: not an object
+        msg("d", Some("a")),                              // 10
+        r#"{"type":"message","id":"e","message":{"role":"#.into(), // 11: truncated (no newline)
+    ]
+    .join("\n");
+    let s = parse_session(&text, &lenient()).unwrap();
+    assert_eq!(
+        codes(&s.errors),
+        vec![(3, "E_PARSE"), (5, "E_PARSE"), (6, "E_MISSING_FIELD"), (7, "E_MISSING_FIELD"), (9, "E_MISSING_FIELD"), (11, "E_PARSE")]
+    );
+    let text_of = |i: usize| s.errors[i].error.to_string();
+    assert!(text_of(0).starts_with("line 3: malformed JSON"), "{}", text_of(0));
+    assert!(text_of(1).contains("two or more JSON records"), "{}", text_of(1));
+    assert!(text_of(2).contains("`id`") && text_of(2).contains("line 6"), "{}", text_of(2));
+    assert!(text_of(3).contains("`type`"), "{}", text_of(3));
+    assert!(text_of(5).starts_with("line 11: truncated last line"), "{}", text_of(5));
+    // Malformed lines are dropped; entries missing fields are kept (lossless, like the reference).
+    assert_eq!(s.lines, vec![2, 6, 7, 9, 10]);
+    assert_eq!(s.entries[0]["id"], "a");
+    assert_eq!(s.entries[3], json!(42));
+    // The raw path reports the same errors.
+    let raw = scan_session(text.as_bytes(), &lenient()).unwrap();
+    assert_eq!(raw.errors, s.errors);
+    assert_eq!(raw.spans().iter().map(|(l, _)| *l).collect::<Vec<_>>(), s.lines);
+    // LineError serializes as {line, code, message}.
+    let j = serde_json::to_value(&s.errors[0]).unwrap();
+    assert_eq!(j["line"], 3);
+    assert_eq!(j["code"], "E_PARSE");
+    assert!(j["message"].as_str().unwrap().contains("malformed"));
+}
+
+#[test]
+fn strict_mode_fails_on_the_first_bad_line() {
+    let text = format!("{HEADER}\n{}\n{{\"type\":\"label\"}}\n{{bad\n", msg("a", None));
+    let err = parse_session(&text, &ParseOptions::strict()).unwrap_err();
+    assert_eq!(err.code(), "E_MISSING_FIELD");
+    assert!(err.to_string().contains("line 3"), "{err}");
+    assert_eq!(scan_session(text.as_bytes(), &ParseOptions::strict()).unwrap_err(), err);
+    let err = parse_session(&format!("{HEADER}\n{{bad\n{{\"type\":\"label\"}}\n"), &ParseOptions::strict()).unwrap_err();
+    assert_eq!(err, Error::Parse { line: 2, reason: err_reason(&err) });
+    // Lenient mode returns the same errors without failing.
+    let ok = parse_session(&text, &lenient()).unwrap();
+    assert_eq!(codes(&ok.errors), vec![(3, "E_MISSING_FIELD"), (4, "E_PARSE")]);
+    // A clean file passes strict mode.
+    assert!(parse_session(&format!("{HEADER}\n{}\n", msg("a", None)), &ParseOptions::strict()).is_ok());
+}
+
+fn err_reason(e: &Error) -> String {
+    match e {
+        Error::Parse { reason, .. } => reason.clone(),
+        _ => String::new(),
+    }
+}
+
+#[test]
+fn header_errors_load_nothing() {
+    let cases: &[(&str, usize)] = &[
+        ("", 1),
+        ("\n\n  \n", 1),
+        ("{\"type\":\"message\",\"id\":\"1\"}\n", 1),
+        ("{\"type\":\"session\",\"id\":42}\n{\"type\":\"message\",\"id\":\"a\"}", 1),
+        ("{bad}\n\n{\"type\":\"message\",\"id\":\"a\"}\n", 3),
+    ];
+    for (text, line) in cases {
+        let s = parse_session(text, &lenient()).unwrap();
+        assert!(s.header.is_none() && s.entries.is_empty(), "{text:?}");
+        let header = s.errors.iter().find(|e| e.error.code() == "E_HEADER").unwrap_or_else(|| panic!("{text:?}"));
+        assert_eq!(header.line, *line, "{text:?}");
+        assert_eq!(parse_session(text, &ParseOptions::strict()).unwrap_err().code(), if *line == 3 { "E_PARSE" } else { "E_HEADER" });
+        let raw = scan_session(text.as_bytes(), &lenient()).unwrap();
+        assert_eq!(raw.errors, s.errors);
+        assert!(raw.entries.is_empty() && raw.header.is_none());
+    }
+    // Malformed lines before the header are skipped: the first parsed value is the header.
+    let s = parse_session(&format!("{{oops\n{HEADER}\n{}", msg("a", None)), &lenient()).unwrap();
+    assert_eq!(s.header_line, 2);
+    assert_eq!(s.entries.len(), 1);
+    assert_eq!(codes(&s.errors), vec![(1, "E_PARSE")]);
+}
+
+#[test]
+fn crlf_bom_blank_lines_and_bytes() {
+    let text = format!("\u{feff}{HEADER}\r\n\r\n   \r\n{}\r\n{}", msg("a", None), msg("b", Some("a")));
+    let s = parse_session(&text, &ParseOptions::strict()).unwrap();
+    assert_eq!(s.lines, vec![4, 5]);
+    assert_eq!(split_lines(text.as_bytes()).len(), 3);
+    // Invalid UTF-8 is a parse error of that line only, on both paths.
+    let mut bytes = format!("{HEADER}\n").into_bytes();
+    bytes.extend_from_slice(b"{\"type\":\"message\",\"id\":\"x\",\"t\":\"\xff\"}\n");
+    bytes.extend_from_slice(msg("a", None).as_bytes());
+    let s = parse_session_bytes(&bytes, &lenient()).unwrap();
+    assert_eq!(codes(&s.errors), vec![(2, "E_PARSE")]);
+    assert_eq!(s.lines, vec![3]);
+    let raw = scan_session(&bytes, &lenient()).unwrap();
+    assert_eq!(raw.errors, s.errors);
+    assert_eq!(raw.spans().len(), 1);
+}
+
+#[test]
+fn plain_jsonl_keeps_any_value() {
+    let r = parse_jsonl("1\n\"s\"\nnull\n[1]\n{\"a\":1} {\"b\":2}\n{\"a\":");
+    assert_eq!(r.values, vec![json!(1), json!("s"), Value::Null, json!([1])]);
+    assert_eq!(r.lines, vec![1, 2, 3, 4]);
+    assert_eq!(codes(&r.errors), vec![(5, "E_PARSE"), (6, "E_PARSE")]);
+    let raw = scan_jsonl(b"1\n\"s\"\nnull\n[1]\n{\"a\":1} {\"b\":2}\n{\"a\":");
+    assert_eq!(raw.errors, r.errors);
+    assert_eq!(raw.lines.len(), 4);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Migration
+
+fn migrate_text(text: &str, ids: &[&str]) -> (ParsedSession, usize) {
+    let mut used = 0;
+    let s = parse_session_with_ids(text.as_bytes(), &lenient(), &mut || {
+        used += 1;
+        ids.get(used - 1).map_or_else(|| "overflow".to_string(), |s| s.to_string())
+    })
+    .unwrap();
+    (s, used)
+}
+
+#[test]
+fn v1_first_kept_entry_index_variants() {
+    let text = [
+        r#"{"type":"session","id":"s","timestamp":"t","cwd":"/"}"#,
+        r#"{"type":"message","timestamp":"t","message":{"role":"user","content":"q1","timestamp":1}}"#,
+        r#"{"type":"compaction","timestamp":"t","summary":"to header","firstKeptEntryIndex":0,"tokensBefore":1}"#,
+        r#"{"type":"compaction","timestamp":"t","summary":"back","firstKeptEntryIndex":1.0,"tokensBefore":1}"#,
+        r#"{"type":"compaction","timestamp":"t","summary":"forward","firstKeptEntryId":"stale","firstKeptEntryIndex":6,"tokensBefore":1}"#,
+        r#"{"type":"compaction","timestamp":"t","summary":"string","firstKeptEntryIndex":"1","tokensBefore":1}"#,
+        r#"{"type":"compaction","timestamp":"t","summary":"fraction","firstKeptEntryIndex":1.5,"tokensBefore":1}"#,
+        r#"{"type":"message","timestamp":"t","message":{"role":"hookMessage","content":"h","timestamp":2}}"#,
+    ]
+    .join("\n");
+    let (s, used) = migrate_text(&text, &["i1", "i2", "i3", "i4", "i5", "i6", "i7"]);
+    assert_eq!(used, 7);
+    assert!(s.migrated);
+    let e = &s.entries;
+    assert_eq!(e.iter().map(|x| x["id"].as_str().unwrap()).collect::<Vec<_>>(), ["i1", "i2", "i3", "i4", "i5", "i6", "i7"]);
+    assert_eq!(e[1].get("firstKeptEntryId"), None);
+    assert_eq!(e[1].get("firstKeptEntryIndex"), None);
+    assert_eq!(e[2]["firstKeptEntryId"], "i1");
+    // Forward reference: the target has no id yet, so the key is assigned `undefined` (dropped).
+    assert_eq!(e[3].get("firstKeptEntryId"), None);
+    assert_eq!(e[4]["firstKeptEntryIndex"], "1");
+    assert_eq!(e[5].get("firstKeptEntryId"), None);
+    assert_eq!(e[5].get("firstKeptEntryIndex"), None);
+    assert_eq!(e[6]["message"]["role"], "custom");
+    // id and parentId are appended after the existing keys, like JS property assignment.
+    let keys: Vec<&String> = e[0].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["type", "timestamp", "message", "id", "parentId"]);
+    assert_eq!(s.header.as_ref().unwrap()["version"], 3);
+}
+
+#[test]
+fn version_semantics() {
+    let body = r#"{"type":"message","id":"k","parentId":null,"timestamp":"t","message":{"role":"hookMessage","content":"x","timestamp":1}}"#;
+    let with = |v: &str| format!(r#"{{"type":"session","id":"s","version":{v}}}"#) + "\n" + body;
+    // v2 and "2" (a string compares as a number): only the role rename, no new ids.
+    for v in ["2", "\"2\"", "2.5"] {
+        let (s, used) = migrate_text(&with(v), &[]);
+        assert_eq!(used, 0, "{v}");
+        assert!(s.migrated);
+        assert_eq!(s.entries[0]["message"]["role"], "custom");
+        assert_eq!(s.entries[0]["id"], "k");
+        assert_eq!(s.header.as_ref().unwrap()["version"], 3);
+    }
+    // v3 and above: untouched.
+    for v in ["3", "4", "\"3\""] {
+        let (s, _) = migrate_text(&with(v), &[]);
+        assert!(!s.migrated, "{v}");
+        assert_eq!(s.entries[0]["message"]["role"], "hookMessage");
+    }
+    // null and absent mean 1; a non-numeric version is "migrated" without any step.
+    let (s, used) = migrate_text(&with("null"), &["n1"]);
+    assert!(s.migrated && used == 1 && s.entries[0]["id"] == "n1");
+    let (s, used) = migrate_text(&with("\"abc\""), &[]);
+    assert!(s.migrated && used == 0);
+    assert_eq!(s.entries[0]["message"]["role"], "hookMessage");
+    assert_eq!(s.header.as_ref().unwrap()["version"], "abc");
+    // Every header line gets version 3; extra headers get no id.
+    let text = format!("{}\n{}\n{}", r#"{"type":"session","id":"s"}"#, r#"{"type":"session","id":"t"}"#, r#"{"type":"label","targetId":"x"}"#);
+    let (s, used) = migrate_text(&text, &["l1"]);
+    assert_eq!(used, 1);
+    assert_eq!(s.entries[0], json!({"type":"session","id":"t","version":3}));
+    assert_eq!(s.entries[1]["parentId"], Value::Null);
+}
+
+#[test]
+fn migrate_in_place_matches_reference_flag() {
+    let mut file = vec![json!({"type":"session","id":"s","version":3}), json!({"type":"message","id":"a"})];
+    assert!(!migrate_to_current_version(&mut file, &mut || unreachable!()));
+    let mut empty: Vec<Value> = Vec::new();
+    assert!(migrate_to_current_version(&mut empty, &mut || unreachable!()));
+}
+
+#[test]
+fn default_ids_are_random_and_unique() {
+    let text = format!("{}\n{}\n{}", r#"{"type":"session","id":"s"}"#, r#"{"type":"message"}"#, r#"{"type":"message"}"#);
+    let a = parse_session(&text, &lenient()).unwrap();
+    let b = parse_session(&text, &lenient()).unwrap();
+    assert_ne!(a.entries[0]["id"], a.entries[1]["id"]);
+    assert_ne!(a.entries[0]["id"], b.entries[0]["id"]);
+    assert_eq!(a.entries[1]["parentId"], a.entries[0]["id"]);
+}
+
+#[test]
+fn saving_is_lossless_for_unknown_types_and_fields() {
+    let text = format!(
+        "{HEADER}\n{}\n{}\n",
+        r#"{"type":"future_thing","id":"f","parentId":null,"timestamp":"t","z":1,"a":{"10":1,"2":[1.5,-0.0,1e21]},"nested":{"deep":[{"x":null}]}}"#,
+        r#"{"type":"message","id":"m","parentId":"f","timestamp":"t","message":{"role":"weird","x":"\u2028"}}"#
+    );
+    let s = parse_session(&text, &ParseOptions::strict()).unwrap();
+    let out = serialize_session(s.header.as_ref(), &s.entries);
+    let again = parse_session(&out, &ParseOptions::strict()).unwrap();
+    assert_eq!(again.entries, s.entries);
+    let keys: Vec<&String> = again.entries[0]["a"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["10", "2"], "stored key order is kept");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tree
+
+fn m(id: &str, parent: Option<&str>) -> Value {
+    serde_json::from_str(&msg(id, parent)).unwrap()
+}
+
+fn ids_of(entries: &[Value], idx: &[usize]) -> Vec<String> {
+    idx.iter().map(|&i| entries[i]["id"].as_str().unwrap_or("?").to_string()).collect()
+}
+
+#[test]
+fn duplicates_last_wins_and_are_reported_with_both_lines() {
+    let v = vec![m("a", None), m("b", Some("a")), m("a", None), m("c", Some("a"))];
+    let list = EntryList::new(&v);
+    let t = TreeIndex::new(&list);
+    assert_eq!(t.get("a"), Some(2));
+    assert_eq!(get_branch(&list, "c"), vec![2, 3]);
+    // "b" hangs below the shadowed first "a": its parent now resolves to the later one.
+    assert_eq!(get_branch(&list, "b"), vec![2, 1]);
+    let report = validate(&list, Some(&[2, 3, 7, 8]));
+    let dup: Vec<_> = report.of_kind(IssueKind::DuplicateId).collect();
+    assert_eq!(dup.len(), 1);
+    assert_eq!((dup[0].index, dup[0].line, dup[0].related_index, dup[0].related_line), (2, Some(7), Some(0), Some(2)));
+    assert!(dup[0].message.contains("lines 2 and 7"), "{}", dup[0].message);
+    let j = serde_json::to_value(dup[0]).unwrap();
+    assert_eq!(j["code"], "E_DUPLICATE_ID");
+    assert_eq!(j["relatedLine"], 2);
+    assert_eq!(dup[0].to_error().code(), "E_DUPLICATE_ID");
+}
+
+#[test]
+fn cycles_and_missing_parents() {
+    let v = vec![m("a", Some("c")), m("b", Some("a")), m("c", Some("b")), m("d", Some("c")), m("e", Some("nope")), m("f", Some(""))];
+    let list = EntryList::new(&v);
+    assert_eq!(ids_of(&v, &get_branch(&list, "d")), ["a", "b", "c", "d"]);
+    assert_eq!(ids_of(&v, &get_branch(&list, "e")), ["e"]);
+    assert_eq!(ids_of(&v, &get_branch(&list, "f")), ["f"]);
+    let (got, common) = collect_entries_for_branch_summary(&list, Some("d"), "e");
+    assert_eq!(ids_of(&v, &got), ["a", "b", "c", "d"]);
+    assert_eq!(common, None);
+    let r = validate(&list, None);
+    let cycles: Vec<_> = r.of_kind(IssueKind::Cycle).collect();
+    assert_eq!(cycles.len(), 1, "one issue per cycle");
+    assert_eq!(cycles[0].id.as_deref(), Some("a"));
+    assert!(cycles[0].message.contains("cycle"));
+    let missing: Vec<_> = r.of_kind(IssueKind::MissingParent).collect();
+    assert_eq!(missing.len(), 1, "an empty parentId is a root, not a missing parent");
+    assert_eq!(missing[0].related_id.as_deref(), Some("nope"));
+    assert_eq!(missing[0].to_error().code(), "E_MISSING_PARENT");
+}
+
+#[test]
+fn compaction_and_tool_call_issues() {
+    let call = |id: &str, parent: &str, call_id: &str| {
+        json!({"type":"message","id":id,"parentId":parent,"timestamp":"t","message":{"role":"assistant","content":[{"type":"toolCall","id":call_id,"name":"read","arguments":{"path":"a"}}]}})
+    };
+    let result = |id: &str, parent: &str, call_id: &str| {
+        json!({"type":"message","id":id,"parentId":parent,"timestamp":"t","message":{"role":"toolResult","toolCallId":call_id,"toolName":"read","content":[]}})
+    };
+    let v = vec![
+        m("u1", None),
+        call("a1", "u1", "c1"),
+        result("r1", "a1", "c1"),                     // answered
+        call("a2", "r1", "c2"),                       // never answered
+        result("r2", "a1", "c9"),                     // orphan: no call c9 on its path
+        json!({"type":"compaction","id":"k1","parentId":"r1","timestamp":"t","summary":"s","firstKeptEntryId":"a1","tokensBefore":1}),
+        json!({"type":"compaction","id":"k2","parentId":"r1","timestamp":"t","summary":"s","firstKeptEntryId":"r2","tokensBefore":1}),
+        json!({"type":"compaction","id":"k3","parentId":"k2","timestamp":"t","summary":"s","tokensBefore":1}),
+        result("r3", "u1", "c1"),                     // orphan: c1 is on another branch
+        call("a4", "u1", "c4"),
+        result("r4", "a4", "c4"),                     // answered on one branch ...
+        m("u5", Some("a4")),                          // ... not on this one, still answered
+    ];
+    let list = EntryList::new(&v);
+    let before = v.clone();
+    let r = validate(&list, None);
+    assert_eq!(v, before);
+    let of = |k| r.of_kind(k).map(|i| (i.id.clone().unwrap(), i.related_id.clone())).collect::<Vec<_>>();
+    assert_eq!(of(IssueKind::UnansweredToolCall), vec![("a2".to_string(), Some("c2".to_string()))]);
+    assert_eq!(
+        of(IssueKind::OrphanToolResult),
+        vec![("r2".to_string(), Some("c9".to_string())), ("r3".to_string(), Some("c1".to_string()))]
+    );
+    assert_eq!(of(IssueKind::KeptEntryNotOnPath), vec![("k2".to_string(), Some("r2".to_string())), ("k3".to_string(), None)]);
+    assert_eq!(r.issues.iter().map(|i| i.index).collect::<Vec<_>>(), {
+        let mut s = r.issues.iter().map(|i| i.index).collect::<Vec<_>>();
+        s.sort();
+        s
+    });
+    assert!(!r.is_valid());
+    assert!(r.first_error().is_some());
+}
+
+#[test]
+fn labels_last_one_wins() {
+    let label = |id: &str, target: &str, l: Value| json!({"type":"label","id":id,"parentId":null,"timestamp":"t","targetId":target,"label":l});
+    let mut v = vec![m("a", None), label("l1", "a", json!("first")), label("l2", "a", json!("second")), label("l3", "b", json!("x"))];
+    let t = TreeIndex::new(&EntryList::new(&v));
+    assert_eq!(t.label("a"), Some("second"));
+    assert_eq!(t.label("b"), Some("x"));
+    v.push(label("l4", "a", Value::Null));
+    v.push(json!({"type":"label","id":"l5","parentId":null,"timestamp":"t","targetId":"b"}));
+    let list = EntryList::new(&v);
+    let mut t = TreeIndex::new(&list);
+    assert_eq!(t.label("a"), None);
+    assert_eq!(t.label("b"), None);
+    // Incremental push.
+    t.push(&EntryMeta::from_value(&label("l6", "a", json!(5))));
+    assert_eq!(t.label("a"), None, "a non-string label removes");
+    t.push(&EntryMeta::from_value(&label("l7", "a", json!("back"))));
+    assert_eq!(t.label("a"), Some("back"));
+    assert_eq!(t.len(), v.len() + 2);
+}
+
+#[test]
+fn stray_headers_are_not_indexed() {
+    let v = vec![m("a", None), json!({"type":"session","id":"a","version":3}), m("b", Some("a"))];
+    let list = EntryList::new(&v);
+    assert_eq!(list.meta(1).kind, EntryKind::SessionHeader);
+    assert_eq!(get_branch(&list, "b"), vec![0, 2]);
+    assert!(validate(&list, None).of_kind(IssueKind::DuplicateId).next().is_none());
+}
+
+// ---------------------------------------------------------------------------------------------
+// No panics, and the two paths agree, on any input
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn any_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+        let a = parse_jsonl_bytes(&bytes);
+        let b = scan_jsonl(&bytes);
+        prop_assert_eq!(&a.errors, &b.errors);
+        prop_assert_eq!(a.values.len(), b.lines.len());
+        for opts in [ParseOptions::lenient(), ParseOptions::strict()] {
+            let s = parse_session_bytes(&bytes, &opts);
+            let r = scan_session(&bytes, &opts);
+            prop_assert_eq!(s.is_ok(), r.is_ok());
+            if let (Ok(s), Ok(r)) = (s, r) {
+                prop_assert_eq!(&s.errors, &r.errors);
+                prop_assert_eq!(s.entries.len(), r.entries.len());
+            }
+        }
+    }
+
+    #[test]
+    fn jsonish_lines_never_panic(lines in proptest::collection::vec(
+        prop_oneof![
+            Just(HEADER.to_string()),
+            Just(r#"{"type":"session","id":"s"}"#.to_string()),
+            Just(r#"{"type":"session","id":"s","version":2}"#.to_string()),
+            "[a-z]{1,3}".prop_map(|id| msg(&id, None)),
+            ("[a-z]{1,2}", "[a-z]{1,2}").prop_map(|(id, p)| msg(&id, Some(&p))),
+            "[a-z]{1,2}".prop_map(|id| format!(r#"{{"type":"compaction","id":"{id}","parentId":"a","firstKeptEntryIndex":1,"firstKeptEntryId":"b"}}"#)),
+            Just(r#"{"type":"message","id":"t","parentId":"a","message":{"role":"toolResult","toolCallId":"c"}}"#.to_string()),
+            Just(r#"{"type":"message","id":"c","parentId":"b","message":{"role":"assistant","content":[{"type":"toolCall","id":"c"}]}}"#.to_string()),
+            Just("{broken".to_string()),
+            Just("   ".to_string()),
+            Just("{}{}".to_string()),
+        ],
+        0..25,
+    )) {
+        let text = lines.join("\n");
+        let s = parse_session(&text, &ParseOptions::lenient()).unwrap();
+        let list = s.entry_list();
+        let t = TreeIndex::new(&list);
+        for i in 0..list.len() {
+            let _ = t.branch_to(&list, i);
+            let _ = t.children(&list, i);
+        }
+        let _ = collect_entries_for_branch_summary(&list, Some("a"), "b");
+        let _ = validate(&list, Some(&s.lines));
+        let raw = scan_session(text.as_bytes(), &ParseOptions::lenient()).unwrap();
+        prop_assert_eq!(&raw.errors, &s.errors);
+    }
+}
+
