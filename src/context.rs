@@ -190,11 +190,9 @@ pub fn plan_context<S: EntrySource + ?Sized>(entries: &S, path: &[usize]) -> Con
         let Some(e) = meta.settings.as_deref() else { continue };
         match meta.kind {
             EntryKind::ThinkingLevelChange => ctx.thinking_level = e.get("thinkingLevel").cloned().unwrap_or(Value::Null),
-            EntryKind::ModelChange => {
-                if truthy(e.get("model")) {
-                    let role = e.get("role").and_then(Value::as_str).filter(|r| !r.is_empty()).unwrap_or("default");
-                    ctx.models.insert(role.to_string(), e["model"].clone());
-                }
+            EntryKind::ModelChange if truthy(e.get("model")) => {
+                let role = e.get("role").and_then(Value::as_str).filter(|r| !r.is_empty()).unwrap_or("default");
+                ctx.models.insert(role.to_string(), e["model"].clone());
             }
             EntryKind::ModeChange => {
                 ctx.mode = e.get("mode").cloned().unwrap_or(Value::Null);

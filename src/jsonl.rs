@@ -234,10 +234,10 @@ fn repair_lone_surrogates(text: &[u8]) -> Vec<u8> {
 /// Accepted: exactly one JSON value (any type). Unpaired UTF-16 surrogate escapes (which
 /// JavaScript writes and Rust strings cannot hold) are read as U+FFFD (same UTF-16 length), so
 /// such lines are not lost; the raw path keeps their original bytes. Rejected, with the parser's
-/// error: malformed JSON, trailing characters or a second record, invalid UTF-8, numbers beyond
-/// the double range and nesting deeper than 128 levels. Known divergence: the raw path
-/// ([`scan_jsonl`]) does not detect the last two when they occur only inside fields it does not
-/// read.
+/// error: malformed JSON, trailing characters or a second record, invalid UTF-8, nesting deeper
+/// than 128 levels and numbers beyond the double range (such as `1e400`; JavaScript writers never
+/// produce them). Known divergence: the raw path ([`scan_jsonl`]) does not detect the last case
+/// when the number sits in a field its metadata does not read.
 ///
 /// # Errors
 /// The serde_json error of a rejected line (the loaders report it as an [`Error::Parse`] naming
@@ -261,10 +261,47 @@ pub fn parse_line_value(text: &[u8]) -> std::result::Result<Value, serde_json::E
 fn parse_line_meta(text: &[u8], utf8_checked: bool) -> std::result::Result<EntryMeta, serde_json::Error> {
     if utf8_checked || std::str::from_utf8(text).is_ok() {
         if let Ok(meta) = EntryMeta::from_json(text) {
-            return Ok(meta);
+            // Fields the metadata does not read are skipped without a depth limit: a line that
+            // could nest deeper than the value parser allows is checked by the value parser.
+            if !may_exceed_depth(text) {
+                return Ok(meta);
+            }
+            return parse_line_value(text).map(|_| meta);
         }
     }
     parse_line_value(text).map(|v| EntryMeta::from_value(&v))
+}
+
+/// A nesting depth below the one serde_json refuses when building a value (128): lines that
+/// nest deeper are decided by the value parser.
+const SAFE_DEPTH: usize = 100;
+
+/// True when the JSON text may nest deeper than [`SAFE_DEPTH`]: first a count of all opening
+/// brackets (cheap), then the real depth outside strings.
+fn may_exceed_depth(text: &[u8]) -> bool {
+    if text.len() <= SAFE_DEPTH || text.iter().filter(|&&b| b == b'[' || b == b'{').count() <= SAFE_DEPTH {
+        return false;
+    }
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut i = 0;
+    while i < text.len() {
+        match (in_string, text[i]) {
+            (true, b'\\') => i += 1,
+            (true, b'"') => in_string = false,
+            (false, b'"') => in_string = true,
+            (false, b'[' | b'{') => {
+                depth += 1;
+                if depth > SAFE_DEPTH {
+                    return true;
+                }
+            }
+            (false, b']' | b'}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    false
 }
 
 /// The serde_json message without its " at line L column C" suffix (every line is parsed on its
@@ -1018,6 +1055,20 @@ mod tests {
             assert_eq!(a.errors, b.errors, "{:?}", String::from_utf8_lossy(c));
             assert_eq!(a.values.len(), b.lines.len());
         }
+    }
+
+    #[test]
+    fn deep_nesting_is_rejected_by_both_paths() {
+        let deep = format!("{{\"type\":\"x\",\"id\":\"a\",\"z\":{}1{}}}", "[".repeat(200), "]".repeat(200));
+        assert_eq!(parse_jsonl(&deep).errors.len(), 1);
+        assert_eq!(scan_jsonl(deep.as_bytes()).errors, parse_jsonl(&deep).errors);
+        for d in [99, 100, 101, 126, 127, 128, 129] {
+            let line = format!("{{\"type\":\"x\",\"z\":{}1{}}}", "[".repeat(d), "]".repeat(d));
+            assert_eq!(scan_jsonl(line.as_bytes()).errors, parse_jsonl(&line).errors, "depth {d}");
+        }
+        let ok = format!("{{\"z\":\"{}\",\"y\":{}1{}}}", "[".repeat(300), "[".repeat(100), "]".repeat(100));
+        assert!(parse_jsonl(&ok).errors.is_empty());
+        assert!(scan_jsonl(ok.as_bytes()).errors.is_empty());
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! rendering); model calls are delegated to the host. See `SPEC.md` (shipped with the
 //! conformance vectors) for the behaviour contract; each public item names its section.
 
+#![deny(missing_docs)]
+
 pub mod branch;
 pub mod context;
 pub mod convert;

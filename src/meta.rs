@@ -616,10 +616,8 @@ impl RawMessage {
                     }
                 }
             }
-            Role::BashExecution => {
-                if !self.exclude_from_context.0 {
-                    chars = self.command.0.unwrap_or(0) + self.output.0.unwrap_or(0);
-                }
+            Role::BashExecution if !self.exclude_from_context.0 => {
+                chars = self.command.0.unwrap_or(0) + self.output.0.unwrap_or(0);
             }
             Role::BranchSummary | Role::CompactionSummary => chars = self.summary.0.unwrap_or(0),
             _ => {}

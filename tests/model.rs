@@ -279,7 +279,7 @@ fn real_and_conformance_sessions_round_trip_typed() {
     }
     // The random sessions hold entry types this model does not know: kept as Unknown.
     assert!(!v3.unknown_entries.is_empty());
-    assert!(v3.entries > 9000);
+    assert!(v3.entries > 6000, "v3 entries: {}", v3.entries);
 }
 
 /// A minimal v1 → v3 migration (ids, parents, `firstKeptEntryIndex`, `hookMessage`), enough to

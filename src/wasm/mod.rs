@@ -1,4 +1,10 @@
 //! The WebAssembly binding layer: converts values and errors, holds no compaction logic.
+//! Every export names the core function and SPEC section it forwards to.
+
+mod api;
+mod convert;
+mod session;
+
 use wasm_bindgen::prelude::*;
 
 /// Runs once when the module is instantiated (on `require`/`import` of the Node build, inside

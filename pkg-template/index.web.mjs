@@ -1,0 +1,97 @@
+// session-compaction, ES-module entry for browsers, Deno, Bun, bundlers and workers.
+//
+// The WebAssembly module is instantiated by `await init()` (idempotent). Until it has finished,
+// every export of the engine throws an Error with `code === "E_NOT_INITIALIZED"` instead of
+// failing somewhere inside the generated glue.
+import * as raw from './web/session_compaction.js';
+
+const WASM_URL = new URL('./web/session_compaction_bg.wasm', import.meta.url);
+
+let ready = false;
+/** The one in-flight (or finished) initialization; reset when it fails so it can be retried. */
+let pending = null;
+
+/**
+ * Instantiates the WebAssembly module. Without an argument it loads `web/session_compaction_bg.wasm`
+ * next to this file: read from disk when this module is a `file:` URL (Node, Deno, Bun), fetched
+ * otherwise (browsers; served as `application/wasm` it is compiled while streaming). Pass the
+ * bytes, a `WebAssembly.Module`, a `Response` or a URL to load it some other way.
+ * Calling it again (also concurrently) returns the same promise; later arguments are ignored.
+ */
+export function init(input) {
+  if (ready) return Promise.resolve();
+  if (pending === null) {
+    pending = (async () => {
+      const source = input === undefined ? await defaultSource() : await input;
+      await raw.default({ module_or_path: source });
+      ready = true;
+    })();
+    pending.catch(() => {
+      pending = null;
+    });
+  }
+  return pending;
+}
+
+/** Synchronous variant of {@link init} for hosts that already hold the bytes or a Module. */
+export function initSync(module) {
+  if (ready) return;
+  if (module === undefined || module === null) {
+    throw new TypeError(
+      'initSync(module) needs the .wasm bytes or a WebAssembly.Module; `await init()` loads the file itself',
+    );
+  }
+  raw.initSync({ module });
+  ready = true;
+}
+
+async function defaultSource() {
+  if (WASM_URL.protocol !== 'file:') return WASM_URL;
+  if (typeof globalThis.Deno?.readFile === 'function') return globalThis.Deno.readFile(WASM_URL);
+  // Node and Bun. The specifier is a variable so that bundlers targeting browsers (where this
+  // branch never runs) do not try to resolve it.
+  const fsPromises = 'node:fs/promises';
+  const { readFile } = await import(/* webpackIgnore: true */ /* @vite-ignore */ fsPromises);
+  return readFile(WASM_URL);
+}
+
+function notInitialized(name) {
+  const error = new Error(
+    `session-compaction: \`${name}\` was used before the WebAssembly module was initialized; ` +
+      'call `await init()` (or `initSync(bytes)`) first',
+  );
+  error.name = 'NotInitializedError';
+  error.code = 'E_NOT_INITIALIZED';
+  return error;
+}
+
+/**
+ * Wraps an exported function or class so that calling it, constructing it or calling one of its
+ * static methods throws E_NOT_INITIALIZED until init() has finished. The wrapper is a Proxy of
+ * the original: `name`, `length`, `prototype` and `instanceof` behave as the original's, and
+ * after initialization every call goes straight through.
+ */
+function guard(name, value) {
+  if (typeof value !== 'function') return value;
+  return new Proxy(value, {
+    apply(target, thisArg, args) {
+      if (!ready) throw notInitialized(name);
+      return Reflect.apply(target, thisArg, args);
+    },
+    construct(target, args, newTarget) {
+      if (!ready) throw notInitialized(name);
+      return Reflect.construct(target, args, newTarget);
+    },
+    get(target, property, receiver) {
+      const member = Reflect.get(target, property, receiver);
+      if (ready || typeof member !== 'function' || property === 'prototype' || !Object.hasOwn(target, property)) {
+        return member;
+      }
+      return () => {
+        throw notInitialized(`${name}.${String(property)}`);
+      };
+    },
+  });
+}
+
+// @generated-exports

@@ -1,0 +1,347 @@
+#!/usr/bin/env node
+// Builds the npm package `session-compaction` in pkg/ from the Rust crate.
+//
+//   1. toolchain: the wasm32-unknown-unknown Rust target, and the wasm-bindgen CLI at exactly
+//      the version of the `wasm-bindgen` crate in Cargo.lock (installed with cargo if needed);
+//   2. cargo build --release --target wasm32-unknown-unknown --lib;
+//   3. wasm-bindgen --target nodejs (CommonJS) and --target web (ES module), then wasm-opt -Oz
+//      (binaryen from node_modules) on each .wasm; cached in <target>/npm-pkg/, redone only when
+//      the cargo output, a tool version or a flag changes;
+//   4. pkg/ = those outputs + pkg-template/ (package.json gets version/description/license from
+//      Cargo.toml; the two ESM entries get their export lists generated from the wasm exports);
+//      files are written only when their content changed, stale files are removed;
+//   5. prints the raw and gzip size of each .wasm.
+//
+// Usage: node scripts/build.mjs        (npm run build)
+import { createHash } from 'node:crypto';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  rmdirSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import {
+  PKG_DIR,
+  ROOT,
+  UserError,
+  capture,
+  formatBytes,
+  npmBin,
+  probe,
+  run,
+} from './lib.mjs';
+
+const WASM_TARGET = 'wasm32-unknown-unknown';
+const TEMPLATE_DIR = join(ROOT, 'pkg-template');
+/** The two wasm-bindgen flavours shipped in the package: pkg/<dir>/ ← --target <target>. */
+const FLAVOURS = [
+  { dir: 'node', target: 'nodejs', type: 'commonjs' },
+  { dir: 'web', target: 'web', type: 'module' },
+];
+// --weak-refs: Rust objects handed to JS free their wasm memory when garbage-collected
+// (FinalizationRegistry). Since wasm-bindgen 0.2.91 this is the default (with run-time detection)
+// and the flag is a deprecated no-op that 0.2.130 still accepts; drop it if a later CLI rejects it.
+const WASM_BINDGEN_FLAGS = ['--weak-refs'];
+const WASM_OPT_FLAGS = ['-Oz', '--strip-debug', '--strip-producers', '--strip-target-features'];
+/** Names the package entries define themselves; a Rust export with one of them would clash. */
+const RESERVED_EXPORTS = ['init', 'initSync', 'default'];
+/** Marker line in the entry templates, replaced by the generated export list. */
+const EXPORTS_MARKER = '// @generated-exports';
+
+const log = (message) => console.log(`[build] ${message}`);
+
+async function main() {
+  const started = Date.now();
+  const meta = crateMetadata();
+  ensureWasmTarget();
+  const bindgenVersion = ensureWasmBindgen();
+  const wasmIn = cargoBuild(meta);
+  const staging = join(meta.targetDir, 'npm-pkg');
+  bindgenAndOptimize({ wasmIn, staging, bindgenVersion, libName: meta.libName });
+  const exportNames = await apiExportNames(staging, meta.libName);
+  const changed = syncDir(PKG_DIR, packageFiles({ staging, meta, exportNames }));
+  log(`pkg/ ${changed === 0 ? 'unchanged' : `updated (${changed} file(s) written or removed)`}`);
+  reportSizes(meta.libName);
+  log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+/** Version, description, license, lib name and target dir, from `cargo metadata`. */
+function crateMetadata() {
+  if (!existsSync(join(ROOT, 'Cargo.lock'))) {
+    log('Cargo.lock is missing: cargo generate-lockfile');
+    run('cargo', ['generate-lockfile'], { label: 'cargo generate-lockfile' });
+  }
+  const metadata = JSON.parse(
+    capture('cargo', ['metadata', '--format-version', '1', '--no-deps', '--offline']),
+  );
+  const manifest = join(ROOT, 'Cargo.toml');
+  const pkg = metadata.packages.find((p) => p.manifest_path === manifest);
+  if (!pkg) throw new UserError(`cargo metadata does not list the package of ${manifest}`);
+  const lib = pkg.targets.find((t) => t.kind.includes('cdylib'));
+  if (!lib) throw new UserError('Cargo.toml: the [lib] needs crate-type "cdylib" to build a .wasm');
+  return {
+    version: pkg.version,
+    description: pkg.description,
+    license: pkg.license,
+    libName: lib.name.replaceAll('-', '_'),
+    targetDir: metadata.target_directory,
+  };
+}
+
+function ensureWasmTarget() {
+  const installed = probe('rustup', ['target', 'list', '--installed']);
+  if (installed === null) {
+    // No rustup (e.g. a distribution's Rust): trust that the target exists; cargo says otherwise.
+    log('rustup not found; assuming the wasm32-unknown-unknown target is installed');
+    return;
+  }
+  if (!installed.split('\n').includes(WASM_TARGET)) {
+    log(`rustup target add ${WASM_TARGET}`);
+    run('rustup', ['target', 'add', WASM_TARGET], { label: 'rustup target add' });
+  }
+}
+
+/** The `wasm-bindgen` crate version pinned in Cargo.lock; the CLI must match it exactly. */
+function lockedWasmBindgenVersion() {
+  const lock = readFileSync(join(ROOT, 'Cargo.lock'), 'utf8');
+  const versions = [...lock.matchAll(/^name = "wasm-bindgen"\r?\nversion = "([^"]+)"/gm)].map(
+    (m) => m[1],
+  );
+  if (versions.length === 0) {
+    throw new UserError('Cargo.lock has no `wasm-bindgen` package: is it a wasm32 dependency?');
+  }
+  if (new Set(versions).size > 1) {
+    throw new UserError(`Cargo.lock has several wasm-bindgen versions (${versions.join(', ')})`);
+  }
+  return versions[0];
+}
+
+function ensureWasmBindgen() {
+  const wanted = lockedWasmBindgenVersion();
+  const current = installedWasmBindgen();
+  if (current !== wanted) {
+    log(
+      `wasm-bindgen CLI ${current ?? 'not found'}, Cargo.lock wants ${wanted}: ` +
+        `cargo install wasm-bindgen-cli --version ${wanted} (takes a few minutes)`,
+    );
+    // No --locked: the CLI's own lock pins transitive versions a registry mirror may lack.
+    run('cargo', ['install', 'wasm-bindgen-cli', '--version', wanted, '--force'], {
+      label: 'cargo install wasm-bindgen-cli',
+    });
+    const after = installedWasmBindgen();
+    if (after !== wanted) {
+      throw new UserError(
+        `wasm-bindgen on PATH is ${after ?? 'missing'} after installing ${wanted}: ` +
+          'another wasm-bindgen earlier on PATH shadows ~/.cargo/bin/wasm-bindgen',
+      );
+    }
+  }
+  return wanted;
+}
+
+function installedWasmBindgen() {
+  const out = probe('wasm-bindgen', ['--version']);
+  return out?.match(/^wasm-bindgen (\S+)/)?.[1] ?? null;
+}
+
+function cargoBuild(meta) {
+  log(`cargo build --release --target ${WASM_TARGET} --lib`);
+  run('cargo', ['build', '--release', '--target', WASM_TARGET, '--lib'], {
+    label: 'cargo build',
+    // Keep the `target_features` section (strip = true in Cargo.toml removes it): wasm-bindgen
+    // reads it to know which Wasm features rustc used. wasm-opt strips all of it afterwards.
+    env: { CARGO_PROFILE_RELEASE_STRIP: 'debuginfo' },
+  });
+  const wasm = join(meta.targetDir, WASM_TARGET, 'release', `${meta.libName}.wasm`);
+  if (!existsSync(wasm)) throw new UserError(`cargo build did not produce ${wasm}`);
+  return wasm;
+}
+
+/**
+ * The `--enable-*` flags wasm-opt needs: the Wasm features rustc enables for the target
+ * (`rustc --print cfg`), e.g. bulk-memory, reference-types, multivalue in Rust 1.8x/1.9x.
+ * wasm-opt would otherwise assume the MVP feature set and reject or mis-optimize the module.
+ */
+function wasmOptFeatureFlags(wasmOpt) {
+  const cfg = capture('rustc', ['--print', 'cfg', '--target', WASM_TARGET]);
+  const features = [...cfg.matchAll(/^target_feature="([^"]+)"$/gm)].map((m) => m[1]);
+  const binaryenName = { 'nontrapping-fptoint': 'nontrapping-float-to-int' };
+  const help = capture(wasmOpt, ['--help']);
+  return features.map((feature) => {
+    const flag = `--enable-${binaryenName[feature] ?? feature}`;
+    if (!help.includes(`${flag} `)) {
+      throw new UserError(`rustc enables the Wasm feature "${feature}" but wasm-opt has no ${flag}`);
+    }
+    return flag;
+  });
+}
+
+function bindgenAndOptimize({ wasmIn, staging, bindgenVersion, libName }) {
+  const wasmOpt = npmBin('wasm-opt');
+  const optFlags = [...WASM_OPT_FLAGS, ...wasmOptFeatureFlags(wasmOpt)];
+  const stamp = JSON.stringify({
+    input: createHash('sha256').update(readFileSync(wasmIn)).digest('hex'),
+    wasmBindgen: bindgenVersion,
+    wasmBindgenFlags: WASM_BINDGEN_FLAGS,
+    flavours: FLAVOURS,
+    wasmOpt: capture(wasmOpt, ['--version']).trim(),
+    wasmOptFlags: optFlags,
+  });
+  const stampFile = join(staging, 'stamp.json');
+  const complete = FLAVOURS.every((f) => existsSync(join(staging, f.dir, `${libName}_bg.wasm`)));
+  if (complete && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) {
+    log('wasm-bindgen + wasm-opt: up to date');
+    return;
+  }
+  rmSync(staging, { recursive: true, force: true });
+  for (const { dir, target, type } of FLAVOURS) {
+    const out = join(staging, dir);
+    log(`wasm-bindgen --target ${target} → ${dir}/`);
+    run('wasm-bindgen', [...WASM_BINDGEN_FLAGS, '--target', target, '--out-dir', out, wasmIn], {
+      label: `wasm-bindgen --target ${target}`,
+    });
+    // Tells Node (and bundlers) how to read the generated .js files, whatever encloses them.
+    writeFileSync(join(out, 'package.json'), `${JSON.stringify({ type }, null, 2)}\n`);
+    const wasm = join(out, `${libName}_bg.wasm`);
+    log(`wasm-opt ${optFlags.join(' ')} ${dir}/${libName}_bg.wasm`);
+    run(wasmOpt, [...optFlags, wasm, '-o', `${wasm}.opt`], { label: 'wasm-opt' });
+    renameSync(`${wasm}.opt`, wasm);
+  }
+  writeFileSync(stampFile, stamp);
+}
+
+/**
+ * The names the Rust crate exports to JavaScript, read from both generated modules (they must
+ * agree). The entries re-export exactly these, plus `init` and `initSync`.
+ */
+async function apiExportNames(staging, libName) {
+  const nodeNames = Object.keys(createRequire(import.meta.url)(join(staging, 'node', `${libName}.js`)));
+  // Importing the web module is side-effect free: it instantiates nothing until init().
+  const webModule = await import(pathToFileURL(join(staging, 'web', `${libName}.js`)).href);
+  const webNames = new Set(Object.keys(webModule));
+  webNames.delete('default');
+  webNames.delete('initSync');
+  const missing = nodeNames.filter((n) => !webNames.has(n));
+  const extra = [...webNames].filter((n) => !nodeNames.includes(n));
+  if (missing.length || extra.length) {
+    throw new UserError(
+      `the nodejs and web builds export different names (only in node: ${missing.join(', ') || '-'}; ` +
+        `only in web: ${extra.join(', ') || '-'})`,
+    );
+  }
+  const clash = nodeNames.filter((n) => RESERVED_EXPORTS.includes(n));
+  if (clash.length) {
+    throw new UserError(`the Rust crate exports ${clash.join(', ')}: reserved for the package entries`);
+  }
+  return nodeNames;
+}
+
+/** Every file of pkg/: relative path → content (Buffer or string), with its mode if special. */
+function packageFiles({ staging, meta, exportNames }) {
+  const files = new Map();
+  for (const { dir } of FLAVOURS) {
+    for (const name of readdirSync(join(staging, dir))) {
+      files.set(`${dir}/${name}`, { content: readFileSync(join(staging, dir, name)) });
+    }
+  }
+  for (const path of walk(TEMPLATE_DIR)) {
+    const rel = relative(TEMPLATE_DIR, path).split(sep).join('/');
+    let content = readFileSync(path, 'utf8');
+    if (rel === 'package.json') content = packageJson(content, meta);
+    if (rel === 'index.web.mjs') {
+      content = fillExports(rel, content, exportNames.map((n) => `export const ${n} = guard(${JSON.stringify(n)}, raw.${n});`));
+    }
+    if (rel === 'index.node.mjs') {
+      const names = [...exportNames, 'init', 'initSync'];
+      content = fillExports(rel, content, [`export const { ${names.join(', ')} } = api;`]);
+    }
+    const mode = rel.startsWith('bin/') ? 0o755 : undefined;
+    files.set(rel, { content, mode });
+    if (rel === 'index.d.ts') {
+      // index.d.ts is read as ESM (the package is "type": "module"); `require` needs a .d.cts.
+      files.set('index.d.cts', { content });
+      // Declarations beside each entry file, for imports of the file itself (e.g. tests).
+      files.set('index.web.d.mts', { content: "export * from './index.js';\n" });
+      files.set('index.node.d.mts', { content: "export * from './index.js';\n" });
+      files.set('index.node.d.cts', { content: "export * from './index.cjs';\n" });
+    }
+  }
+  return files;
+}
+
+function packageJson(template, meta) {
+  const pkg = JSON.parse(template);
+  // Cargo.toml is the single source of these.
+  pkg.version = meta.version;
+  pkg.description = meta.description;
+  pkg.license = meta.license;
+  return `${JSON.stringify(pkg, null, 2)}\n`;
+}
+
+function fillExports(rel, content, lines) {
+  if (!content.includes(EXPORTS_MARKER)) {
+    throw new UserError(`pkg-template/${rel}: the line "${EXPORTS_MARKER}" is missing`);
+  }
+  return content.replace(EXPORTS_MARKER, `${EXPORTS_MARKER} by scripts/build.mjs\n${lines.join('\n')}`);
+}
+
+function* walk(dir) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* walk(path);
+    else yield path;
+  }
+}
+
+/** Makes `dir` hold exactly `files`; returns how many files were written or removed. */
+function syncDir(dir, files) {
+  let changed = 0;
+  for (const [rel, { content, mode }] of files) {
+    const path = join(dir, rel);
+    const bytes = Buffer.isBuffer(content) ? content : Buffer.from(content);
+    if (!existsSync(path) || !readFileSync(path).equals(bytes)) {
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, bytes);
+      changed++;
+    }
+    if (mode !== undefined && (statSync(path).mode & 0o777) !== mode) chmodSync(path, mode);
+  }
+  const prune = (sub) => {
+    for (const entry of readdirSync(sub, { withFileTypes: true })) {
+      const path = join(sub, entry.name);
+      if (entry.isDirectory()) {
+        prune(path);
+        if (readdirSync(path).length === 0) rmdirSync(path);
+      } else if (!files.has(relative(dir, path).split(sep).join('/'))) {
+        rmSync(path);
+        changed++;
+      }
+    }
+  };
+  prune(dir);
+  return changed;
+}
+
+function reportSizes(libName) {
+  log('sizes:');
+  for (const { dir } of FLAVOURS) {
+    const bytes = readFileSync(join(PKG_DIR, dir, `${libName}_bg.wasm`));
+    const gzip = gzipSync(bytes, { level: 9 }).length;
+    log(`  pkg/${dir}/${libName}_bg.wasm  raw ${formatBytes(bytes.length)}  gzip ${formatBytes(gzip)}`);
+  }
+}
+
+main().catch((error) => {
+  console.error(`[build] FAILED: ${error instanceof UserError ? error.message : error.stack}`);
+  process.exit(1);
+});

@@ -1,0 +1,182 @@
+#!/usr/bin/env node
+// Packaging test: `npm pack` pkg/, install the tarball (offline) into throwaway projects and use
+// it the way a consumer would:
+//   - an ESM project and a CommonJS project under Node (`import` / `require`, the `node` condition)
+//   - the same ESM project under Deno (`deno` condition → web entry) and Bun
+//   - the installed `session-compaction` bin
+//   - TypeScript (import and require) type-checked against the installed .d.ts / .d.cts
+// Usage: node scripts/pack-test.mjs [--keep]   (--keep leaves the temp folder for inspection)
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PKG_DIR, ROOT, UserError, capture, crateVersion, npmBin, run } from './lib.mjs';
+
+const keep = process.argv.includes('--keep');
+const version = crateVersion();
+const SAMPLE = join(ROOT, 'examples', 'sessions', 'pi-session-with-compactions.jsonl');
+/** Every file the tarball must hold, and nothing else. */
+const EXPECTED_FILES = [
+  'README.md',
+  'bin/session-compaction.mjs',
+  'index.d.cts',
+  'index.d.ts',
+  'index.node.cjs',
+  'index.node.d.cts',
+  'index.node.d.mts',
+  'index.node.mjs',
+  'index.web.d.mts',
+  'index.web.mjs',
+  'node/package.json',
+  'node/session_compaction.d.ts',
+  'node/session_compaction.js',
+  'node/session_compaction_bg.wasm',
+  'node/session_compaction_bg.wasm.d.ts',
+  'package.json',
+  'web/package.json',
+  'web/session_compaction.d.ts',
+  'web/session_compaction.js',
+  'web/session_compaction_bg.wasm',
+  'web/session_compaction_bg.wasm.d.ts',
+];
+
+let passed = 0;
+const log = (message) => console.log(`[pack-test] ${message}`);
+function ok(message) {
+  passed++;
+  log(`ok ${message}`);
+}
+
+// Which entry a runtime picked: only the web entry refuses calls before init().
+const ESM_CONSUMER = `
+import * as sc from 'session-compaction';
+let entry = 'node';
+try { sc.version(); } catch (error) {
+  if (error.code !== 'E_NOT_INITIALIZED') throw error;
+  entry = 'web';
+}
+await sc.init();
+const web = await import('session-compaction/web');
+await web.init();
+const wasmUrl = import.meta.resolve('session-compaction/session_compaction_bg.wasm');
+console.log(JSON.stringify({ entry, version: sc.version(), web: web.version(), wasm: wasmUrl.endsWith('/web/session_compaction_bg.wasm') }));
+`;
+
+const CJS_CONSUMER = `
+const sc = require('session-compaction');
+const node = require('session-compaction/node');
+console.log(JSON.stringify({ entry: 'node', version: sc.version(), same: sc.version === node.version }));
+`;
+
+const TS_ESM = `
+import { init, initSync, version, type InitInput } from 'session-compaction';
+const input: InitInput = new Uint8Array(0);
+void input;
+void initSync;
+await init();
+const v: string = version();
+export default v;
+`;
+
+const TS_CJS = `
+import sc = require('session-compaction');
+const p: Promise<void> = sc.init();
+const v: string = sc.version();
+export = { p, v };
+`;
+
+const TSCONFIG = {
+  compilerOptions: {
+    target: 'es2022',
+    module: 'nodenext',
+    moduleResolution: 'nodenext',
+    lib: ['es2022', 'dom'],
+    types: [],
+    strict: true,
+    noEmit: true,
+    skipLibCheck: false,
+  },
+  files: ['check.mts', 'check.cts'],
+};
+
+function project(dir, type) {
+  writeFileSync(
+    join(dir, 'package.json'),
+    `${JSON.stringify({ name: `consumer-${type}`, private: true, type }, null, 2)}\n`,
+  );
+}
+
+function npmInstall(dir, tarball) {
+  run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--loglevel=error', tarball], {
+    cwd: dir,
+    label: `npm install (${dir})`,
+  });
+}
+
+function runJson(cmd, args, cwd) {
+  const out = capture(cmd, args, { cwd }).trim().split('\n').pop();
+  return JSON.parse(out);
+}
+
+function main() {
+  const tmp = mkdtempSync(join(tmpdir(), 'session-compaction-pack-'));
+  try {
+    log(`npm pack pkg/ → ${tmp}`);
+    const [packed] = JSON.parse(capture('npm', ['pack', '--json', '--pack-destination', tmp], { cwd: PKG_DIR }));
+    const files = packed.files.map((f) => f.path).sort();
+    assert.deepEqual(files, EXPECTED_FILES, 'files in the tarball');
+    assert.equal(packed.version, version);
+    ok(`tarball ${packed.filename}: ${files.length} files, ${packed.size.toLocaleString('en-US')} B packed`);
+    const tarball = join(tmp, packed.filename);
+
+    const esmDir = join(tmp, 'esm');
+    const cjsDir = join(tmp, 'cjs');
+    for (const [dir, type] of [[esmDir, 'module'], [cjsDir, 'commonjs']]) {
+      run('mkdir', ['-p', dir]);
+      project(dir, type);
+      npmInstall(dir, tarball);
+    }
+    writeFileSync(join(esmDir, 'consumer.mjs'), ESM_CONSUMER);
+    writeFileSync(join(cjsDir, 'consumer.cjs'), CJS_CONSUMER);
+
+    const expectedEsm = { version, web: version, wasm: true };
+    assert.deepEqual(runJson('node', ['consumer.mjs'], esmDir), { entry: 'node', ...expectedEsm });
+    ok('Node ESM project: import resolves the node entry, /web works after init()');
+    assert.deepEqual(runJson('node', ['consumer.cjs'], cjsDir), { entry: 'node', version, same: true });
+    ok('Node CommonJS project: require works without init()');
+
+    // Deno resolves bare specifiers through package.json + node_modules ("manual" = use as is).
+    writeFileSync(join(esmDir, 'deno.json'), '{ "nodeModulesDir": "manual" }\n');
+    const deno = runJson(npmBin('deno'), ['run', '--allow-read', '--allow-env', 'consumer.mjs'], esmDir);
+    assert.deepEqual(deno, { entry: 'web', ...expectedEsm });
+    ok('Deno: the `deno` condition selects the web entry (guarded until init())');
+    const bun = runJson(npmBin('bun'), ['consumer.mjs'], esmDir);
+    assert.deepEqual(bun, { entry: 'node', ...expectedEsm });
+    ok('Bun: the `node` condition selects the node entry');
+
+    const cli = capture(join(esmDir, 'node_modules', '.bin', 'session-compaction'), ['plan', SAMPLE], {
+      cwd: esmDir,
+    });
+    assert.match(cli, new RegExp(`^session-compaction ${version.replaceAll('.', '\\.')}$`, 'm'));
+    ok('installed bin runs');
+
+    writeFileSync(join(esmDir, 'check.mts'), TS_ESM);
+    writeFileSync(join(esmDir, 'check.cts'), TS_CJS);
+    writeFileSync(join(esmDir, 'tsconfig.json'), `${JSON.stringify(TSCONFIG, null, 2)}\n`);
+    run(npmBin('tsc'), ['-p', esmDir], { label: 'tsc (consumer types)' });
+    ok('TypeScript consumer (import and require, nodenext) type-checks');
+
+    console.log(`pack-test: ${passed} passed, 0 failed`);
+  } finally {
+    if (keep) log(`kept ${tmp}`);
+    else rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+try {
+  main();
+} catch (error) {
+  console.error(`[pack-test] FAILED: ${error instanceof UserError ? error.message : error.stack}`);
+  console.log(`pack-test: ${passed} passed, 1 failed`);
+  process.exit(1);
+}

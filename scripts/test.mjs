@@ -1,0 +1,112 @@
+#!/usr/bin/env node
+// Runs every test of the repository, in order, and prints which step failed:
+//   cargo test → build (scripts/build.mjs) → tsc → node --test tests/js → Deno and Bun smoke
+//   tests of the web entry → packaging test (scripts/pack-test.mjs).
+// A failing step does not stop the independent ones; steps that need the build are skipped
+// when the build fails. Exit code 1 when any step failed.
+// Usage: node scripts/test.mjs [step-name ...]   (npm test; names as in the summary, e.g. "bun")
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT, UserError, npmBin, run } from './lib.mjs';
+
+const node = process.execPath;
+const denoEnv = { DENO_NO_UPDATE_CHECK: '1' };
+
+/** @type {{ name: string, needsBuild?: boolean, run: () => void }[]} */
+const STEPS = [
+  { name: 'cargo test', run: () => run('cargo', ['test'], { label: 'cargo test' }) },
+  { name: 'build', run: () => run(node, ['scripts/build.mjs'], { label: 'build' }) },
+  {
+    name: 'tsc',
+    needsBuild: true,
+    run: () => run(npmBin('tsc'), ['-p', ROOT], { label: 'tsc (tests/js against pkg/*.d.ts)' }),
+  },
+  {
+    name: 'node --test',
+    needsBuild: true,
+    run: () => {
+      const dir = join(ROOT, 'tests', 'js');
+      const files = readdirSync(dir)
+        .filter((f) => f.endsWith('.test.mjs'))
+        .sort()
+        .map((f) => join('tests', 'js', f));
+      if (files.length === 0) throw new UserError('no tests/js/*.test.mjs files');
+      run(node, ['--test', ...files], { label: 'node --test' });
+    },
+  },
+  {
+    name: 'deno',
+    needsBuild: true,
+    run: () => {
+      for (const mode of ['bytes', 'auto']) {
+        run(npmBin('deno'), ['run', '--allow-read', 'tests/deno/smoke.mjs', mode], {
+          label: `deno smoke (${mode})`,
+          env: denoEnv,
+        });
+      }
+    },
+  },
+  {
+    name: 'bun',
+    needsBuild: true,
+    run: () => {
+      for (const mode of ['bytes', 'auto']) {
+        run(npmBin('bun'), ['tests/bun/smoke.mjs', mode], { label: `bun smoke (${mode})` });
+      }
+    },
+  },
+  {
+    name: 'pack',
+    needsBuild: true,
+    run: () => run(node, ['scripts/pack-test.mjs'], { label: 'packaging test' }),
+  },
+];
+
+function main() {
+  const wanted = process.argv.slice(2);
+  const unknown = wanted.filter((w) => !STEPS.some((s) => s.name === w));
+  if (unknown.length) {
+    console.error(`unknown step(s): ${unknown.join(', ')}; steps: ${STEPS.map((s) => s.name).join(', ')}`);
+    process.exit(2);
+  }
+  const steps = wanted.length ? STEPS.filter((s) => wanted.includes(s.name)) : STEPS;
+  /** @type {{ name: string, status: 'ok' | 'FAILED' | 'skipped', detail: string }[]} */
+  const results = [];
+  let buildFailed = false;
+  for (const step of steps) {
+    if (step.needsBuild && buildFailed) {
+      results.push({ name: step.name, status: 'skipped', detail: 'the build failed' });
+      continue;
+    }
+    console.log(`\n[test] ── ${step.name} ──`);
+    const started = Date.now();
+    try {
+      step.run();
+      results.push({ name: step.name, status: 'ok', detail: seconds(started) });
+    } catch (error) {
+      const message = error instanceof UserError ? error.message : String(error?.stack ?? error);
+      console.error(`[test] step "${step.name}" FAILED: ${message}`);
+      results.push({ name: step.name, status: 'FAILED', detail: `${seconds(started)}: ${message}` });
+      if (step.name === 'build') buildFailed = true;
+    }
+  }
+
+  console.log('\n[test] summary:');
+  for (const r of results) console.log(`  ${r.status.padEnd(7)} ${r.name.padEnd(12)} ${r.detail}`);
+  const count = (status) => results.filter((r) => r.status === status).length;
+  const failed = count('FAILED');
+  const skipped = count('skipped');
+  if (failed) {
+    const names = results.filter((r) => r.status === 'FAILED').map((r) => r.name);
+    console.log(`[test] failed step(s): ${names.join(', ')}`);
+  }
+  console.log(`steps: ${count('ok')} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+  process.exit(failed ? 1 : 0);
+}
+
+/** @param {number} started */
+function seconds(started) {
+  return `${((Date.now() - started) / 1000).toFixed(1)} s`;
+}
+
+main();
