@@ -49,6 +49,25 @@ pub enum EntryKind {
 }
 
 impl EntryKind {
+    /// The wire `type` of a known kind (`None` for [`EntryKind::Other`]).
+    pub fn name(self) -> Option<&'static str> {
+        Some(match self {
+            Self::Message => "message",
+            Self::Compaction => "compaction",
+            Self::BranchSummary => "branch_summary",
+            Self::CustomMessage => "custom_message",
+            Self::Custom => "custom",
+            Self::Label => "label",
+            Self::ModelChange => "model_change",
+            Self::ThinkingLevelChange => "thinking_level_change",
+            Self::ModeChange => "mode_change",
+            Self::TtsrInjection => "ttsr_injection",
+            Self::SessionInit => "session_init",
+            Self::SessionHeader => "session",
+            Self::Other => return None,
+        })
+    }
+
     /// Maps a wire `type` to the kind.
     pub fn from_type(t: &str) -> Self {
         match t {
@@ -98,6 +117,23 @@ pub enum Role {
 }
 
 impl Role {
+    /// The wire name of a known role (`None` for [`Role::Other`]).
+    pub fn name(self) -> Option<&'static str> {
+        Some(match self {
+            Self::User => "user",
+            Self::Assistant => "assistant",
+            Self::ToolResult => "toolResult",
+            Self::BashExecution => "bashExecution",
+            Self::Custom => "custom",
+            Self::HookMessage => "hookMessage",
+            Self::BranchSummary => "branchSummary",
+            Self::CompactionSummary => "compactionSummary",
+            Self::PythonExecution => "pythonExecution",
+            Self::FileMention => "fileMention",
+            Self::Other => return None,
+        })
+    }
+
     /// Maps a wire `role` to the role.
     pub fn from_name(r: &str) -> Self {
         match r {

@@ -3,7 +3,8 @@
 //! metadata. Entries are parsed into JSON values only when they are returned.
 //! SPEC §1 (model), §5 (plan), §6 (context), §7 (prune), §10 (tree).
 
-use crate::context::{id_index, path_to, plan_context, ContextItem, SessionContext};
+use crate::context::{plan_context, ContextItem, SessionContext};
+use crate::tree::TreeIndex;
 use crate::entries::{EntrySource, Selection};
 use crate::error::{Error, Result};
 use crate::meta::{EntryKind, EntryMeta};
@@ -11,7 +12,6 @@ use crate::prepare::{plan_compaction, preparation_from_plan, CompactionPreparati
 use crate::prune::{plan_prune, pruned_entry, PruneConfig, PrunePlan};
 use serde_json::Value;
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::ops::Range;
 
 /// Where an entry's JSON text lives.
@@ -32,13 +32,12 @@ pub struct SessionTree {
     metas: Vec<EntryMeta>,
     /// 1-based source line of each entry (0 for appended entries).
     lines: Vec<usize>,
-    index: HashMap<String, usize>,
+    /// Id index, children and labels, updated on append.
+    index: TreeIndex,
     /// Current leaf (`None`: before the first entry).
     leaf: Option<usize>,
     /// Root-first path to the leaf, kept up to date on append.
     branch: Vec<usize>,
-    /// Child indices per entry, built on first use.
-    children: Option<HashMap<usize, Vec<usize>>>,
 }
 
 impl EntrySource for SessionTree {
@@ -62,10 +61,9 @@ impl SessionTree {
             raws: Vec::new(),
             metas: Vec::new(),
             lines: Vec::new(),
-            index: HashMap::new(),
+            index: TreeIndex::default(),
             leaf: None,
             branch: Vec::new(),
-            children: None,
         }
     }
 
@@ -135,13 +133,7 @@ impl SessionTree {
     }
 
     fn reindex(&mut self) {
-        self.index.clear();
-        for (i, m) in self.metas.iter().enumerate() {
-            if let Some(id) = &m.id {
-                self.index.insert(id.clone(), i);
-            }
-        }
-        self.children = None;
+        self.index = TreeIndex::new(&*self);
         self.leaf = self.metas.len().checked_sub(1);
         self.rebuild_branch();
     }
@@ -149,10 +141,7 @@ impl SessionTree {
     fn rebuild_branch(&mut self) {
         self.branch = match self.leaf {
             None => Vec::new(),
-            Some(l) => {
-                let idx: HashMap<&str, usize> = self.index.iter().map(|(k, v)| (k.as_str(), *v)).collect();
-                path_to(self, &idx, l)
-            }
+            Some(l) => self.index.branch_to(&*self, l),
         };
     }
 
@@ -177,7 +166,17 @@ impl SessionTree {
 
     /// Index of the entry with this id (the last one for duplicate ids).
     pub fn index_of(&self, id: &str) -> Option<usize> {
-        self.index.get(id).copied()
+        self.index.get(id)
+    }
+
+    /// The label of the entry with this id (the last `label` entry for it wins). SPEC §1.
+    pub fn label(&self, id: &str) -> Option<&str> {
+        self.index.label(id)
+    }
+
+    /// The tree index (ids, children, labels).
+    pub fn tree_index(&self) -> &TreeIndex {
+        &self.index
     }
 
     /// The entry with this id, parsed.
@@ -223,24 +222,14 @@ impl SessionTree {
             None => Ok(Cow::Borrowed(&self.branch)),
             Some(id) => {
                 let leaf = self.index_of(id).ok_or_else(|| Error::NotFound { id: id.to_string() })?;
-                let idx = id_index(self);
-                Ok(Cow::Owned(path_to(self, &idx, leaf)))
+                Ok(Cow::Owned(self.index.branch_to(self, leaf)))
             }
         }
     }
 
     /// Children of entry `i`, in file order.
-    pub fn children_of(&mut self, i: usize) -> &[usize] {
-        if self.children.is_none() {
-            let mut map: HashMap<usize, Vec<usize>> = HashMap::new();
-            for (j, m) in self.metas.iter().enumerate() {
-                if let Some(p) = m.parent_id.as_deref().and_then(|p| self.index.get(p)) {
-                    map.entry(*p).or_default().push(j);
-                }
-            }
-            self.children = Some(map);
-        }
-        self.children.as_ref().and_then(|m| m.get(&i)).map_or(&[], |v| v.as_slice())
+    pub fn children_of(&self, i: usize) -> &[usize] {
+        self.index.children(self, i)
     }
 
     /// Appends an entry (a JSON object with at least `type` and a string `id` not yet in the
@@ -253,7 +242,7 @@ impl SessionTree {
         if !obj.get("type").is_some_and(Value::is_string) {
             return Err(Error::MissingField { location: format!("entry {id}"), field: "type".into() });
         }
-        if self.index.contains_key(&id) {
+        if self.index.get(&id).is_some() {
             return Err(Error::DuplicateId { id });
         }
         if !obj.contains_key("parentId") {
@@ -270,10 +259,7 @@ impl SessionTree {
         self.metas.push(meta);
         self.raws.push(Raw::Owned(entry.to_string().into_boxed_str()));
         self.lines.push(0);
-        self.index.insert(id, i);
-        if let (Some(children), Some(p)) = (self.children.as_mut(), parent_index) {
-            children.entry(p).or_default().push(i);
-        }
+        self.index.push(&self.metas[i]);
         if parent_index.is_some() && parent_index == self.leaf {
             self.branch.push(i);
             self.leaf = Some(i);
@@ -311,6 +297,12 @@ impl SessionTree {
     /// The context of the current branch (SPEC §6).
     pub fn build_session_context(&self) -> SessionContext {
         crate::context::build_context_for_path(self, &self.branch)
+    }
+
+    /// The settings part of the current branch's context (`messages` left empty); pair it with
+    /// [`SessionTree::build_session_context_json`].
+    pub fn build_session_context_settings(&self) -> SessionContext {
+        plan_context(self, &self.branch).settings
     }
 
     /// The messages of the current branch's context as one JSON array text, spliced from the

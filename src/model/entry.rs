@@ -372,6 +372,9 @@ pub struct SessionInitEntry {
 /// an extension's), one that does not fit its type's shape, and every line of a v1 file (no
 /// `id` / `parentId`) is [`SessionEntry::Unknown`] and is written back unchanged. A value that
 /// is not an object is an error.
+// Most entries of a session are messages, so boxing the largest variant would add one
+// allocation per entry without saving memory.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(
     target_arch = "wasm32",

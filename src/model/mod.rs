@@ -89,7 +89,7 @@ pub type JsonObject = serde_json::Map<String, serde_json::Value>;
 /// name, so each interface is declared as `interface X extends JsonObject { … }`).
 #[cfg(target_arch = "wasm32")]
 #[wasm_bindgen::prelude::wasm_bindgen(typescript_custom_section)]
-const TS_JSON_OBJECT: &'static str = r#"
+const TS_JSON_OBJECT: &str = r#"
 /**
  * A JSON object. Every entry, message and block type extends it: fields the model does not
  * know are allowed and are kept unchanged through a load and save.

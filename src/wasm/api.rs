@@ -1,0 +1,269 @@
+//! Pure functions of the JavaScript API (camelCase names of the reference). Each converts its
+//! arguments, calls the core function named in its doc, and converts the result back.
+
+use super::convert::{bad_arg, from_option, from_serde, to_js, to_typed, to_value, to_values};
+use crate::context::{build_session_context, LeafSelector};
+use crate::entries::EntryList;
+use crate::prepare::{CompactionSettings, FileOpsLists};
+use crate::prompts::PromptTemplates;
+use crate::prune::PruneConfig;
+use serde_json::{json, Value};
+use std::cell::RefCell;
+use wasm_bindgen::prelude::*;
+
+thread_local! {
+    /// The prompt templates in force for this module instance (defaults plus overrides).
+    pub(crate) static TEMPLATES: RefCell<PromptTemplates> = RefCell::new(PromptTemplates::default());
+}
+
+/// A clone of the templates in force (never held across a call into JavaScript).
+pub(crate) fn templates() -> PromptTemplates {
+    TEMPLATES.with(|t| t.borrow().clone())
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_TYPES: &'static str = r#"
+/** Stable error codes carried by `Error.code`. */
+export type ErrorCode =
+  | "E_PARSE" | "E_MISSING_FIELD" | "E_UNKNOWN_ENTRY" | "E_HEADER" | "E_CYCLE" | "E_DUPLICATE_ID"
+  | "E_NOT_FOUND" | "E_TEMPLATE" | "E_INVALID_ARGUMENT" | "E_ALREADY_COMPACTED" | "E_NOTHING_TO_COMPACT"
+  | "E_MISSING_PARENT" | "E_KEPT_ENTRY_NOT_ON_PATH" | "E_ORPHAN_TOOL_RESULT" | "E_UNANSWERED_TOOL_CALL"
+  | "E_INTERNAL" | "E_NOT_INITIALIZED";
+/** A bad JSONL line: 1-based line number, stable code and message. */
+export interface LineError { line: number; code: ErrorCode; message: string }
+/** Result of `parseSession`. */
+export interface ParsedSessionResult { header: SessionHeader | null; entries: SessionEntry[]; errors: LineError[]; migrated: boolean }
+/** Result of `pruneToolOutputs`: the changed entries (whole entries, newest first). */
+export interface PruneResult { prunedCount: number; tokensSaved: number; prunedEntries: SessionEntry[] }
+/** Result of `collectEntriesForBranchSummary`. */
+export interface BranchCollection { entries: SessionEntry[]; commonAncestorId: string | null }
+/** Result of `prepareBranchEntries`. */
+export interface BranchEntriesResult { messages: AgentMessage[]; fileOps: FileOpsLists; totalTokens: number; fileLists: FileLists }
+"#;
+
+/// `estimateTokens(message)`: `ceil(chars / 4)` in UTF-16 units. SPEC §3.
+#[wasm_bindgen(js_name = estimateTokens)]
+pub fn estimate_tokens(#[wasm_bindgen(unchecked_param_type = "AgentMessage")] message: JsValue) -> Result<f64, JsValue> {
+    Ok(crate::meta::estimate_tokens(&to_value(&message, "message")?) as f64)
+}
+
+/// `findCutPoint(entries, startIndex, endIndex, keepRecentTokens)`. SPEC §4.
+#[wasm_bindgen(js_name = findCutPoint, unchecked_return_type = "CutPointResult")]
+pub fn find_cut_point(
+    #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
+    start_index: u32,
+    end_index: u32,
+    keep_recent_tokens: f64,
+) -> Result<JsValue, JsValue> {
+    let values = to_values(&entries, "entries")?;
+    let list = EntryList::new(&values);
+    let keep = if keep_recent_tokens.is_finite() && keep_recent_tokens > 0.0 { keep_recent_tokens as u64 } else { 0 };
+    from_serde(&crate::cut_point::find_cut_point(&list, start_index as usize, end_index as usize, keep))
+}
+
+/// `prepareCompaction(pathEntries, settings?)` → the preparation or `undefined`. SPEC §5, §12.
+#[wasm_bindgen(js_name = prepareCompaction, unchecked_return_type = "CompactionPreparation | undefined")]
+pub fn prepare_compaction(
+    #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] path_entries: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Partial<CompactionSettings>")] settings: JsValue,
+) -> Result<JsValue, JsValue> {
+    let values = to_values(&path_entries, "pathEntries")?;
+    let settings: CompactionSettings = to_typed(&settings, "settings")?;
+    from_option(crate::prepare::prepare_compaction(&EntryList::new(&values), &settings))
+}
+
+/// `shouldCompact(contextTokens, contextWindow, settings?)`. SPEC §5.
+#[wasm_bindgen(js_name = shouldCompact)]
+pub fn should_compact(
+    context_tokens: f64,
+    context_window: f64,
+    #[wasm_bindgen(unchecked_param_type = "Partial<CompactionSettings>")] settings: JsValue,
+) -> Result<bool, JsValue> {
+    let settings: CompactionSettings = to_typed(&settings, "settings")?;
+    Ok(crate::prepare::should_compact(context_tokens, context_window, &settings))
+}
+
+/// `estimateContextTokens(pathEntries)`: last fresh usage + estimates after it. SPEC §12.3.
+#[wasm_bindgen(js_name = estimateContextTokens)]
+pub fn estimate_context_tokens(#[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] path_entries: JsValue) -> Result<f64, JsValue> {
+    let values = to_values(&path_entries, "pathEntries")?;
+    Ok(crate::overflow::estimate_context_tokens(&EntryList::new(&values)))
+}
+
+/// `isContextOverflow(assistantMessage, contextWindow?)`. SPEC §11.
+#[wasm_bindgen(js_name = isContextOverflow)]
+pub fn is_context_overflow(
+    #[wasm_bindgen(unchecked_param_type = "AgentMessage")] message: JsValue,
+    context_window: Option<f64>,
+) -> Result<bool, JsValue> {
+    Ok(crate::overflow::is_context_overflow(&to_value(&message, "assistantMessage")?, context_window))
+}
+
+/// `buildSessionContext(entries, leafId?)`: `undefined` → last entry, `null` → empty. SPEC §6.
+#[wasm_bindgen(js_name = buildSessionContext, unchecked_return_type = "SessionContext")]
+pub fn build_context(
+    #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string | null | undefined")] leaf_id: JsValue,
+) -> Result<JsValue, JsValue> {
+    let values = to_values(&entries, "entries")?;
+    let leaf = leaf_selector(&leaf_id)?;
+    from_serde(&build_session_context(&EntryList::new(&values), &leaf))
+}
+
+/// Reads a `leafId` argument.
+pub(crate) fn leaf_selector(v: &JsValue) -> Result<LeafSelector, JsValue> {
+    if v.is_undefined() {
+        Ok(LeafSelector::Last)
+    } else if v.is_null() {
+        Ok(LeafSelector::BeforeFirst)
+    } else {
+        v.as_string().map(LeafSelector::Id).ok_or_else(|| bad_arg("leafId", "expected a string, null or undefined"))
+    }
+}
+
+/// `convertToLlm(messages)`: agent messages → LLM messages. SPEC §6.
+#[wasm_bindgen(js_name = convertToLlm, unchecked_return_type = "AgentMessage[]")]
+pub fn convert_to_llm(#[wasm_bindgen(unchecked_param_type = "AgentMessage[]")] messages: JsValue) -> Result<JsValue, JsValue> {
+    let values = to_values(&messages, "messages")?;
+    from_serde(&crate::convert::convert_to_llm(&values, &templates()).map_err(to_js)?)
+}
+
+/// `serializeConversation(llmMessages)`: the text the summarizer reads. SPEC §8.
+#[wasm_bindgen(js_name = serializeConversation)]
+pub fn serialize_conversation(#[wasm_bindgen(unchecked_param_type = "AgentMessage[]")] messages: JsValue) -> Result<String, JsValue> {
+    Ok(crate::serialize::serialize_conversation(&to_values(&messages, "messages")?))
+}
+
+/// `pruneToolOutputs(entries, config?, now?)` → `{prunedCount, tokensSaved, prunedEntries}`;
+/// the argument is never mutated. `now`: ms since the epoch (default `Date.now()`). SPEC §7.
+#[wasm_bindgen(js_name = pruneToolOutputs, unchecked_return_type = "PruneResult")]
+pub fn prune_tool_outputs(
+    #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Partial<PruneConfig>")] config: JsValue,
+    now: Option<f64>,
+) -> Result<JsValue, JsValue> {
+    let values = to_values(&entries, "entries")?;
+    let config: PruneConfig = to_typed(&config, "config")?;
+    let now = now.unwrap_or_else(js_sys::Date::now);
+    let r = crate::prune::prune_tool_outputs(&EntryList::new(&values), &config, now);
+    let pruned: Vec<Value> = r.pruned_entries.into_iter().map(|(_, e)| e).collect();
+    from_serde(&json!({"prunedCount": r.pruned_count, "tokensSaved": r.tokens_saved, "prunedEntries": pruned}))
+}
+
+/// `collectEntriesForBranchSummary(entries, oldLeafId, targetId)`. SPEC §10.
+#[wasm_bindgen(js_name = collectEntriesForBranchSummary, unchecked_return_type = "BranchCollection")]
+pub fn collect_entries_for_branch_summary(
+    #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
+    old_leaf_id: Option<String>,
+    target_id: String,
+) -> Result<JsValue, JsValue> {
+    let values = to_values(&entries, "entries")?;
+    let list = EntryList::new(&values);
+    let (idx, common) = crate::tree::collect_entries_for_branch_summary(&list, old_leaf_id.as_deref(), &target_id);
+    let picked: Vec<&Value> = idx.iter().map(|&i| &values[i]).collect();
+    from_serde(&json!({"entries": picked, "commonAncestorId": common}))
+}
+
+/// `prepareBranchEntries(entries, tokenBudget?)` (0 = no limit). SPEC §10.
+#[wasm_bindgen(js_name = prepareBranchEntries, unchecked_return_type = "BranchEntriesResult")]
+pub fn prepare_branch_entries(
+    #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
+    token_budget: Option<f64>,
+) -> Result<JsValue, JsValue> {
+    let values = to_values(&entries, "entries")?;
+    let budget = token_budget.filter(|b| b.is_finite() && *b > 0.0).map_or(0, |b| b as u64);
+    let r = crate::branch::prepare_branch_entries(&EntryList::new(&values), budget);
+    from_serde(&json!({
+        "messages": r.messages,
+        "fileOps": FileOpsLists::from(&r.file_ops),
+        "totalTokens": r.total_tokens,
+        "fileLists": r.file_ops.file_lists(),
+    }))
+}
+
+/// `parseSession(jsonl, {strict?})` → `{header, entries, errors, migrated}`. Lenient by
+/// default: every good line is kept and each bad one reported with its line number; with
+/// `strict: true` the first bad line throws (`E_PARSE`, `E_MISSING_FIELD`, `E_HEADER`). SPEC §1.
+#[wasm_bindgen(js_name = parseSession, unchecked_return_type = "ParsedSessionResult")]
+pub fn parse_session(jsonl: String, #[wasm_bindgen(unchecked_param_type = "{ strict?: boolean }")] options: JsValue) -> Result<JsValue, JsValue> {
+    let opts = parse_options(&options)?;
+    let parsed = crate::jsonl::parse_session(&jsonl, &opts).map_err(to_js)?;
+    from_serde(&json!({"header": parsed.header, "entries": parsed.entries, "errors": parsed.errors, "migrated": parsed.migrated}))
+}
+
+/// Reads `{strict?}`.
+pub(crate) fn parse_options(options: &JsValue) -> Result<crate::jsonl::ParseOptions, JsValue> {
+    let v = to_value(options, "options")?;
+    Ok(if v.get("strict").and_then(Value::as_bool) == Some(true) {
+        crate::jsonl::ParseOptions::strict()
+    } else {
+        crate::jsonl::ParseOptions::lenient()
+    })
+}
+
+/// `serializeSession({header, entries})` → JSONL text (header first, one entry per line). SPEC §1.
+#[wasm_bindgen(js_name = serializeSession)]
+pub fn serialize_session(
+    #[wasm_bindgen(unchecked_param_type = "{ header?: SessionHeader | null; entries: SessionEntry[] }")] session: JsValue,
+) -> Result<String, JsValue> {
+    let v = to_value(&session, "session")?;
+    let header = v.get("header").filter(|h| !h.is_null());
+    let entries = match v.get("entries") {
+        Some(Value::Array(a)) => a.as_slice(),
+        _ => return Err(bad_arg("session.entries", "expected an array")),
+    };
+    Ok(crate::jsonl::serialize_session(header, entries))
+}
+
+/// `validateSession(entries)` → the validation report (never changes anything). SPEC §1, §10.
+#[wasm_bindgen(js_name = validateSession, unchecked_return_type = "ValidationReport")]
+pub fn validate_session(#[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue) -> Result<JsValue, JsValue> {
+    let values = to_values(&entries, "entries")?;
+    from_serde(&crate::tree::validate(&EntryList::new(&values), None))
+}
+
+/// The default compaction settings (SPEC §5); the JS entry exposes them frozen as
+/// `DEFAULT_COMPACTION_SETTINGS`.
+#[wasm_bindgen(js_name = defaultCompactionSettings, unchecked_return_type = "CompactionSettings")]
+pub fn default_compaction_settings() -> Result<JsValue, JsValue> {
+    from_serde(&CompactionSettings::default())
+}
+
+/// The default pruning configuration (SPEC §7); exposed as `DEFAULT_PRUNE_CONFIG`.
+#[wasm_bindgen(js_name = defaultPruneConfig, unchecked_return_type = "PruneConfig")]
+pub fn default_prune_config() -> Result<JsValue, JsValue> {
+    from_serde(&PruneConfig::default())
+}
+
+/// `setPromptTemplate(name, text)`: replaces one template (file name, e.g.
+/// `"compaction-summary.md"`) for this module instance. Errors `E_TEMPLATE` for an unknown name
+/// or a template that does not parse. SPEC §9.
+#[wasm_bindgen(js_name = setPromptTemplate)]
+pub fn set_prompt_template(name: String, text: String) -> Result<(), JsValue> {
+    TEMPLATES.with(|t| t.borrow_mut().set(&name, &text)).map_err(to_js)
+}
+
+/// `resetPromptTemplates()`: restores every default template. SPEC §9.
+#[wasm_bindgen(js_name = resetPromptTemplates)]
+pub fn reset_prompt_templates() {
+    TEMPLATES.with(|t| t.borrow_mut().reset());
+}
+
+/// `getPromptTemplate(name)`: the template text in force (`""` for an unknown name).
+#[wasm_bindgen(js_name = getPromptTemplate)]
+pub fn get_prompt_template(name: String) -> String {
+    TEMPLATES.with(|t| t.borrow().get(&name).to_string())
+}
+
+/// `promptTemplateNames()`: the ten template names.
+#[wasm_bindgen(js_name = promptTemplateNames)]
+pub fn prompt_template_names() -> Vec<String> {
+    crate::prompts::TEMPLATE_NAMES.iter().map(|s| s.to_string()).collect()
+}
+
+/// `formatFileOperations(readFiles, modifiedFiles)`: the `<read-files>` / `<modified-files>`
+/// block. SPEC §8.
+#[wasm_bindgen(js_name = formatFileOperations)]
+pub fn format_file_operations(read_files: Vec<String>, modified_files: Vec<String>) -> Result<String, JsValue> {
+    crate::prompts::format_file_operations(&templates(), &read_files, &modified_files).map_err(to_js)
+}

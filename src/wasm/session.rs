@@ -1,0 +1,271 @@
+//! The `SessionTree` class: a session kept inside wasm memory. Conversions only; the logic is
+//! [`crate::session::SessionTree`].
+
+use super::api::{parse_options, templates};
+use super::convert::{from_option, from_serde, parse_js, to_js, to_typed, to_value, to_values};
+use crate::entries::EntrySource;
+use crate::prepare::CompactionSettings;
+use crate::prune::PruneConfig;
+use crate::session::SessionTree as Core;
+use serde_json::{json, Value};
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_TREE: &'static str = r#"
+/** One node of `SessionTree.getTree()`: every entry in file order with its links. */
+export interface TreeNode {
+  id: string | null; parentId: string | null; type: string; role?: string; label?: string;
+  /** Estimated tokens of the entry's message (0 for other entries). */
+  tokens: number;
+  /** Ids of the children, in file order. */
+  children: string[];
+  /** 1-based line in the loaded file (0 for appended entries). */
+  line: number;
+}
+"#;
+
+/// A session held inside wasm memory: load once, append entries as they arrive, and ask for
+/// plans and contexts without sending the session again. Appending costs O(entry).
+#[wasm_bindgen(js_name = SessionTree)]
+pub struct SessionTree {
+    inner: Core,
+    load_errors: Vec<crate::jsonl::LineError>,
+}
+
+fn wrap((inner, load_errors): (Core, Vec<crate::jsonl::LineError>)) -> SessionTree {
+    SessionTree { inner, load_errors }
+}
+
+#[wasm_bindgen(js_class = SessionTree)]
+impl SessionTree {
+    /// Loads JSONL text (lenient unless `{strict: true}`; bad lines are in `loadErrors`). SPEC §1.
+    #[wasm_bindgen(js_name = fromJsonl)]
+    pub fn from_jsonl(text: String, #[wasm_bindgen(unchecked_param_type = "{ strict?: boolean }")] options: JsValue) -> Result<SessionTree, JsValue> {
+        let opts = parse_options(&options)?;
+        Core::from_jsonl(text, &opts).map(wrap).map_err(to_js)
+    }
+
+    /// Loads JSONL bytes (a file's contents): the fast path, no string conversion. SPEC §1.
+    #[wasm_bindgen(js_name = fromBytes)]
+    pub fn from_bytes(bytes: Vec<u8>, #[wasm_bindgen(unchecked_param_type = "{ strict?: boolean }")] options: JsValue) -> Result<SessionTree, JsValue> {
+        let opts = parse_options(&options)?;
+        Core::from_bytes(bytes, &opts).map(wrap).map_err(to_js)
+    }
+
+    /// Builds a session from entries (and an optional header). SPEC §1.
+    #[wasm_bindgen(js_name = fromEntries)]
+    pub fn from_entries(
+        #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "SessionHeader | null | undefined")] header: JsValue,
+    ) -> Result<SessionTree, JsValue> {
+        let values = to_values(&entries, "entries")?;
+        let header = to_value(&header, "header")?;
+        let header = (!header.is_null()).then_some(header);
+        Ok(SessionTree { inner: Core::from_values(header, &values), load_errors: Vec::new() })
+    }
+
+    /// The bad lines found while loading (empty for `fromEntries`).
+    #[wasm_bindgen(getter, js_name = loadErrors, unchecked_return_type = "LineError[]")]
+    pub fn load_errors(&self) -> Result<JsValue, JsValue> {
+        from_serde(&self.load_errors)
+    }
+
+    /// The session header, or `null`.
+    #[wasm_bindgen(getter, unchecked_return_type = "SessionHeader | null")]
+    pub fn header(&self) -> Result<JsValue, JsValue> {
+        from_serde(&self.inner.header())
+    }
+
+    /// Number of entries (header excluded).
+    #[wasm_bindgen(getter, js_name = entryCount)]
+    pub fn entry_count(&self) -> u32 {
+        self.inner.entry_count() as u32
+    }
+
+    /// The current leaf id (`null` before the first entry).
+    #[wasm_bindgen(getter, js_name = leafId)]
+    pub fn leaf_id(&self) -> Option<String> {
+        self.inner.leaf_id().map(str::to_owned)
+    }
+
+    /// Moves the leaf (`null`: before the first entry). Unknown id: `E_NOT_FOUND`. SPEC §10.
+    #[wasm_bindgen(js_name = setLeaf)]
+    pub fn set_leaf(&mut self, id: Option<String>) -> Result<(), JsValue> {
+        self.inner.set_leaf(id.as_deref()).map_err(to_js)
+    }
+
+    /// Appends an entry (needs `type` and a new string `id`; a missing `parentId` becomes the
+    /// current leaf). The entry becomes the leaf. Returns its id. Errors: `E_MISSING_FIELD`,
+    /// `E_DUPLICATE_ID`, `E_NOT_FOUND` (unknown parent). O(entry).
+    #[wasm_bindgen(js_name = appendEntry)]
+    pub fn append_entry(&mut self, #[wasm_bindgen(unchecked_param_type = "SessionEntry")] entry: JsValue) -> Result<String, JsValue> {
+        let v = to_value(&entry, "entry")?;
+        let i = self.inner.append_entry(v).map_err(to_js)?;
+        Ok(self.inner.meta(i).id.clone().unwrap_or_default())
+    }
+
+    /// The entry with this id, or `undefined`.
+    #[wasm_bindgen(js_name = getEntry, unchecked_return_type = "SessionEntry | undefined")]
+    pub fn get_entry(&self, id: String) -> Result<JsValue, JsValue> {
+        match self.inner.index_of(&id) {
+            Some(i) => parse_js(self.inner.raw(i)),
+            None => Ok(JsValue::UNDEFINED),
+        }
+    }
+
+    /// The branch root→leaf (of `leafId`, default the current leaf) as entries.
+    #[wasm_bindgen(js_name = getBranch, unchecked_return_type = "SessionEntry[]")]
+    pub fn get_branch(&self, leaf_id: Option<String>) -> Result<JsValue, JsValue> {
+        let idx = self.inner.branch_indices_to(leaf_id.as_deref()).map_err(to_js)?;
+        self.entries_json(&idx)
+    }
+
+    fn entries_json(&self, indices: &[usize]) -> Result<JsValue, JsValue> {
+        let mut text = String::from("[");
+        for (k, &i) in indices.iter().enumerate() {
+            if k > 0 {
+                text.push(',');
+            }
+            text.push_str(self.inner.raw(i));
+        }
+        text.push(']');
+        parse_js(&text)
+    }
+
+    /// Every entry as a [`TreeNode`] (file order): ids, links, type, role, label, tokens.
+    #[wasm_bindgen(js_name = getTree, unchecked_return_type = "TreeNode[]")]
+    pub fn get_tree(&self) -> Result<JsValue, JsValue> {
+        let t = &self.inner;
+        let nodes: Vec<Value> = (0..t.entry_count())
+            .map(|i| {
+                let m = t.meta(i);
+                let children: Vec<&str> = t.children_of(i).iter().filter_map(|&c| t.meta(c).id.as_deref()).collect();
+                let mut node = json!({
+                    "id": m.id, "parentId": m.parent_id,
+                    "type": m.kind.name().map_or_else(|| entry_type(t.raw(i)), str::to_owned),
+                    "tokens": m.message_of_tokens(),
+                    "children": children, "line": t.line_of(i),
+                });
+                if let Some(role) = m.message.as_ref().and_then(|msg| msg.role.name().map(str::to_owned).or_else(|| role_of(t.raw(i)))) {
+                    node["role"] = Value::from(role);
+                }
+                if let Some(label) = m.id.as_deref().and_then(|id| t.label(id)) {
+                    node["label"] = Value::from(label);
+                }
+                node
+            })
+            .collect();
+        from_serde(&nodes)
+    }
+
+    /// Ids of the children of `id` (file order). Unknown id: `E_NOT_FOUND`.
+    #[wasm_bindgen(js_name = getChildren)]
+    pub fn get_children(&self, id: String) -> Result<Vec<String>, JsValue> {
+        let i = self.inner.index_of(&id).ok_or_else(|| to_js(crate::Error::NotFound { id: id.clone() }))?;
+        Ok(self.inner.children_of(i).iter().filter_map(|&c| self.inner.meta(c).id.clone()).collect())
+    }
+
+    /// The label of an entry (the last `label` entry for it wins), or `undefined`.
+    #[wasm_bindgen(js_name = getLabel)]
+    pub fn get_label(&self, id: String) -> Option<String> {
+        self.inner.label(&id).map(str::to_owned)
+    }
+
+    /// The compaction preparation of the current branch, or `undefined`. SPEC §5, §12.
+    #[wasm_bindgen(js_name = prepareCompaction, unchecked_return_type = "CompactionPreparation | undefined")]
+    pub fn prepare_compaction(&self, #[wasm_bindgen(unchecked_param_type = "Partial<CompactionSettings>")] settings: JsValue) -> Result<JsValue, JsValue> {
+        let settings: CompactionSettings = to_typed(&settings, "settings")?;
+        from_option(self.inner.prepare_compaction(&settings))
+    }
+
+    /// The compaction decision of the current branch without materializing messages: boundary,
+    /// cut point (branch indices), usage. `undefined` when the branch is empty or ends in a
+    /// compaction. SPEC §5.
+    #[wasm_bindgen(js_name = planCompaction, unchecked_return_type = "PreparationPlan | undefined")]
+    pub fn plan_compaction(&self, #[wasm_bindgen(unchecked_param_type = "Partial<CompactionSettings>")] settings: JsValue) -> Result<JsValue, JsValue> {
+        let settings: CompactionSettings = to_typed(&settings, "settings")?;
+        from_option(self.inner.plan_compaction(&settings))
+    }
+
+    /// The context of the current branch (SPEC §6).
+    #[wasm_bindgen(js_name = buildSessionContext, unchecked_return_type = "SessionContext")]
+    pub fn build_session_context(&self) -> Result<JsValue, JsValue> {
+        let ctx = from_serde(&self.inner.build_session_context_settings())?;
+        let messages = parse_js(&self.inner.build_session_context_json())?;
+        js_sys::Reflect::set(&ctx, &JsValue::from_str("messages"), &messages)?;
+        Ok(ctx)
+    }
+
+    /// The messages of the current branch's context as one JSON array text (spliced from the
+    /// stored entries; ready to send to an HTTP API). SPEC §6.
+    #[wasm_bindgen(js_name = buildSessionContextJson)]
+    pub fn build_session_context_json(&self) -> String {
+        self.inner.build_session_context_json()
+    }
+
+    /// The context messages converted for the model (`convertToLlm`). SPEC §6.
+    #[wasm_bindgen(js_name = buildLlmMessages, unchecked_return_type = "AgentMessage[]")]
+    pub fn build_llm_messages(&self) -> Result<JsValue, JsValue> {
+        let ctx = self.inner.build_session_context();
+        from_serde(&crate::convert::convert_to_llm(&ctx.messages, &templates()).map_err(to_js)?)
+    }
+
+    /// Estimated context size of the current branch (SPEC §12.3).
+    #[wasm_bindgen(js_name = estimateContextTokens)]
+    pub fn estimate_context_tokens(&self) -> f64 {
+        crate::overflow::estimate_context_tokens(&self.inner.branch_source())
+    }
+
+    /// The pruning decision for the current branch without changing anything (SPEC §7).
+    #[wasm_bindgen(js_name = planPrune, unchecked_return_type = "PrunePlan")]
+    pub fn plan_prune(&self, #[wasm_bindgen(unchecked_param_type = "Partial<PruneConfig>")] config: JsValue) -> Result<JsValue, JsValue> {
+        let config: PruneConfig = to_typed(&config, "config")?;
+        from_serde(&self.inner.plan_prune(&config))
+    }
+
+    /// Prunes old tool outputs of the current branch inside the handle and returns
+    /// `{prunedCount, tokensSaved, prunedEntries}` (newest first). `now`: ms (default now). SPEC §7.
+    #[wasm_bindgen(js_name = pruneToolOutputs, unchecked_return_type = "PruneResult")]
+    pub fn prune_tool_outputs(&mut self, #[wasm_bindgen(unchecked_param_type = "Partial<PruneConfig>")] config: JsValue, now: Option<f64>) -> Result<JsValue, JsValue> {
+        let config: PruneConfig = to_typed(&config, "config")?;
+        let (plan, changed) = self.inner.prune_tool_outputs(&config, now.unwrap_or_else(js_sys::Date::now));
+        from_serde(&json!({"prunedCount": changed.len(), "tokensSaved": plan.tokens_saved, "prunedEntries": changed}))
+    }
+
+    /// The validation report (duplicate ids, missing parents, cycles, …); changes nothing.
+    #[wasm_bindgen(unchecked_return_type = "ValidationReport")]
+    pub fn validate(&self) -> Result<JsValue, JsValue> {
+        let lines: Vec<usize> = (0..self.inner.entry_count()).map(|i| self.inner.line_of(i)).collect();
+        from_serde(&crate::tree::validate(&self.inner, Some(&lines)))
+    }
+
+    /// The session as JSONL (header first; unchanged entries byte for byte as loaded).
+    #[wasm_bindgen(js_name = toJsonl)]
+    pub fn to_jsonl(&self) -> String {
+        self.inner.to_jsonl()
+    }
+}
+
+/// `type` of an entry's JSON text (only small fields are read).
+fn entry_type(raw: &str) -> String {
+    #[derive(serde::Deserialize)]
+    struct T {
+        #[serde(rename = "type")]
+        ty: Option<Value>,
+    }
+    serde_json::from_str::<T>(raw).ok().and_then(|t| t.ty).and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+}
+
+/// `message.role` of an entry's JSON text.
+fn role_of(raw: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct R {
+        role: Option<Value>,
+    }
+    #[derive(serde::Deserialize)]
+    struct E {
+        message: Option<R>,
+    }
+    serde_json::from_str::<E>(raw).ok()?.message?.role?.as_str().map(str::to_owned)
+}
+
