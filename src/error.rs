@@ -111,6 +111,40 @@ pub enum Error {
         /// The call's id.
         tool_call_id: String,
     },
+    /// The model (or the remote summarizer) reported a failure.
+    #[error("Summarization failed: {message}")]
+    Summarization {
+        /// The provider's or host's message.
+        message: String,
+    },
+    /// A `session_before_compact` / `session_before_tree` hook cancelled the operation.
+    #[error("Compaction cancelled")]
+    Cancelled,
+    /// The operation was aborted (an `AbortSignal` or `abortCompaction()`); nothing was appended.
+    #[error("{what} aborted")]
+    Aborted {
+        /// What was aborted (`Compaction`, `Branch summary`).
+        what: String,
+    },
+    /// A host hook threw or rejected; nothing was appended.
+    #[error("hook {hook} failed: {message}")]
+    Hook {
+        /// The hook's event name.
+        hook: String,
+        /// The hook's error message.
+        message: String,
+    },
+    /// Another compaction is already running on this session.
+    #[error("a compaction is already running on this session")]
+    Busy,
+    /// The remote summarizer answered with a non-2xx status, an unusable body, or was unreachable.
+    #[error("remote summarizer: {message}")]
+    Remote {
+        /// HTTP status (0 when no response arrived).
+        status: u16,
+        /// What went wrong (never echoes request headers).
+        message: String,
+    },
 }
 
 impl Error {
@@ -132,6 +166,12 @@ impl Error {
             Error::KeptEntryNotOnPath { .. } => "E_KEPT_NOT_ON_PATH",
             Error::OrphanToolResult { .. } => "E_ORPHAN_TOOL_RESULT",
             Error::UnansweredToolCall { .. } => "E_UNANSWERED_TOOL_CALL",
+            Error::Summarization { .. } => "E_SUMMARIZATION",
+            Error::Cancelled => "E_CANCELLED",
+            Error::Aborted { .. } => "E_ABORTED",
+            Error::Hook { .. } => "E_HOOK",
+            Error::Busy => "E_BUSY",
+            Error::Remote { .. } => "E_REMOTE",
         }
     }
 
@@ -152,5 +192,11 @@ impl Error {
         "E_KEPT_NOT_ON_PATH",
         "E_ORPHAN_TOOL_RESULT",
         "E_UNANSWERED_TOOL_CALL",
+        "E_SUMMARIZATION",
+        "E_CANCELLED",
+        "E_ABORTED",
+        "E_HOOK",
+        "E_BUSY",
+        "E_REMOTE",
     ];
 }

@@ -24,6 +24,7 @@ pub mod model;
 pub mod prepare;
 pub mod prune;
 pub mod session;
+pub mod summarize;
 pub mod serialize;
 pub mod prompts;
 pub mod template;

@@ -250,7 +250,12 @@ fn real_and_conformance_sessions_round_trip_typed() {
             v1_files += 1;
             // v1 entries have no ids: every line is Unknown by design, and round-trips.
             assert!(stats.entries > 1000, "{}", path.display());
-            assert!(stats.typed_entries.is_empty(), "{}: v1 lines parsed typed: {:?}", path.display(), stats.typed_entries);
+            assert!(
+                stats.typed_entries.is_empty(),
+                "{}: v1 lines parsed typed: {:?}",
+                path.display(),
+                stats.typed_entries
+            );
             assert_eq!(stats.pre_v3, stats.entries, "{}", path.display());
         } else {
             v3.absorb(stats);
@@ -330,7 +335,8 @@ fn walk_input(value: &Value, ctx: &str, stats: &mut Stats) {
             ("jsonl" | "text", Value::String(text)) => {
                 // Lenient JSONL: blank and malformed lines are skipped, as loadSession does.
                 for (i, line) in text.split('\n').enumerate() {
-                    let Ok(parsed @ Value::Object(_)) = serde_json::from_str::<Value>(line.trim_end_matches('\r')) else {
+                    let Ok(parsed @ Value::Object(_)) = serde_json::from_str::<Value>(line.trim_end_matches('\r'))
+                    else {
                         continue;
                     };
                     let at = format!("{here}:{}", i + 1);
@@ -350,8 +356,10 @@ fn walk_input(value: &Value, ctx: &str, stats: &mut Stats) {
 }
 
 fn case_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut items: Vec<PathBuf> =
-        std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).map(|e| e.expect("dir entry").path()).collect();
+    let mut items: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("dir entry").path())
+        .collect();
     items.sort();
     for p in items {
         if p.is_dir() {
@@ -605,7 +613,14 @@ fn builders_write_the_wire_format() {
         ],
         provider: "anthropic".into(),
         model: "claude".into(),
-        usage: Some(Usage { input: 1, output: 2, cache_read: 3, cache_write: 4, total_tokens: Some(10), ..Default::default() }),
+        usage: Some(Usage {
+            input: 1,
+            output: 2,
+            cache_read: 3,
+            cache_write: 4,
+            total_tokens: Some(10),
+            ..Default::default()
+        }),
         stop_reason: StopReason::ToolUse,
         timestamp: 2.0,
         ..Default::default()
@@ -625,7 +640,10 @@ fn builders_write_the_wire_format() {
         json!({"type": "session", "version": 3, "id": "uuid", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/work"})
     );
     let image = MessageContent::from(vec![ContentBlock::from(ImageContent::new("AAAA", "image/png"))]);
-    assert_eq!(serde_json::to_value(&image).expect("json"), json!([{"type": "image", "data": "AAAA", "mimeType": "image/png"}]));
+    assert_eq!(
+        serde_json::to_value(&image).expect("json"),
+        json!([{"type": "image", "data": "AAAA", "mimeType": "image/png"}])
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

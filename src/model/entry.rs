@@ -24,7 +24,7 @@ pub struct MessageEntry {
     pub kind: tag::Message,
     /// The entry id (8 hex characters when made by the agent).
     pub id: String,
-    /// The parent entry's id; `None` (`null`) at the root.
+    /// The parent entry's id; `null` at the root (`None` in Rust).
     #[serde(deserialize_with = "nullable")]
     pub parent_id: Option<String>,
     /// When the entry was appended: an ISO-8601 string.
@@ -67,7 +67,7 @@ pub struct CompactionEntry {
     pub kind: tag::Compaction,
     /// The entry id.
     pub id: String,
-    /// The parent entry's id; `None` (`null`) at the root.
+    /// The parent entry's id; `null` at the root (`None` in Rust).
     #[serde(deserialize_with = "nullable")]
     pub parent_id: Option<String>,
     /// When the entry was appended: an ISO-8601 string.
@@ -112,7 +112,7 @@ pub struct BranchSummaryEntry {
     pub kind: tag::BranchSummary,
     /// The entry id.
     pub id: String,
-    /// The parent entry's id; `None` (`null`) at the root.
+    /// The parent entry's id; `null` at the root (`None` in Rust).
     #[serde(deserialize_with = "nullable")]
     pub parent_id: Option<String>,
     /// When the entry was appended: an ISO-8601 string.
@@ -147,7 +147,7 @@ pub struct CustomMessageEntry {
     pub kind: tag::CustomMessage,
     /// The entry id.
     pub id: String,
-    /// The parent entry's id; `None` (`null`) at the root.
+    /// The parent entry's id; `null` at the root (`None` in Rust).
     #[serde(deserialize_with = "nullable")]
     pub parent_id: Option<String>,
     /// When the entry was appended: an ISO-8601 string.
@@ -178,7 +178,7 @@ pub struct CustomEntry {
     pub kind: tag::Custom,
     /// The entry id.
     pub id: String,
-    /// The parent entry's id; `None` (`null`) at the root.
+    /// The parent entry's id; `null` at the root (`None` in Rust).
     #[serde(deserialize_with = "nullable")]
     pub parent_id: Option<String>,
     /// When the entry was appended: an ISO-8601 string.
@@ -205,14 +205,14 @@ pub struct LabelEntry {
     pub kind: tag::Label,
     /// The entry id.
     pub id: String,
-    /// The parent entry's id; `None` (`null`) at the root.
+    /// The parent entry's id; `null` at the root (`None` in Rust).
     #[serde(deserialize_with = "nullable")]
     pub parent_id: Option<String>,
     /// When the entry was appended: an ISO-8601 string.
     pub timestamp: String,
     /// The labelled entry.
     pub target_id: String,
-    /// The label; `None` (absent) removes it.
+    /// The label; absent (`None`) removes it.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub label: Option<String>,
@@ -234,7 +234,7 @@ pub struct ModelChangeEntry {
     pub kind: tag::ModelChange,
     /// The entry id.
     pub id: String,
-    /// The parent entry's id; `None` (`null`) at the root.
+    /// The parent entry's id; `null` at the root (`None` in Rust).
     #[serde(deserialize_with = "nullable")]
     pub parent_id: Option<String>,
     /// When the entry was appended: an ISO-8601 string.
@@ -272,7 +272,7 @@ pub struct ThinkingLevelChangeEntry {
     pub kind: tag::ThinkingLevelChange,
     /// The entry id.
     pub id: String,
-    /// The parent entry's id; `None` (`null`) at the root.
+    /// The parent entry's id; `null` at the root (`None` in Rust).
     #[serde(deserialize_with = "nullable")]
     pub parent_id: Option<String>,
     /// When the entry was appended: an ISO-8601 string.
@@ -295,7 +295,7 @@ pub struct ModeChangeEntry {
     pub kind: tag::ModeChange,
     /// The entry id.
     pub id: String,
-    /// The parent entry's id; `None` (`null`) at the root.
+    /// The parent entry's id; `null` at the root (`None` in Rust).
     #[serde(deserialize_with = "nullable")]
     pub parent_id: Option<String>,
     /// When the entry was appended: an ISO-8601 string.
@@ -323,7 +323,7 @@ pub struct TtsrInjectionEntry {
     pub kind: tag::TtsrInjection,
     /// The entry id.
     pub id: String,
-    /// The parent entry's id; `None` (`null`) at the root.
+    /// The parent entry's id; `null` at the root (`None` in Rust).
     #[serde(deserialize_with = "nullable")]
     pub parent_id: Option<String>,
     /// When the entry was appended: an ISO-8601 string.
@@ -346,7 +346,7 @@ pub struct SessionInitEntry {
     pub kind: tag::SessionInit,
     /// The entry id.
     pub id: String,
-    /// The parent entry's id; `None` (`null`) at the root.
+    /// The parent entry's id; `null` at the root (`None` in Rust).
     #[serde(deserialize_with = "nullable")]
     pub parent_id: Option<String>,
     /// When the entry was appended: an ISO-8601 string.
@@ -457,8 +457,7 @@ impl SessionEntry {
     /// Parses one JSONL line. Errors with [`Error::Parse`] (`line: 1`) when the text is not
     /// JSON, with [`Error::InvalidArgument`] when it is not an object.
     pub fn from_json(line: &str) -> Result<Self> {
-        let value: Value =
-            serde_json::from_str(line).map_err(|e| Error::Parse { line: 1, reason: e.to_string() })?;
+        let value: Value = serde_json::from_str(line).map_err(|e| Error::Parse { line: 1, reason: e.to_string() })?;
         match value {
             Value::Object(map) => Ok(Self::from_map(map)),
             other => Self::from_value(&other),

@@ -161,7 +161,9 @@ impl Usage {
     pub fn context_tokens(&self) -> u64 {
         match self.total_tokens {
             Some(total) if total != 0 => total,
-            _ => self.input.saturating_add(self.output).saturating_add(self.cache_read).saturating_add(self.cache_write),
+            _ => {
+                self.input.saturating_add(self.output).saturating_add(self.cache_read).saturating_add(self.cache_write)
+            }
         }
     }
 }
@@ -225,8 +227,8 @@ pub struct ToolResultMessage {
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "unknown"))]
     pub details: Option<Value>,
-    /// Set when the output was pruned (SPEC §7): milliseconds since the Unix epoch. `Some(None)`
-    /// is a JSON `null`, which also counts as pruned.
+    /// Set when the output was pruned (SPEC §7): milliseconds since the Unix epoch. A `null`
+    /// (`Some(None)` in Rust) also counts as pruned.
     #[serde(default, with = "opt_nullable_js_number", skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "number | null"))]
     pub pruned_at: Option<Option<f64>>,
@@ -252,7 +254,7 @@ pub struct BashExecutionMessage {
     pub command: String,
     /// Its output.
     pub output: String,
-    /// The exit code; `Some(None)` is a JSON `null` (no code, e.g. killed by a signal).
+    /// The exit code; `null` (`Some(None)` in Rust) when there was none (e.g. killed by a signal).
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "number | null"))]
     pub exit_code: Option<Option<i64>>,
@@ -294,7 +296,7 @@ pub struct PythonExecutionMessage {
     pub code: String,
     /// Its output.
     pub output: String,
-    /// The exit code; `Some(None)` is a JSON `null`.
+    /// The exit code; `null` (`Some(None)` in Rust) when there was none.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "number | null"))]
     pub exit_code: Option<Option<i64>>,

@@ -58,7 +58,9 @@
 //! fields (`details`, `data`, `outputSchema`) are `unknown`, object-valued ones
 //! (`arguments`, `preserveData`, `meta`) `Record<string, unknown>`. The types are declared with
 //! `missing_as_null` and `hashmap_as_object`, so `Ts<T>` conversions produce plain objects and
-//! `null` (not `Map`s and `undefined`).
+//! `null` (not `Map`s and `undefined`). Reading live JavaScript objects through
+//! serde-wasm-bindgen turns a key holding `undefined` into `null` (which `JSON.stringify` would
+//! drop); go through JSON text, or drop such keys, to keep absent fields absent.
 
 mod content;
 mod entry;
@@ -69,15 +71,14 @@ pub mod tag;
 
 pub use content::{ContentBlock, ImageContent, MessageContent, TextContent, ThinkingContent, ToolCall};
 pub use entry::{
-    BranchSummaryEntry, CompactionEntry, CustomEntry, CustomMessageEntry, LabelEntry, MessageEntry,
-    ModeChangeEntry, ModelChangeEntry, SessionEntry, SessionInitEntry, ThinkingLevelChangeEntry,
-    TtsrInjectionEntry,
+    BranchSummaryEntry, CompactionEntry, CustomEntry, CustomMessageEntry, LabelEntry, MessageEntry, ModeChangeEntry,
+    ModelChangeEntry, SessionEntry, SessionInitEntry, ThinkingLevelChangeEntry, TtsrInjectionEntry,
 };
 pub use header::SessionHeader;
 pub use message::{
-    AgentMessage, AssistantMessage, BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage,
-    Cost, CustomMessage, FileMentionFile, FileMentionMessage, HookMessage, PythonExecutionMessage,
-    StopReason, ToolResultMessage, Usage, UserMessage,
+    AgentMessage, AssistantMessage, BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage, Cost,
+    CustomMessage, FileMentionFile, FileMentionMessage, HookMessage, PythonExecutionMessage, StopReason,
+    ToolResultMessage, Usage, UserMessage,
 };
 
 /// A JSON object (`serde_json::Map<String, Value>`, key order preserved): the `extra` fields of

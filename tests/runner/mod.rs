@@ -4,6 +4,7 @@ pub mod compare;
 pub mod convert_ops;
 pub mod load_ops;
 pub mod ops;
+pub mod summary_ops;
 
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -60,7 +61,7 @@ impl Ctx {
 }
 
 /// Ops that belong to the summarization pipeline (issue: summarization) and are not run here yet.
-pub const SKIPPED_OPS: &[&str] = &["compact", "generateBranchSummary"];
+pub const SKIPPED_OPS: &[&str] = &[];
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(rd) = std::fs::read_dir(dir) else { return };

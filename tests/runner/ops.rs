@@ -105,6 +105,7 @@ pub fn run(ctx: &Ctx, op: &str, input: &Value) -> R {
         }
         "parseJsonlLenient" | "loadSession" | "getBranch" | "collectEntriesForBranchSummary" => super::load_ops::run(ctx, op, input),
         "convertToLlm" | "serializeConversation" => super::convert_ops::run(ctx, op, input),
+        "compact" | "generateBranchSummary" => super::summary_ops::run(ctx, op, input),
         _ => Err(format!("op {op} not implemented")),
     }
 }

@@ -1,0 +1,344 @@
+//! Summaries: the prompts of a compaction and of a branch summary, the calls to the host's
+//! model, and how the answers are composed. The engine never talks to a model itself: it hands
+//! each [`SummaryRequest`] to a [`Complete`] implementation (a JavaScript callback, a remote
+//! endpoint, an extractive summarizer, a test double). SPEC §9, §10.
+
+use crate::branch::{branch_token_budget, prepare_branch_entries};
+use crate::convert::convert_to_llm;
+use crate::entries::EntrySource;
+use crate::error::Result;
+use crate::file_ops::{FileLists, FileOps};
+use crate::prepare::CompactionPreparation;
+use crate::prompts::{self, PromptTemplates};
+use crate::serialize::serialize_conversation;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::future::Future;
+
+/// Why a summary is requested (the `purpose` of a request).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub enum Purpose {
+    /// First summary of the history (no previous summary).
+    History,
+    /// Update of the previous compaction's summary with newer history.
+    Update,
+    /// Summary of the early part of a split turn.
+    TurnPrefix,
+    /// One or two sentences about the kept recent messages.
+    Short,
+    /// Summary of a branch the user navigated away from.
+    Branch,
+}
+
+/// One model call the engine needs: the host turns it into a request to its model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryRequest {
+    /// What this summary is for.
+    pub purpose: Purpose,
+    /// The system prompt (`summarization-system.md`).
+    pub system_prompt: String,
+    /// The user prompt: conversation, optional previous summary and context, instructions.
+    pub prompt: String,
+    /// Output budget in tokens (SPEC §9 budgets).
+    pub max_tokens: u64,
+    /// Reasoning effort to ask for (`"high"` for compaction requests; absent for branches).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub reasoning: Option<String>,
+}
+
+/// The host's model: answers one request with the summary text. Errors: return
+/// [`Error::Summarization`] for a model failure or [`Error::Aborted`] when cancelled.
+pub trait Complete {
+    /// Asks the model; resolves to the text of its answer.
+    fn complete(&self, request: SummaryRequest) -> impl Future<Output = Result<String>>;
+}
+
+/// Options of [`compact`] (SPEC §9, §11).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct CompactOptions {
+    /// Extra focus appended to the history/update instructions as `Additional focus: …`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub custom_instructions: Option<String>,
+    /// Replaces the history/update instruction template (set by a `session.compacting` hook).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub prompt_override: Option<String>,
+    /// Lines of `<additional-context>` (from a `session.compacting` hook).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub extra_context: Vec<String>,
+}
+
+/// File lists stored in a summary entry's `details`.
+pub type SummaryDetails = FileLists;
+
+/// The result of [`compact`]: what the host appends as a `compaction` entry. SPEC §9.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionResult {
+    /// The summary with the file-operation blocks appended.
+    pub summary: String,
+    /// One or two sentences about the kept messages.
+    pub short_summary: String,
+    /// First entry kept verbatim.
+    pub first_kept_entry_id: String,
+    /// Context tokens before compaction (provider count).
+    pub tokens_before: f64,
+    /// `{readFiles, modifiedFiles}`.
+    pub details: SummaryDetails,
+}
+
+/// The text a model answer stands for when there is nothing to summarize.
+pub const NO_PRIOR_HISTORY: &str = "No prior history.";
+/// The separator between the history summary and a split turn's prefix summary.
+pub const TURN_CONTEXT_SEPARATOR: &str = "\n\n---\n\n**Turn Context (split turn):**\n\n";
+/// The summary of an empty branch selection.
+pub const NO_CONTENT: &str = "No content to summarize";
+
+/// Output budget of the history/update request: `floor(0.8 · reserveTokens)`.
+pub fn history_max_tokens(reserve_tokens: u64) -> u64 {
+    reserve_tokens * 8 / 10
+}
+/// Output budget of the turn-prefix request: `floor(0.5 · reserveTokens)`.
+pub fn turn_prefix_max_tokens(reserve_tokens: u64) -> u64 {
+    reserve_tokens / 2
+}
+/// Output budget of the short request: `min(512, floor(0.2 · reserveTokens))`.
+pub fn short_max_tokens(reserve_tokens: u64) -> u64 {
+    (reserve_tokens * 2 / 10).min(512)
+}
+/// Output budget of a branch summary.
+pub const BRANCH_MAX_TOKENS: u64 = 2048;
+
+/// Assembles a prompt (SPEC §9): `<conversation>`, then `<previous-summary>` and
+/// `<additional-context>` when present, then the instructions.
+pub fn assemble_prompt(conversation: &str, previous_summary: Option<&str>, context: &[String], instructions: &str) -> String {
+    let mut p = String::with_capacity(conversation.len() + instructions.len() + 128);
+    p.push_str("<conversation>\n");
+    p.push_str(conversation);
+    p.push_str("\n</conversation>\n\n");
+    if let Some(prev) = previous_summary {
+        p.push_str("<previous-summary>\n");
+        p.push_str(prev);
+        p.push_str("\n</previous-summary>\n\n");
+    }
+    if !context.is_empty() {
+        p.push_str("<additional-context>\n");
+        for line in context {
+            p.push_str("- ");
+            p.push_str(line);
+            p.push('\n');
+        }
+        p.push_str("</additional-context>\n\n");
+    }
+    p.push_str(instructions);
+    p
+}
+
+fn with_focus(instructions: String, custom: Option<&str>) -> String {
+    match custom.filter(|c| !c.is_empty()) {
+        Some(c) => format!("{instructions}\n\nAdditional focus: {c}"),
+        None => instructions,
+    }
+}
+
+fn conversation_of(messages: &[Value], templates: &PromptTemplates) -> Result<String> {
+    Ok(serialize_conversation(&convert_to_llm(messages, templates)?))
+}
+
+/// The requests of a compaction before the short summary (SPEC §9): the history/update request
+/// when there is history, and the turn-prefix request for a split turn with a non-empty prefix.
+pub fn compaction_requests(
+    prep: &CompactionPreparation,
+    options: &CompactOptions,
+    templates: &PromptTemplates,
+) -> Result<(Option<SummaryRequest>, Option<SummaryRequest>)> {
+    let system_prompt = templates.render(prompts::SUMMARIZATION_SYSTEM, &Value::Null)?;
+    let reserve = prep.settings.reserve_tokens;
+    let history = if prep.messages_to_summarize.is_empty() {
+        None
+    } else {
+        let (purpose, template) = match prep.previous_summary {
+            Some(_) => (Purpose::Update, prompts::COMPACTION_UPDATE_SUMMARY),
+            None => (Purpose::History, prompts::COMPACTION_SUMMARY),
+        };
+        let base = match &options.prompt_override {
+            Some(p) => p.clone(),
+            None => templates.render(template, &Value::Null)?,
+        };
+        let instructions = with_focus(base, options.custom_instructions.as_deref());
+        let conversation = conversation_of(&prep.messages_to_summarize, templates)?;
+        Some(SummaryRequest {
+            purpose,
+            system_prompt: system_prompt.clone(),
+            prompt: assemble_prompt(&conversation, prep.previous_summary.as_deref(), &options.extra_context, &instructions),
+            max_tokens: history_max_tokens(reserve),
+            reasoning: Some("high".into()),
+        })
+    };
+    let prefix = if prep.is_split_turn && !prep.turn_prefix_messages.is_empty() {
+        let conversation = conversation_of(&prep.turn_prefix_messages, templates)?;
+        let instructions = templates.render(prompts::COMPACTION_TURN_PREFIX, &Value::Null)?;
+        Some(SummaryRequest {
+            purpose: Purpose::TurnPrefix,
+            system_prompt,
+            prompt: assemble_prompt(&conversation, None, &[], &instructions),
+            max_tokens: turn_prefix_max_tokens(reserve),
+            reasoning: Some("high".into()),
+        })
+    } else {
+        None
+    };
+    Ok((history, prefix))
+}
+
+/// Composes the summary from the answers (SPEC §9): split turn → history (or "No prior
+/// history.") + separator + prefix; else the history answer; else the previous summary; else
+/// "No prior history.".
+pub fn compose_summary(prep: &CompactionPreparation, history: Option<String>, prefix: Option<String>) -> String {
+    match (history, prefix) {
+        (h, Some(p)) => format!("{}{TURN_CONTEXT_SEPARATOR}{p}", h.as_deref().unwrap_or(NO_PRIOR_HISTORY)),
+        (Some(h), None) => h,
+        (None, None) => prep.previous_summary.clone().unwrap_or_else(|| NO_PRIOR_HISTORY.to_string()),
+    }
+}
+
+/// The short-summary request: the recent messages with the composed summary as
+/// `<previous-summary>`.
+pub fn short_request(prep: &CompactionPreparation, composed: &str, options: &CompactOptions, templates: &PromptTemplates) -> Result<SummaryRequest> {
+    let conversation = conversation_of(&prep.recent_messages, templates)?;
+    let instructions = templates.render(prompts::COMPACTION_SHORT_SUMMARY, &Value::Null)?;
+    Ok(SummaryRequest {
+        purpose: Purpose::Short,
+        system_prompt: templates.render(prompts::SUMMARIZATION_SYSTEM, &Value::Null)?,
+        prompt: assemble_prompt(&conversation, Some(composed), &options.extra_context, &instructions),
+        max_tokens: short_max_tokens(prep.settings.reserve_tokens),
+        reasoning: Some("high".into()),
+    })
+}
+
+/// Appends the file-operation blocks to a summary (no separator) and returns the lists.
+pub fn with_file_blocks(summary: String, ops: &FileOps, templates: &PromptTemplates) -> Result<(String, FileLists)> {
+    let lists = ops.file_lists();
+    let blocks = prompts::format_file_operations(templates, &lists.read_files, &lists.modified_files)?;
+    Ok((summary + &blocks, lists))
+}
+
+/// Runs a compaction's model calls and composes the result (SPEC §9). The history/update and
+/// turn-prefix requests are both started before either is awaited; the short summary follows.
+/// Errors: whatever `model` returns (the first failure wins), or a template error.
+pub async fn compact<C: Complete>(
+    prep: &CompactionPreparation,
+    model: &C,
+    options: &CompactOptions,
+    templates: &PromptTemplates,
+) -> Result<CompactionResult> {
+    let (history_req, prefix_req) = compaction_requests(prep, options, templates)?;
+    let history = async {
+        match history_req {
+            Some(r) => model.complete(r).await.map(Some),
+            None => Ok(None),
+        }
+    };
+    let prefix = async {
+        match prefix_req {
+            Some(r) => model.complete(r).await.map(Some),
+            None => Ok(None),
+        }
+    };
+    let (history, prefix) = futures_util::future::join(history, prefix).await;
+    let composed = compose_summary(prep, history?, prefix?);
+    let short = model.complete(short_request(prep, &composed, options, templates)?).await?;
+    let (summary, details) = with_file_blocks(composed, &(&prep.file_ops).into(), templates)?;
+    Ok(CompactionResult {
+        summary,
+        short_summary: short,
+        first_kept_entry_id: prep.first_kept_entry_id.clone(),
+        tokens_before: prep.tokens_before,
+        details,
+    })
+}
+
+/// Options of [`generate_branch_summary`] (SPEC §10).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct BranchSummaryOptions {
+    /// The model's context window (default 128000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub context_window: Option<u64>,
+    /// Tokens kept free (default 16384); the budget is `contextWindow - reserveTokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub reserve_tokens: Option<u64>,
+    /// Extra focus appended to the instructions as `Additional focus: …`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub custom_instructions: Option<String>,
+}
+
+/// A branch summary: what the host stores in a `branch_summary` entry (`details` = the lists).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct BranchSummary {
+    /// Preamble + model text + file blocks (or "No content to summarize").
+    pub summary: String,
+    /// Files only read in the branch.
+    pub read_files: Vec<String>,
+    /// Files written or edited in the branch.
+    pub modified_files: Vec<String>,
+}
+
+/// The branch-summary request for `entries` (chronological), or `None` with the selection's
+/// file lists when nothing is selected.
+pub fn branch_summary_request<S: EntrySource + ?Sized>(
+    entries: &S,
+    options: &BranchSummaryOptions,
+    templates: &PromptTemplates,
+) -> Result<(Option<SummaryRequest>, FileOps)> {
+    let budget = branch_token_budget(options.context_window, options.reserve_tokens.unwrap_or(16384));
+    let selection = prepare_branch_entries(entries, budget);
+    if selection.messages.is_empty() {
+        return Ok((None, selection.file_ops));
+    }
+    let conversation = conversation_of(&selection.messages, templates)?;
+    let instructions = with_focus(templates.render(prompts::BRANCH_SUMMARY, &Value::Null)?, options.custom_instructions.as_deref());
+    let req = SummaryRequest {
+        purpose: Purpose::Branch,
+        system_prompt: templates.render(prompts::SUMMARIZATION_SYSTEM, &Value::Null)?,
+        prompt: assemble_prompt(&conversation, None, &[], &instructions),
+        max_tokens: BRANCH_MAX_TOKENS,
+        reasoning: None,
+    };
+    Ok((Some(req), selection.file_ops))
+}
+
+/// Summarizes a branch the user leaves (SPEC §10): selects messages newest→oldest within the
+/// budget, asks the model, and returns preamble + answer + file blocks. An empty selection gives
+/// "No content to summarize" without calling the model. Errors: the model's error.
+pub async fn generate_branch_summary<S: EntrySource + ?Sized, C: Complete>(
+    entries: &S,
+    model: &C,
+    options: &BranchSummaryOptions,
+    templates: &PromptTemplates,
+) -> Result<BranchSummary> {
+    let (request, ops) = branch_summary_request(entries, options, templates)?;
+    let Some(request) = request else {
+        return Ok(BranchSummary { summary: NO_CONTENT.into(), read_files: Vec::new(), modified_files: Vec::new() });
+    };
+    let text = model.complete(request).await?;
+    let preamble = templates.render(prompts::BRANCH_SUMMARY_PREAMBLE, &Value::Null)?;
+    let (summary, lists) = with_file_blocks(preamble + &text, &ops, templates)?;
+    Ok(BranchSummary { summary, read_files: lists.read_files, modified_files: lists.modified_files })
+}
