@@ -145,6 +145,18 @@ pub enum Error {
         /// What went wrong (never echoes request headers).
         message: String,
     },
+    /// A model call failed; `status` and `retry_after_ms` (from the response headers) let the
+    /// engine decide whether to retry (SPEC §11).
+    #[error("{message}")]
+    Model {
+        /// The provider's or host's message.
+        message: String,
+        /// HTTP status, when the host reported one.
+        status: Option<u16>,
+        /// Server-requested wait before retrying, in ms (from `retry-after-ms`, `retry-after`,
+        /// `x-ratelimit-reset-ms`, `x-ratelimit-reset`).
+        retry_after_ms: Option<f64>,
+    },
 }
 
 impl Error {
@@ -172,6 +184,7 @@ impl Error {
             Error::Hook { .. } => "E_HOOK",
             Error::Busy => "E_BUSY",
             Error::Remote { .. } => "E_REMOTE",
+            Error::Model { .. } => "E_MODEL",
         }
     }
 
@@ -198,5 +211,6 @@ impl Error {
         "E_HOOK",
         "E_BUSY",
         "E_REMOTE",
+        "E_MODEL",
     ];
 }

@@ -12,6 +12,7 @@ pub mod branch;
 pub mod context;
 pub mod convert;
 pub mod cut_point;
+pub mod engine;
 pub mod entries;
 pub mod error;
 pub mod file_ops;

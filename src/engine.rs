@@ -1,0 +1,777 @@
+//! Orchestration around a session handle: compaction with hooks, tree navigation with branch
+//! summaries, automatic compaction (prune first, overflow recovery or threshold) with candidate
+//! models and retries, abort and one-compaction-at-a-time. Host-agnostic: the model, the hooks,
+//! the clock and the event sink are traits, implemented by the wasm layer with JavaScript
+//! callbacks and by tests with fakes. SPEC §10, §11.
+//!
+//! No `RefCell` borrow of the session is held across an `.await`: hooks and models may call
+//! back into the session.
+
+use crate::entries::EntrySource;
+use crate::error::{Error, Result};
+use crate::js::{format_iso_timestamp, parse_iso_timestamp};
+use crate::meta::{EntryKind, Role};
+use crate::prepare::{should_compact, CompactionPreparation, CompactionSettings};
+use crate::prompts::PromptTemplates;
+use crate::prune::PruneConfig;
+use crate::session::SessionTree;
+use crate::summarize::{compact, generate_branch_summary, BranchSummaryOptions, CompactOptions, CompactionResult, Complete, SummaryRequest};
+use futures_util::future::{select, Either};
+use serde_json::{json, Value};
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::pin;
+use std::rc::Rc;
+use std::task::{Poll, Waker};
+
+// ------------------------------------------------------------------------------------------
+// Abort
+
+#[derive(Default)]
+struct AbortState {
+    aborted: bool,
+    wakers: Vec<Waker>,
+}
+
+/// A cancellation flag shared between the host and a running operation. Aborting wakes every
+/// operation waiting on it; each await point of the engine races against it.
+#[derive(Clone, Default)]
+pub struct AbortSignal(Rc<RefCell<AbortState>>);
+
+impl AbortSignal {
+    /// A fresh, not aborted signal.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Aborts: every pending [`AbortSignal::race`] resolves with [`Error::Aborted`].
+    pub fn abort(&self) {
+        let wakers = {
+            let mut s = self.0.borrow_mut();
+            s.aborted = true;
+            std::mem::take(&mut s.wakers)
+        };
+        for w in wakers {
+            w.wake();
+        }
+    }
+
+    /// True once aborted.
+    pub fn is_aborted(&self) -> bool {
+        self.0.borrow().aborted
+    }
+
+    /// Fails with [`Error::Aborted`] when aborted.
+    pub fn check(&self, what: &str) -> Result<()> {
+        if self.is_aborted() {
+            Err(Error::Aborted { what: what.into() })
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Resolves when aborted.
+    pub fn aborted(&self) -> impl Future<Output = ()> + '_ {
+        std::future::poll_fn(move |cx| {
+            let mut s = self.0.borrow_mut();
+            if s.aborted {
+                Poll::Ready(())
+            } else {
+                s.wakers.push(cx.waker().clone());
+                Poll::Pending
+            }
+        })
+    }
+
+    /// Runs `fut` unless the signal fires first (then [`Error::Aborted`]).
+    pub async fn race<T>(&self, what: &str, fut: impl Future<Output = Result<T>>) -> Result<T> {
+        self.check(what)?;
+        match select(pin!(fut), pin!(self.aborted())).await {
+            Either::Left((r, _)) => {
+                self.check(what)?;
+                r
+            }
+            Either::Right(_) => Err(Error::Aborted { what: what.into() }),
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Host traits
+
+/// Host hooks, called by event name (SPEC §11): `session_before_compact`,
+/// `session.compacting`, `session_compact`, `session_before_tree`, `session_tree`. The event
+/// object carries its `type`. A hook that is absent returns `Value::Null`; a failing hook
+/// returns [`Error::Hook`].
+pub trait Hooks {
+    /// Calls the hook `name` with `event`; resolves to its return value (or `Null`).
+    fn call(&self, name: &str, event: Value) -> impl Future<Output = Result<Value>>;
+}
+
+/// No hooks at all.
+pub struct NoHooks;
+
+impl Hooks for NoHooks {
+    async fn call(&self, _name: &str, _event: Value) -> Result<Value> {
+        Ok(Value::Null)
+    }
+}
+
+/// Time source: the real clock in hosts, a fake one in tests (no real sleeping).
+pub trait Clock {
+    /// Now, ms since the epoch.
+    fn now_ms(&self) -> f64;
+    /// Waits `ms` milliseconds.
+    fn sleep(&self, ms: f64) -> impl Future<Output = ()>;
+}
+
+/// Receives `auto_compaction_start` / `auto_compaction_end` events.
+pub trait EventSink {
+    /// One event (an object with `type`).
+    fn emit(&self, event: Value);
+}
+
+impl EventSink for () {
+    fn emit(&self, _event: Value) {}
+}
+
+// ------------------------------------------------------------------------------------------
+// The engine
+
+/// A session plus what runs on it: the busy flag and the abort signal of the running operation.
+pub struct SessionEngine {
+    session: Rc<RefCell<SessionTree>>,
+    busy: Cell<bool>,
+    current: RefCell<Option<AbortSignal>>,
+    /// Prompt templates used by this engine's summaries.
+    pub templates: RefCell<PromptTemplates>,
+}
+
+/// Releases the busy flag when an operation ends, however it ends.
+struct BusyGuard<'a>(&'a SessionEngine);
+
+impl Drop for BusyGuard<'_> {
+    fn drop(&mut self) {
+        self.0.busy.set(false);
+        self.0.current.borrow_mut().take();
+    }
+}
+
+/// Options of [`SessionEngine::compact`].
+#[derive(Debug, Clone, Default)]
+pub struct CompactRun {
+    /// Settings for the preparation (reserve / keep tokens).
+    pub settings: CompactionSettings,
+    /// `Additional focus: …` for the summary.
+    pub custom_instructions: Option<String>,
+}
+
+/// What a finished compaction produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompactOutcome {
+    /// The appended `compaction` entry.
+    pub entry: Value,
+    /// The summary result (also for hook-supplied compactions).
+    pub result: CompactionResult,
+    /// The compaction came from a `session_before_compact` hook.
+    pub from_extension: bool,
+}
+
+/// Options of [`SessionEngine::navigate_tree`].
+#[derive(Debug, Clone, Default)]
+pub struct NavigateRun {
+    /// Summarize the branch being left.
+    pub summarize: bool,
+    /// `Additional focus: …` for the branch summary.
+    pub custom_instructions: Option<String>,
+    /// Branch-summary budget options.
+    pub branch: BranchSummaryOptions,
+}
+
+/// The result of [`SessionEngine::navigate_tree`] (SPEC §10).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NavigateOutcome {
+    /// Text for the host's editor (the target user message / custom message text).
+    pub editor_text: Option<String>,
+    /// A hook cancelled, or the summary was aborted: nothing changed.
+    pub cancelled: bool,
+    /// The summary was aborted.
+    pub aborted: bool,
+    /// The appended `branch_summary` entry.
+    pub summary_entry: Option<Value>,
+    /// The new leaf id (`None`: before the first entry).
+    pub new_leaf_id: Option<String>,
+}
+
+fn text_of_content(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
+impl SessionEngine {
+    /// Wraps a session.
+    pub fn new(session: SessionTree) -> Self {
+        Self { session: Rc::new(RefCell::new(session)), busy: Cell::new(false), current: RefCell::new(None), templates: RefCell::new(PromptTemplates::default()) }
+    }
+
+    /// The session (borrow it briefly; never across an await).
+    pub fn session(&self) -> &Rc<RefCell<SessionTree>> {
+        &self.session
+    }
+
+    /// True while a compaction or navigation runs.
+    pub fn is_busy(&self) -> bool {
+        self.busy.get()
+    }
+
+    /// Aborts the running operation, if any (`abortCompaction()`).
+    pub fn abort(&self) {
+        if let Some(s) = self.current.borrow().as_ref() {
+            s.abort();
+        }
+    }
+
+    fn begin(&self, external: Option<&AbortSignal>) -> Result<(BusyGuard<'_>, AbortSignal)> {
+        if self.busy.replace(true) {
+            return Err(Error::Busy);
+        }
+        let signal = external.cloned().unwrap_or_default();
+        *self.current.borrow_mut() = Some(signal.clone());
+        Ok((BusyGuard(self), signal))
+    }
+
+    fn new_id(&self) -> String {
+        let s = self.session.borrow();
+        let mut ids = crate::jsonl::RandomIds::new();
+        loop {
+            let id = ids.next_id();
+            if s.index_of(&id).is_none() {
+                return id;
+            }
+        }
+    }
+
+    /// Runs a compaction on the current branch (SPEC §9, §11): prepare (errors "Already
+    /// compacted" / "Nothing to compact"), `session_before_compact` (cancel → [`Error::Cancelled`];
+    /// a supplied `compaction` is used as is with `fromExtension: true`), `session.compacting`
+    /// (prompt, context lines, preserveData), the summary, the appended `compaction` entry, and
+    /// `session_compact`. An abort at any await point appends nothing. `now_ms`: timestamp.
+    pub async fn compact<C: Complete, H: Hooks>(
+        &self,
+        model: &C,
+        hooks: &H,
+        run: &CompactRun,
+        abort: Option<&AbortSignal>,
+        now_ms: f64,
+    ) -> Result<CompactOutcome> {
+        let (_guard, signal) = self.begin(abort)?;
+        self.compact_inner(model, hooks, run, &signal, now_ms).await
+    }
+
+    async fn compact_inner<C: Complete, H: Hooks>(
+        &self,
+        model: &C,
+        hooks: &H,
+        run: &CompactRun,
+        signal: &AbortSignal,
+        now_ms: f64,
+    ) -> Result<CompactOutcome> {
+        const WHAT: &str = "Compaction";
+        let (prep, branch_entries, session_id) = {
+            let s = self.session.borrow();
+            let prep = match s.prepare_compaction(&run.settings) {
+                Some(p) => p,
+                None => {
+                    let ends_in_compaction = s.branch_indices().last().is_some_and(|&i| s.meta(i).kind == EntryKind::Compaction);
+                    return Err(if ends_in_compaction { Error::AlreadyCompacted } else { Error::NothingToCompact });
+                }
+            };
+            let branch: Vec<Value> = s.branch_indices().iter().map(|&i| s.entry(i).into_owned()).collect();
+            let sid = s.header().and_then(|h| h.get("id")).cloned().unwrap_or(Value::Null);
+            (prep, branch, sid)
+        };
+        let before = signal
+            .race(
+                WHAT,
+                hooks.call(
+                    "session_before_compact",
+                    json!({"type": "session_before_compact", "preparation": prep, "branchEntries": branch_entries, "customInstructions": run.custom_instructions}),
+                ),
+            )
+            .await?;
+        if before.get("cancel").and_then(Value::as_bool) == Some(true) {
+            return Err(Error::Cancelled);
+        }
+        let (result, from_extension, preserve) = match before.get("compaction").filter(|c| c.is_object()) {
+            Some(c) => (hook_compaction(c, &prep)?, true, None),
+            None => {
+                let messages: Vec<Value> = prep.messages_to_summarize.iter().chain(&prep.turn_prefix_messages).cloned().collect();
+                let shaping = signal
+                    .race(WHAT, hooks.call("session.compacting", json!({"type": "session.compacting", "sessionId": session_id, "messages": messages})))
+                    .await?;
+                let options = CompactOptions {
+                    custom_instructions: run.custom_instructions.clone(),
+                    prompt_override: shaping.get("prompt").and_then(Value::as_str).map(str::to_owned),
+                    extra_context: shaping
+                        .get("context")
+                        .and_then(Value::as_array)
+                        .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+                        .unwrap_or_default(),
+                };
+                let templates = self.templates.borrow().clone();
+                let result = signal.race(WHAT, compact(&prep, model, &options, &templates)).await?;
+                (result, false, shaping.get("preserveData").cloned())
+            }
+        };
+        signal.check(WHAT)?;
+        let mut entry = json!({
+            "type": "compaction",
+            "id": self.new_id(),
+            "parentId": self.session.borrow().leaf_id(),
+            "timestamp": format_iso_timestamp(now_ms),
+            "summary": result.summary,
+            "shortSummary": result.short_summary,
+            "firstKeptEntryId": result.first_kept_entry_id,
+            "tokensBefore": result.tokens_before,
+            "details": result.details,
+        });
+        if let Some(p) = preserve.filter(|p| !p.is_null()) {
+            entry["preserveData"] = p;
+        }
+        if from_extension {
+            entry["fromExtension"] = Value::Bool(true);
+        }
+        self.session.borrow_mut().append_entry(entry.clone())?;
+        // The entry is in: the after-hook may fail, but the compaction stands.
+        hooks.call("session_compact", json!({"type": "session_compact", "compactionEntry": entry, "fromExtension": from_extension})).await?;
+        Ok(CompactOutcome { entry, result, from_extension })
+    }
+
+    /// Moves to `target_id` (SPEC §10): a `user` message or `custom_message` target makes its
+    /// parent the leaf (its text goes back to the editor); otherwise the target itself. With
+    /// `summarize`, the branch being left is summarized (or the `session_before_tree` hook's
+    /// summary is used) and attached as a new `branch_summary` child of the new leaf, with
+    /// `fromId` = the old leaf (`"root"` when none, SPEC §12.6). Cancel/abort change nothing.
+    pub async fn navigate_tree<C: Complete, H: Hooks>(
+        &self,
+        target_id: &str,
+        model: Option<&C>,
+        hooks: &H,
+        run: &NavigateRun,
+        abort: Option<&AbortSignal>,
+        now_ms: f64,
+    ) -> Result<NavigateOutcome> {
+        let (_guard, signal) = self.begin(abort)?;
+        const WHAT: &str = "Branch summary";
+        let (old_leaf, entries_to_summarize, common, new_leaf, editor_text) = {
+            let s = self.session.borrow();
+            let ti = s.index_of(target_id).ok_or_else(|| Error::NotFound { id: target_id.to_string() })?;
+            let old_leaf = s.leaf_id().map(str::to_owned);
+            let (idx, common) = s.tree_index().collect_for_branch_summary(&*s, old_leaf.as_deref(), target_id);
+            let entries: Vec<Value> = idx.iter().map(|&i| s.entry(i).into_owned()).collect();
+            let m = s.meta(ti);
+            let back_to_editor = m.kind == EntryKind::CustomMessage || (m.kind == EntryKind::Message && m.role() == Some(Role::User));
+            let (new_leaf, editor) = if back_to_editor {
+                let e = s.entry(ti);
+                let text = match m.kind {
+                    EntryKind::CustomMessage => text_of_content(e.get("content")),
+                    _ => text_of_content(e.get("message").and_then(|msg| msg.get("content"))),
+                };
+                (m.parent_id.clone().filter(|p| s.index_of(p).is_some()), Some(text))
+            } else {
+                (Some(target_id.to_string()), None)
+            };
+            (old_leaf, entries, common, new_leaf, editor)
+        };
+        let before = signal
+            .race(
+                WHAT,
+                hooks.call(
+                    "session_before_tree",
+                    json!({"type": "session_before_tree", "preparation": {
+                        "targetId": target_id, "oldLeafId": old_leaf, "commonAncestorId": common,
+                        "entriesToSummarize": entries_to_summarize, "userWantsSummary": run.summarize,
+                    }}),
+                ),
+            )
+            .await;
+        let before = match before {
+            Ok(v) => v,
+            Err(Error::Aborted { .. }) => return Ok(NavigateOutcome { cancelled: true, aborted: true, ..Default::default() }),
+            Err(e) => return Err(e),
+        };
+        if before.get("cancel").and_then(Value::as_bool) == Some(true) {
+            return Ok(NavigateOutcome { cancelled: true, ..Default::default() });
+        }
+        let mut summary: Option<(String, Value, bool)> = None;
+        if run.summarize && !entries_to_summarize.is_empty() {
+            if let Some(s) = before.get("summary").filter(|s| s.is_object()) {
+                let text = s.get("summary").and_then(Value::as_str).unwrap_or_default().to_string();
+                summary = Some((text, s.get("details").cloned().unwrap_or(Value::Null), true));
+            } else if let Some(model) = model {
+                let list_values = entries_to_summarize.clone();
+                let list = crate::entries::EntryList::new(&list_values);
+                let mut options = run.branch.clone();
+                options.custom_instructions = run.custom_instructions.clone();
+                let templates = self.templates.borrow().clone();
+                match signal.race(WHAT, generate_branch_summary(&list, model, &options, &templates)).await {
+                    Ok(b) => {
+                        let details = json!({"readFiles": b.read_files, "modifiedFiles": b.modified_files});
+                        summary = Some((b.summary, details, false));
+                    }
+                    Err(Error::Aborted { .. }) => return Ok(NavigateOutcome { cancelled: true, aborted: true, ..Default::default() }),
+                    Err(e) => return Err(e),
+                }
+            } else {
+                return Err(Error::InvalidArgument("navigateTree with summarize needs `complete` (or a session_before_tree hook that supplies the summary)".into()));
+            }
+        }
+        if signal.is_aborted() {
+            return Ok(NavigateOutcome { cancelled: true, aborted: true, ..Default::default() });
+        }
+        self.session.borrow_mut().set_leaf(new_leaf.as_deref())?;
+        let mut summary_entry = None;
+        let mut from_extension = false;
+        if let Some((text, details, ext)) = summary {
+            let mut entry = json!({
+                "type": "branch_summary",
+                "id": self.new_id(),
+                "parentId": new_leaf,
+                "timestamp": format_iso_timestamp(now_ms),
+                "fromId": old_leaf.clone().unwrap_or_else(|| "root".into()),
+                "summary": text,
+            });
+            if !details.is_null() {
+                entry["details"] = details;
+            }
+            if ext {
+                entry["fromExtension"] = Value::Bool(true);
+                from_extension = true;
+            }
+            self.session.borrow_mut().append_entry(entry.clone())?;
+            summary_entry = Some(entry);
+        }
+        let new_leaf_id = self.session.borrow().leaf_id().map(str::to_owned);
+        let mut event = json!({"type": "session_tree", "newLeafId": new_leaf_id, "oldLeafId": old_leaf});
+        if let Some(e) = &summary_entry {
+            event["summaryEntry"] = e.clone();
+            event["fromExtension"] = Value::Bool(from_extension);
+        }
+        hooks.call("session_tree", event).await?;
+        Ok(NavigateOutcome { editor_text, cancelled: false, aborted: false, summary_entry, new_leaf_id })
+    }
+
+    /// Automatic compaction after a model turn (SPEC §11): prune first; then the overflow path
+    /// (the reply's error says the context overflowed, same model, newer than the last
+    /// compaction: compact and ask the host to retry with the error left out of the context) or
+    /// the threshold path (`shouldCompact` on the estimate minus the pruned tokens: compact,
+    /// then "Continue if you have next steps." unless `autoContinue === false`). Candidates are
+    /// tried in order, transient failures retried with backoff (see [`RetryPolicy`]).
+    pub async fn check_compaction<C: Complete, H: Hooks, K: Clock, E: EventSink>(
+        &self,
+        assistant_message: &Value,
+        check: &CheckOptions,
+        candidates: &[C],
+        hooks: &H,
+        clock: &K,
+        events: &E,
+        abort: Option<&AbortSignal>,
+    ) -> Result<CheckOutcome> {
+        let mut outcome = CheckOutcome::default();
+        // 1. prune
+        {
+            let mut s = self.session.borrow_mut();
+            let (plan, _changed) = s.prune_tool_outputs(&check.prune, clock.now_ms());
+            outcome.pruned_count = plan.candidates.len();
+            outcome.tokens_saved = plan.tokens_saved;
+        }
+        // 2. which path
+        let reason = {
+            let s = self.session.borrow();
+            let branch = s.branch_source();
+            let overflow = crate::overflow::is_context_overflow(assistant_message, Some(check.context_window));
+            let same_model = match (&check.model, crate::meta::MessageMeta::from_value(assistant_message).provider_model) {
+                (Some(want), Some(got)) => *want == got,
+                _ => true,
+            };
+            let last_compaction_ms = crate::prepare::last_compaction_index(&branch)
+                .and_then(|i| branch.entry(i).get("timestamp").and_then(Value::as_str).and_then(parse_iso_timestamp));
+            let msg_ms = assistant_message.get("timestamp").and_then(Value::as_f64);
+            let newer = match (last_compaction_ms, msg_ms) {
+                (Some(c), Some(m)) => m > c,
+                _ => true,
+            };
+            let stop = assistant_message.get("stopReason").and_then(Value::as_str);
+            if overflow && same_model && newer {
+                Some("overflow")
+            } else if !overflow && !matches!(stop, Some("error") | Some("aborted")) {
+                let tokens = crate::overflow::estimate_context_tokens(&branch) - outcome.tokens_saved as f64;
+                outcome.context_tokens = tokens;
+                should_compact(tokens, check.context_window, &check.settings).then_some("threshold")
+            } else {
+                None
+            }
+        };
+        let Some(reason) = reason else { return Ok(outcome) };
+        outcome.reason = Some(reason.to_string());
+        let will_retry = reason == "overflow";
+        events.emit(json!({"type": "auto_compaction_start", "reason": reason}));
+        let (_guard, signal) = match self.begin(abort) {
+            Ok(g) => g,
+            Err(e) => {
+                events.emit(json!({"type": "auto_compaction_end", "aborted": false, "willRetry": false, "errorMessage": e.to_string()}));
+                return Err(e);
+            }
+        };
+        let model = Retrying { candidates, policy: &check.retry, clock, signal: &signal };
+        let run = CompactRun { settings: check.settings.clone(), custom_instructions: None };
+        let result = self.compact_inner(&model, hooks, &run, &signal, clock.now_ms()).await;
+        match result {
+            Ok(done) => {
+                events.emit(json!({"type": "auto_compaction_end", "result": done.result, "aborted": false, "willRetry": will_retry}));
+                outcome.will_retry = will_retry;
+                if will_retry {
+                    let mut ctx = self.session.borrow().build_session_context();
+                    ctx.messages.retain(|m| m != assistant_message);
+                    outcome.context = Some(ctx);
+                } else if check.settings.auto_continue != Some(false) {
+                    outcome.continue_prompt = Some(CONTINUE_PROMPT.to_string());
+                }
+                outcome.compaction = Some(done);
+                Ok(outcome)
+            }
+            Err(e) => {
+                let aborted = matches!(e, Error::Aborted { .. });
+                let message = if aborted {
+                    None
+                } else if will_retry {
+                    Some(format!("Context overflow recovery failed: {e}"))
+                } else {
+                    Some(format!("Auto-compaction failed: {e}"))
+                };
+                let mut end = json!({"type": "auto_compaction_end", "aborted": aborted, "willRetry": false});
+                if let Some(m) = &message {
+                    end["errorMessage"] = json!(m);
+                }
+                events.emit(end);
+                outcome.aborted = aborted;
+                outcome.error_message = message;
+                Ok(outcome)
+            }
+        }
+    }
+}
+
+/// The synthetic prompt after a threshold compaction.
+pub const CONTINUE_PROMPT: &str = "Continue if you have next steps.";
+
+/// A hook-supplied compaction (`{summary, firstKeptEntryId?, tokensBefore?, details?, …}`).
+fn hook_compaction(c: &Value, prep: &CompactionPreparation) -> Result<CompactionResult> {
+    let summary = c.get("summary").and_then(Value::as_str).ok_or_else(|| Error::Hook {
+        hook: "session_before_compact".into(),
+        message: "the returned compaction has no string `summary`".into(),
+    })?;
+    let details = c.get("details").cloned().map(|d| serde_json::from_value(d).unwrap_or_default()).unwrap_or_default();
+    Ok(CompactionResult {
+        summary: summary.to_string(),
+        short_summary: c.get("shortSummary").and_then(Value::as_str).unwrap_or_default().to_string(),
+        first_kept_entry_id: c.get("firstKeptEntryId").and_then(Value::as_str).unwrap_or(&prep.first_kept_entry_id).to_string(),
+        tokens_before: c.get("tokensBefore").and_then(Value::as_f64).unwrap_or(prep.tokens_before),
+        details,
+    })
+}
+
+/// Retry settings of automatic compaction (SPEC §11).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryPolicy {
+    /// Retries per candidate after the first attempt.
+    pub max_retries: u32,
+    /// First backoff; attempt `n` waits `baseDelayMs · 2^n`.
+    pub base_delay_ms: f64,
+    /// A wait longer than this moves on to the next candidate.
+    pub max_wait_ms: f64,
+}
+
+impl Default for RetryPolicy {
+    /// 3 retries, 2 s base, 30 s cap.
+    fn default() -> Self {
+        Self { max_retries: 3, base_delay_ms: 2000.0, max_wait_ms: 30_000.0 }
+    }
+}
+
+/// Options of [`SessionEngine::check_compaction`].
+#[derive(Debug, Clone)]
+pub struct CheckOptions {
+    /// The model's context window (tokens).
+    pub context_window: f64,
+    /// The current model as `provider/id` (overflow recovery only for the same model).
+    pub model: Option<String>,
+    /// Compaction settings (threshold, keep, autoContinue).
+    pub settings: CompactionSettings,
+    /// Pruning settings.
+    pub prune: PruneConfig,
+    /// Retry policy.
+    pub retry: RetryPolicy,
+}
+
+/// What [`SessionEngine::check_compaction`] did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CheckOutcome {
+    /// Tool results pruned first.
+    pub pruned_count: usize,
+    /// Tokens saved by pruning.
+    pub tokens_saved: u64,
+    /// Estimated context tokens used for the threshold decision.
+    pub context_tokens: f64,
+    /// `"overflow"` or `"threshold"` when a compaction was attempted.
+    pub reason: Option<String>,
+    /// The finished compaction.
+    pub compaction: Option<CompactOutcome>,
+    /// Overflow path: the host should retry the turn with [`CheckOutcome::context`].
+    pub will_retry: bool,
+    /// The context for the retry (the overflow error message left out).
+    pub context: Option<crate::context::SessionContext>,
+    /// Threshold path: the synthetic user prompt to send next.
+    pub continue_prompt: Option<String>,
+    /// The compaction was aborted.
+    pub aborted: bool,
+    /// `Context overflow recovery failed: …` / `Auto-compaction failed: …`.
+    pub error_message: Option<String>,
+}
+
+/// Texts of transient failures (lower case), retried with backoff.
+const TRANSIENT: &[&str] = &[
+    "overloaded", "rate limit", "rate_limit", "usage limit", "too many requests", "429", "500", "502", "503", "504",
+    "service unavailable", "server error", "internal error", "connection error", "fetch failed",
+];
+
+/// True when a model failure is worth retrying (SPEC §11): a transient status or text, never a
+/// context overflow.
+pub fn is_transient(error: &Error) -> bool {
+    let (message, status) = match error {
+        Error::Model { message, status, .. } => (message.as_str(), *status),
+        Error::Summarization { message } => (message.as_str(), None),
+        Error::Remote { message, status } => (message.as_str(), Some(*status).filter(|s| *s != 0)),
+        _ => return false,
+    };
+    if crate::overflow::is_overflow_error_text(message) {
+        return false;
+    }
+    if matches!(status, Some(429 | 500 | 502 | 503 | 504)) {
+        return true;
+    }
+    let lower = message.to_lowercase();
+    TRANSIENT.iter().any(|t| lower.contains(t))
+}
+
+/// The wait a server asked for, in ms, from response headers (names lower-case): `retry-after-ms`,
+/// `retry-after` (seconds or an HTTP date), `x-ratelimit-reset-ms`, `x-ratelimit-reset`
+/// (seconds, or an epoch timestamp in seconds when larger than now). `now_ms`: ms epoch.
+pub fn retry_after_from_headers(headers: &[(String, String)], now_ms: f64) -> Option<f64> {
+    let get = |name: &str| headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.trim());
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+        return Some(ms.max(0.0));
+    }
+    if let Some(v) = get("retry-after") {
+        if let Ok(secs) = v.parse::<f64>() {
+            return Some((secs * 1000.0).max(0.0));
+        }
+        if let Some(at) = parse_http_date(v) {
+            return Some((at - now_ms).max(0.0));
+        }
+    }
+    if let Some(ms) = get("x-ratelimit-reset-ms").and_then(|v| v.parse::<f64>().ok()) {
+        return Some(ms.max(0.0));
+    }
+    if let Some(v) = get("x-ratelimit-reset").and_then(|v| v.parse::<f64>().ok()) {
+        let as_epoch_ms = v * 1000.0;
+        return Some(if as_epoch_ms > now_ms { as_epoch_ms - now_ms } else { v * 1000.0 }.max(0.0));
+    }
+    None
+}
+
+/// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) to ms since the epoch.
+pub fn parse_http_date(text: &str) -> Option<f64> {
+    let parts: Vec<&str> = text.split_whitespace().collect();
+    if parts.len() != 6 || !parts[5].eq_ignore_ascii_case("GMT") {
+        return None;
+    }
+    let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+    let month = months.iter().position(|m| parts[2].eq_ignore_ascii_case(m))? + 1;
+    let iso = format!("{}-{:02}-{:02}T{}Z", parts[3], month, parts[1].parse::<u32>().ok()?, parts[4]);
+    parse_iso_timestamp(&iso)
+}
+
+/// A [`Complete`] over several candidates with retries (automatic compaction).
+struct Retrying<'a, C, K> {
+    candidates: &'a [C],
+    policy: &'a RetryPolicy,
+    clock: &'a K,
+    signal: &'a AbortSignal,
+}
+
+impl<C: Complete, K: Clock> Complete for Retrying<'_, C, K> {
+    async fn complete(&self, request: SummaryRequest) -> Result<String> {
+        let mut last = Error::Summarization { message: "no candidate model".into() };
+        'candidates: for candidate in self.candidates {
+            for attempt in 0..=self.policy.max_retries {
+                match self.signal.race("Compaction", candidate.complete(request.clone())).await {
+                    Ok(text) => return Ok(text),
+                    Err(e @ Error::Aborted { .. }) => return Err(e),
+                    Err(e) => {
+                        if !is_transient(&e) || attempt == self.policy.max_retries {
+                            last = e;
+                            continue 'candidates;
+                        }
+                        let server = match &e {
+                            Error::Model { retry_after_ms, .. } => *retry_after_ms,
+                            _ => None,
+                        };
+                        let wait = server.unwrap_or(self.policy.base_delay_ms * 2f64.powi(attempt as i32));
+                        last = e;
+                        if wait > self.policy.max_wait_ms {
+                            continue 'candidates;
+                        }
+                        self.signal.race("Compaction", async { self.clock.sleep(wait).await; Ok(()) }).await?;
+                    }
+                }
+            }
+        }
+        Err(last)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers() {
+        let h = |k: &str, v: &str| vec![(k.to_string(), v.to_string())];
+        assert_eq!(retry_after_from_headers(&h("retry-after-ms", "1500"), 0.0), Some(1500.0));
+        assert_eq!(retry_after_from_headers(&h("Retry-After", "3"), 0.0), Some(3000.0));
+        let now = parse_iso_timestamp("2015-10-21T07:28:00Z").unwrap();
+        assert_eq!(retry_after_from_headers(&h("retry-after", "Wed, 21 Oct 2015 07:28:10 GMT"), now), Some(10_000.0));
+        assert_eq!(retry_after_from_headers(&h("x-ratelimit-reset-ms", "250"), 0.0), Some(250.0));
+        assert_eq!(retry_after_from_headers(&h("x-ratelimit-reset", "2"), 1_000_000.0), Some(2000.0));
+        assert_eq!(retry_after_from_headers(&[], 0.0), None);
+    }
+
+    #[test]
+    fn transient_errors() {
+        let m = |s: &str, st: Option<u16>| Error::Model { message: s.into(), status: st, retry_after_ms: None };
+        assert!(is_transient(&m("Overloaded", None)));
+        assert!(is_transient(&m("x", Some(503))));
+        assert!(is_transient(&m("TypeError: fetch failed", None)));
+        assert!(!is_transient(&m("prompt is too long: 300000 tokens > 200000 maximum", Some(400))));
+        assert!(!is_transient(&m("invalid api key", Some(401))));
+    }
+}
