@@ -31,6 +31,7 @@ use std::task::{Poll, Waker};
 struct AbortState {
     aborted: bool,
     wakers: Vec<Waker>,
+    callbacks: Vec<Box<dyn FnOnce()>>,
 }
 
 /// A cancellation flag shared between the host and a running operation. Aborting wakes every
@@ -46,13 +47,29 @@ impl AbortSignal {
 
     /// Aborts: every pending [`AbortSignal::race`] resolves with [`Error::Aborted`].
     pub fn abort(&self) {
-        let wakers = {
+        let (wakers, callbacks) = {
             let mut s = self.0.borrow_mut();
+            if s.aborted {
+                return;
+            }
             s.aborted = true;
-            std::mem::take(&mut s.wakers)
+            (std::mem::take(&mut s.wakers), std::mem::take(&mut s.callbacks))
         };
+        for f in callbacks {
+            f();
+        }
         for w in wakers {
             w.wake();
+        }
+    }
+
+    /// Runs `f` once when the signal is aborted (at once if it already is); used to forward the
+    /// abort to a host-side signal.
+    pub fn on_abort(&self, f: Box<dyn FnOnce()>) {
+        if self.is_aborted() {
+            f();
+        } else {
+            self.0.borrow_mut().callbacks.push(f);
         }
     }
 
@@ -347,6 +364,16 @@ impl SessionEngine {
             entry["preserveData"] = p;
         }
         if from_extension {
+            // A supplied compaction is used as is (SPEC §11): its own `details`, whatever their
+            // shape, or none — not file lists coerced from them.
+            match before.get("compaction").and_then(|c| c.get("details")) {
+                Some(d) => entry["details"] = d.clone(),
+                None => {
+                    if let Some(o) = entry.as_object_mut() {
+                        o.shift_remove("details");
+                    }
+                }
+            }
             entry["fromExtension"] = Value::Bool(true);
         }
         self.session.borrow_mut().append_entry(entry.clone())?;
@@ -475,6 +502,7 @@ impl SessionEngine {
     /// the threshold path (`shouldCompact` on the estimate minus the pruned tokens: compact,
     /// then "Continue if you have next steps." unless `autoContinue === false`). Candidates are
     /// tried in order, transient failures retried with backoff (see [`RetryPolicy`]).
+    #[allow(clippy::too_many_arguments)] // each argument is a distinct host capability
     pub async fn check_compaction<C: Complete, H: Hooks, K: Clock, E: EventSink>(
         &self,
         assistant_message: &Value,
@@ -486,6 +514,9 @@ impl SessionEngine {
         abort: Option<&AbortSignal>,
     ) -> Result<CheckOutcome> {
         let mut outcome = CheckOutcome::default();
+        // The estimate is taken before pruning: the check subtracts the pruned tokens (SPEC §7),
+        // and an estimate made after pruning would already lack them (counted twice).
+        let estimate_before_prune = crate::overflow::estimate_context_tokens(&self.session.borrow().branch_source());
         // 1. prune
         {
             let mut s = self.session.borrow_mut();
@@ -510,10 +541,12 @@ impl SessionEngine {
                 _ => true,
             };
             let stop = assistant_message.get("stopReason").and_then(Value::as_str);
-            if overflow && same_model && newer {
+            if !check.settings.enabled {
+                None
+            } else if overflow && same_model && newer {
                 Some("overflow")
             } else if !overflow && !matches!(stop, Some("error") | Some("aborted")) {
-                let tokens = crate::overflow::estimate_context_tokens(&branch) - outcome.tokens_saved as f64;
+                let tokens = estimate_before_prune - outcome.tokens_saved as f64;
                 outcome.context_tokens = tokens;
                 should_compact(tokens, check.context_window, &check.settings).then_some("threshold")
             } else {

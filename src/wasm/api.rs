@@ -27,7 +27,8 @@ const TS_TYPES: &'static str = r#"
 export type ErrorCode =
   | "E_PARSE" | "E_MISSING_FIELD" | "E_UNKNOWN_ENTRY" | "E_HEADER" | "E_CYCLE" | "E_DUPLICATE_ID"
   | "E_NOT_FOUND" | "E_TEMPLATE" | "E_INVALID_ARGUMENT" | "E_ALREADY_COMPACTED" | "E_NOTHING_TO_COMPACT"
-  | "E_MISSING_PARENT" | "E_KEPT_ENTRY_NOT_ON_PATH" | "E_ORPHAN_TOOL_RESULT" | "E_UNANSWERED_TOOL_CALL"
+  | "E_MISSING_PARENT" | "E_KEPT_NOT_ON_PATH" | "E_ORPHAN_TOOL_RESULT" | "E_UNANSWERED_TOOL_CALL"
+  | "E_SUMMARIZATION" | "E_CANCELLED" | "E_ABORTED" | "E_HOOK" | "E_BUSY" | "E_REMOTE" | "E_MODEL"
   | "E_INTERNAL" | "E_NOT_INITIALIZED";
 /** A bad JSONL line: 1-based line number, stable code and message. */
 export interface LineError { line: number; code: ErrorCode; message: string }
@@ -39,6 +40,13 @@ export interface PruneResult { prunedCount: number; tokensSaved: number; prunedE
 export interface BranchCollection { entries: SessionEntry[]; commonAncestorId: string | null }
 /** Result of `prepareBranchEntries`. */
 export interface BranchEntriesResult { messages: AgentMessage[]; fileOps: FileOpsLists; totalTokens: number; fileLists: FileLists }
+/** Options of `parseSession`, `SessionTree.fromJsonl` and `SessionTree.fromBytes`. */
+export interface ParseSessionOptions {
+  /** Throw the error of the first bad line (`E_PARSE`, `E_MISSING_FIELD`, `E_HEADER`) instead of reporting it in `errors`. */
+  strict?: boolean;
+}
+/** Result of `parseSessionWithIds`: `parseSession`'s result plus how many ids the v1 migration drew. */
+export interface ParsedSessionWithIdsResult extends ParsedSessionResult { generatedIdsUsed: number }
 "#;
 
 /// `estimateTokens(message)`: `ceil(chars / 4)` in UTF-16 units. SPEC §3.
@@ -51,9 +59,9 @@ pub fn estimate_tokens(#[wasm_bindgen(unchecked_param_type = "AgentMessage")] me
 #[wasm_bindgen(js_name = findCutPoint, unchecked_return_type = "CutPointResult")]
 pub fn find_cut_point(
     #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
-    start_index: u32,
-    end_index: u32,
-    keep_recent_tokens: f64,
+    #[wasm_bindgen(js_name = startIndex)] start_index: u32,
+    #[wasm_bindgen(js_name = endIndex)] end_index: u32,
+    #[wasm_bindgen(js_name = keepRecentTokens)] keep_recent_tokens: f64,
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&entries, "entries")?;
     let list = EntryList::new(&values);
@@ -64,8 +72,8 @@ pub fn find_cut_point(
 /// `prepareCompaction(pathEntries, settings?)` → the preparation or `undefined`. SPEC §5, §12.
 #[wasm_bindgen(js_name = prepareCompaction, unchecked_return_type = "CompactionPreparation | undefined")]
 pub fn prepare_compaction(
-    #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] path_entries: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "Partial<CompactionSettings>")] settings: JsValue,
+    #[wasm_bindgen(js_name = pathEntries, unchecked_param_type = "SessionEntry[]")] path_entries: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings>")] settings: JsValue,
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&path_entries, "pathEntries")?;
     let settings: CompactionSettings = to_typed(&settings, "settings")?;
@@ -75,9 +83,9 @@ pub fn prepare_compaction(
 /// `shouldCompact(contextTokens, contextWindow, settings?)`. SPEC §5.
 #[wasm_bindgen(js_name = shouldCompact)]
 pub fn should_compact(
-    context_tokens: f64,
-    context_window: f64,
-    #[wasm_bindgen(unchecked_param_type = "Partial<CompactionSettings>")] settings: JsValue,
+    #[wasm_bindgen(js_name = contextTokens)] context_tokens: f64,
+    #[wasm_bindgen(js_name = contextWindow)] context_window: f64,
+    #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings>")] settings: JsValue,
 ) -> Result<bool, JsValue> {
     let settings: CompactionSettings = to_typed(&settings, "settings")?;
     Ok(crate::prepare::should_compact(context_tokens, context_window, &settings))
@@ -85,7 +93,7 @@ pub fn should_compact(
 
 /// `estimateContextTokens(pathEntries)`: last fresh usage + estimates after it. SPEC §12.3.
 #[wasm_bindgen(js_name = estimateContextTokens)]
-pub fn estimate_context_tokens(#[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] path_entries: JsValue) -> Result<f64, JsValue> {
+pub fn estimate_context_tokens(#[wasm_bindgen(js_name = pathEntries, unchecked_param_type = "SessionEntry[]")] path_entries: JsValue) -> Result<f64, JsValue> {
     let values = to_values(&path_entries, "pathEntries")?;
     Ok(crate::overflow::estimate_context_tokens(&EntryList::new(&values)))
 }
@@ -93,8 +101,8 @@ pub fn estimate_context_tokens(#[wasm_bindgen(unchecked_param_type = "SessionEnt
 /// `isContextOverflow(assistantMessage, contextWindow?)`. SPEC §11.
 #[wasm_bindgen(js_name = isContextOverflow)]
 pub fn is_context_overflow(
-    #[wasm_bindgen(unchecked_param_type = "AgentMessage")] message: JsValue,
-    context_window: Option<f64>,
+    #[wasm_bindgen(js_name = assistantMessage, unchecked_param_type = "AgentMessage")] message: JsValue,
+    #[wasm_bindgen(js_name = contextWindow)] context_window: Option<f64>,
 ) -> Result<bool, JsValue> {
     Ok(crate::overflow::is_context_overflow(&to_value(&message, "assistantMessage")?, context_window))
 }
@@ -103,7 +111,7 @@ pub fn is_context_overflow(
 #[wasm_bindgen(js_name = buildSessionContext, unchecked_return_type = "SessionContext")]
 pub fn build_context(
     #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "string | null | undefined")] leaf_id: JsValue,
+    #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")] leaf_id: JsValue,
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&entries, "entries")?;
     let leaf = leaf_selector(&leaf_id)?;
@@ -139,8 +147,8 @@ pub fn serialize_conversation(#[wasm_bindgen(unchecked_param_type = "AgentMessag
 #[wasm_bindgen(js_name = pruneToolOutputs, unchecked_return_type = "PruneResult")]
 pub fn prune_tool_outputs(
     #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "Partial<PruneConfig>")] config: JsValue,
-    now: Option<f64>,
+    #[wasm_bindgen(unchecked_optional_param_type = "Partial<PruneConfig>")] config: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "number")] now: Option<f64>,
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&entries, "entries")?;
     let config: PruneConfig = to_typed(&config, "config")?;
@@ -154,8 +162,8 @@ pub fn prune_tool_outputs(
 #[wasm_bindgen(js_name = collectEntriesForBranchSummary, unchecked_return_type = "BranchCollection")]
 pub fn collect_entries_for_branch_summary(
     #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
-    old_leaf_id: Option<String>,
-    target_id: String,
+    #[wasm_bindgen(js_name = oldLeafId)] old_leaf_id: Option<String>,
+    #[wasm_bindgen(js_name = targetId)] target_id: String,
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&entries, "entries")?;
     let list = EntryList::new(&values);
@@ -168,7 +176,7 @@ pub fn collect_entries_for_branch_summary(
 #[wasm_bindgen(js_name = prepareBranchEntries, unchecked_return_type = "BranchEntriesResult")]
 pub fn prepare_branch_entries(
     #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
-    token_budget: Option<f64>,
+    #[wasm_bindgen(js_name = tokenBudget)] token_budget: Option<f64>,
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&entries, "entries")?;
     let budget = token_budget.filter(|b| b.is_finite() && *b > 0.0).map_or(0, |b| b as u64);
@@ -185,7 +193,7 @@ pub fn prepare_branch_entries(
 /// default: every good line is kept and each bad one reported with its line number; with
 /// `strict: true` the first bad line throws (`E_PARSE`, `E_MISSING_FIELD`, `E_HEADER`). SPEC §1.
 #[wasm_bindgen(js_name = parseSession, unchecked_return_type = "ParsedSessionResult")]
-pub fn parse_session(jsonl: String, #[wasm_bindgen(unchecked_param_type = "{ strict?: boolean }")] options: JsValue) -> Result<JsValue, JsValue> {
+pub fn parse_session(jsonl: String, #[wasm_bindgen(unchecked_optional_param_type = "ParseSessionOptions")] options: JsValue) -> Result<JsValue, JsValue> {
     let opts = parse_options(&options)?;
     let parsed = crate::jsonl::parse_session(&jsonl, &opts).map_err(to_js)?;
     from_serde(&json!({"header": parsed.header, "entries": parsed.entries, "errors": parsed.errors, "migrated": parsed.migrated}))
@@ -264,6 +272,108 @@ pub fn prompt_template_names() -> Vec<String> {
 /// `formatFileOperations(readFiles, modifiedFiles)`: the `<read-files>` / `<modified-files>`
 /// block. SPEC §8.
 #[wasm_bindgen(js_name = formatFileOperations)]
-pub fn format_file_operations(read_files: Vec<String>, modified_files: Vec<String>) -> Result<String, JsValue> {
+pub fn format_file_operations(#[wasm_bindgen(js_name = readFiles)] read_files: Vec<String>, #[wasm_bindgen(js_name = modifiedFiles)] modified_files: Vec<String>) -> Result<String, JsValue> {
     crate::prompts::format_file_operations(&templates(), &read_files, &modified_files).map_err(to_js)
+}
+
+// ---- Lower-level functions of the reference (thin forwarders; the conformance ops use them) ----
+
+/// `findValidCutPoints(entries, startIndex, endIndex)`: indices in `[startIndex, endIndex)` where
+/// a cut may fall. SPEC §4.
+#[wasm_bindgen(js_name = findValidCutPoints, unchecked_return_type = "number[]")]
+pub fn find_valid_cut_points(
+    #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
+    #[wasm_bindgen(js_name = startIndex)] start_index: u32,
+    #[wasm_bindgen(js_name = endIndex)] end_index: u32,
+) -> Result<JsValue, JsValue> {
+    let values = to_values(&entries, "entries")?;
+    from_serde(&crate::cut_point::find_valid_cut_points(&EntryList::new(&values), start_index as usize, end_index as usize))
+}
+
+/// `findTurnStartIndex(entries, entryIndex, startIndex)`: index of the entry starting the turn
+/// that contains `entryIndex`, or -1. SPEC §4.
+#[wasm_bindgen(js_name = findTurnStartIndex)]
+pub fn find_turn_start_index(
+    #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
+    #[wasm_bindgen(js_name = entryIndex)] entry_index: u32,
+    #[wasm_bindgen(js_name = startIndex)] start_index: u32,
+) -> Result<f64, JsValue> {
+    let values = to_values(&entries, "entries")?;
+    Ok(crate::cut_point::find_turn_start_index(&EntryList::new(&values), entry_index as usize, start_index as usize) as f64)
+}
+
+/// `getLastAssistantUsage(entries)`: the `usage` of the last assistant message whose
+/// stopReason is neither "aborted" nor "error", or `undefined`. SPEC §5.
+#[wasm_bindgen(js_name = getLastAssistantUsage, unchecked_return_type = "Usage | undefined")]
+pub fn get_last_assistant_usage(#[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue) -> Result<JsValue, JsValue> {
+    let values = to_values(&entries, "entries")?;
+    let found = crate::prepare::last_assistant_usage(&EntryList::new(&values), 0);
+    from_option(found.map(|(i, _)| values[i]["message"]["usage"].clone()))
+}
+
+/// Reads a `usage` object the way an assistant message's usage is read (missing numbers: NaN).
+fn usage_meta(usage: &JsValue) -> Result<crate::meta::UsageMeta, JsValue> {
+    let msg = json!({"role": "assistant", "usage": to_value(usage, "usage")?});
+    crate::meta::MessageMeta::from_value(&msg).usage.ok_or_else(|| bad_arg("usage", "expected a usage object"))
+}
+
+/// `calculateContextTokens(usage)`: `totalTokens || input + output + cacheRead + cacheWrite`
+/// (provider tokens). SPEC §5.
+#[wasm_bindgen(js_name = calculateContextTokens)]
+pub fn calculate_context_tokens(#[wasm_bindgen(unchecked_param_type = "Usage")] usage: JsValue) -> Result<f64, JsValue> {
+    Ok(usage_meta(&usage)?.context_tokens())
+}
+
+/// `calculatePromptTokens(usage)`: `input + cacheRead + cacheWrite`, or the context tokens when
+/// that is 0 (provider tokens). SPEC §5.
+#[wasm_bindgen(js_name = calculatePromptTokens)]
+pub fn calculate_prompt_tokens(#[wasm_bindgen(unchecked_param_type = "Usage")] usage: JsValue) -> Result<f64, JsValue> {
+    Ok(usage_meta(&usage)?.prompt_tokens())
+}
+
+/// `extractFileOpsFromMessage(message)`: the files an assistant message's tool calls read,
+/// wrote and edited (de-duplicated, first-seen order). SPEC §8.
+#[wasm_bindgen(js_name = extractFileOpsFromMessage, unchecked_return_type = "FileOpsLists")]
+pub fn extract_file_ops_from_message(#[wasm_bindgen(unchecked_param_type = "AgentMessage")] message: JsValue) -> Result<JsValue, JsValue> {
+    let ops = crate::file_ops::extract_file_ops_from_message(&to_value(&message, "message")?);
+    from_serde(&FileOpsLists::from(&ops))
+}
+
+/// `computeFileLists(fileOps)`: `{readFiles, modifiedFiles}` (read minus modified; written ∪
+/// edited; JavaScript sort order). SPEC §8.
+#[wasm_bindgen(js_name = computeFileLists, unchecked_return_type = "FileLists")]
+pub fn compute_file_lists(#[wasm_bindgen(js_name = fileOps, unchecked_param_type = "FileOpsLists")] file_ops: JsValue) -> Result<JsValue, JsValue> {
+    let lists: FileOpsLists = to_typed(&file_ops, "fileOps")?;
+    from_serde(&crate::file_ops::FileOps::from(&lists).file_lists())
+}
+
+/// `parseJsonlLenient(text)`: every line that parses as JSON, in order (blank and malformed
+/// lines skipped). SPEC §1.
+#[wasm_bindgen(js_name = parseJsonlLenient, unchecked_return_type = "unknown[]")]
+pub fn parse_jsonl_lenient(text: String) -> Result<JsValue, JsValue> {
+    from_serde(&crate::jsonl::parse_jsonl_lenient(&text))
+}
+
+/// `parseSessionWithIds(jsonl, generatedIds, {strict?})`: [`parse_session`] with the ids a v1→v2
+/// migration assigns taken from `generatedIds` in order (random ones once they run out), for
+/// reproducible migrations. `generatedIdsUsed` counts the ids drawn. SPEC §1.
+#[wasm_bindgen(js_name = parseSessionWithIds, unchecked_return_type = "ParsedSessionWithIdsResult")]
+pub fn parse_session_with_ids(
+    jsonl: String,
+    #[wasm_bindgen(js_name = generatedIds)] generated_ids: Vec<String>,
+    #[wasm_bindgen(unchecked_optional_param_type = "ParseSessionOptions")] options: JsValue,
+) -> Result<JsValue, JsValue> {
+    let opts = parse_options(&options)?;
+    let mut used = 0usize;
+    let mut random = crate::jsonl::RandomIds::with_taken(generated_ids.iter().cloned());
+    let mut next = || {
+        let id = generated_ids.get(used).cloned().unwrap_or_else(|| random.next_id());
+        used += 1;
+        id
+    };
+    let parsed = crate::jsonl::parse_session_with_ids(jsonl.as_bytes(), &opts, &mut next).map_err(to_js)?;
+    from_serde(&json!({
+        "header": parsed.header, "entries": parsed.entries, "errors": parsed.errors,
+        "migrated": parsed.migrated, "generatedIdsUsed": used,
+    }))
 }

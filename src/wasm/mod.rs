@@ -3,7 +3,9 @@
 
 mod api;
 mod convert;
+mod host;
 mod session;
+mod summarize;
 
 use wasm_bindgen::prelude::*;
 

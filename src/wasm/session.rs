@@ -6,7 +6,10 @@ use super::convert::{from_option, from_serde, parse_js, to_js, to_typed, to_valu
 use crate::entries::EntrySource;
 use crate::prepare::CompactionSettings;
 use crate::prune::PruneConfig;
+use crate::engine::SessionEngine;
 use crate::session::SessionTree as Core;
+use std::cell::{Ref, RefMut};
+use std::rc::Rc;
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 
@@ -28,26 +31,38 @@ export interface TreeNode {
 /// plans and contexts without sending the session again. Appending costs O(entry).
 #[wasm_bindgen(js_name = SessionTree)]
 pub struct SessionTree {
-    inner: Core,
+    pub(crate) engine: Rc<SessionEngine>,
     load_errors: Vec<crate::jsonl::LineError>,
 }
 
 fn wrap((inner, load_errors): (Core, Vec<crate::jsonl::LineError>)) -> SessionTree {
-    SessionTree { inner, load_errors }
+    SessionTree { engine: Rc::new(SessionEngine::new(inner)), load_errors }
+}
+
+impl SessionTree {
+    /// Borrows the session (never held across an await).
+    fn s(&self) -> Ref<'_, Core> {
+        self.engine.session().borrow()
+    }
+    /// Borrows the session mutably. Errors with `E_BUSY`-like message if a borrow is active
+    /// (cannot happen from JS: no borrow outlives a call).
+    fn s_mut(&self) -> Result<RefMut<'_, Core>, JsValue> {
+        self.engine.session().try_borrow_mut().map_err(|_| super::convert::js_error("E_BUSY", "the session is in use"))
+    }
 }
 
 #[wasm_bindgen(js_class = SessionTree)]
 impl SessionTree {
     /// Loads JSONL text (lenient unless `{strict: true}`; bad lines are in `loadErrors`). SPEC §1.
     #[wasm_bindgen(js_name = fromJsonl)]
-    pub fn from_jsonl(text: String, #[wasm_bindgen(unchecked_param_type = "{ strict?: boolean }")] options: JsValue) -> Result<SessionTree, JsValue> {
+    pub fn from_jsonl(text: String, #[wasm_bindgen(unchecked_optional_param_type = "ParseSessionOptions")] options: JsValue) -> Result<SessionTree, JsValue> {
         let opts = parse_options(&options)?;
         Core::from_jsonl(text, &opts).map(wrap).map_err(to_js)
     }
 
     /// Loads JSONL bytes (a file's contents): the fast path, no string conversion. SPEC §1.
     #[wasm_bindgen(js_name = fromBytes)]
-    pub fn from_bytes(bytes: Vec<u8>, #[wasm_bindgen(unchecked_param_type = "{ strict?: boolean }")] options: JsValue) -> Result<SessionTree, JsValue> {
+    pub fn from_bytes(bytes: Vec<u8>, #[wasm_bindgen(unchecked_optional_param_type = "ParseSessionOptions")] options: JsValue) -> Result<SessionTree, JsValue> {
         let opts = parse_options(&options)?;
         Core::from_bytes(bytes, &opts).map(wrap).map_err(to_js)
     }
@@ -56,12 +71,12 @@ impl SessionTree {
     #[wasm_bindgen(js_name = fromEntries)]
     pub fn from_entries(
         #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "SessionHeader | null | undefined")] header: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "SessionHeader | null")] header: JsValue,
     ) -> Result<SessionTree, JsValue> {
         let values = to_values(&entries, "entries")?;
         let header = to_value(&header, "header")?;
         let header = (!header.is_null()).then_some(header);
-        Ok(SessionTree { inner: Core::from_values(header, &values), load_errors: Vec::new() })
+        Ok(wrap((Core::from_values(header, &values), Vec::new())))
     }
 
     /// The bad lines found while loading (empty for `fromEntries`).
@@ -73,69 +88,60 @@ impl SessionTree {
     /// The session header, or `null`.
     #[wasm_bindgen(getter, unchecked_return_type = "SessionHeader | null")]
     pub fn header(&self) -> Result<JsValue, JsValue> {
-        from_serde(&self.inner.header())
+        from_serde(&self.s().header())
     }
 
     /// Number of entries (header excluded).
     #[wasm_bindgen(getter, js_name = entryCount)]
     pub fn entry_count(&self) -> u32 {
-        self.inner.entry_count() as u32
+        self.s().entry_count() as u32
     }
 
-    /// The current leaf id (`null` before the first entry).
+    /// The current leaf id (`undefined` before the first entry and after `setLeaf(null)`).
     #[wasm_bindgen(getter, js_name = leafId)]
     pub fn leaf_id(&self) -> Option<String> {
-        self.inner.leaf_id().map(str::to_owned)
+        self.s().leaf_id().map(str::to_owned)
     }
 
     /// Moves the leaf (`null`: before the first entry). Unknown id: `E_NOT_FOUND`. SPEC §10.
     #[wasm_bindgen(js_name = setLeaf)]
-    pub fn set_leaf(&mut self, id: Option<String>) -> Result<(), JsValue> {
-        self.inner.set_leaf(id.as_deref()).map_err(to_js)
+    pub fn set_leaf(&self, id: Option<String>) -> Result<(), JsValue> {
+        self.s_mut()?.set_leaf(id.as_deref()).map_err(to_js)
     }
 
     /// Appends an entry (needs `type` and a new string `id`; a missing `parentId` becomes the
     /// current leaf). The entry becomes the leaf. Returns its id. Errors: `E_MISSING_FIELD`,
     /// `E_DUPLICATE_ID`, `E_NOT_FOUND` (unknown parent). O(entry).
     #[wasm_bindgen(js_name = appendEntry)]
-    pub fn append_entry(&mut self, #[wasm_bindgen(unchecked_param_type = "SessionEntry")] entry: JsValue) -> Result<String, JsValue> {
+    pub fn append_entry(&self, #[wasm_bindgen(unchecked_param_type = "SessionEntry")] entry: JsValue) -> Result<String, JsValue> {
         let v = to_value(&entry, "entry")?;
-        let i = self.inner.append_entry(v).map_err(to_js)?;
-        Ok(self.inner.meta(i).id.clone().unwrap_or_default())
+        let mut s = self.s_mut()?;
+        let i = s.append_entry(v).map_err(to_js)?;
+        Ok(s.meta(i).id.clone().unwrap_or_default())
     }
 
     /// The entry with this id, or `undefined`.
     #[wasm_bindgen(js_name = getEntry, unchecked_return_type = "SessionEntry | undefined")]
     pub fn get_entry(&self, id: String) -> Result<JsValue, JsValue> {
-        match self.inner.index_of(&id) {
-            Some(i) => parse_js(self.inner.raw(i)),
+        let s = self.s();
+        match s.index_of(&id) {
+            Some(i) => parse_js(s.raw(i)),
             None => Ok(JsValue::UNDEFINED),
         }
     }
 
     /// The branch root→leaf (of `leafId`, default the current leaf) as entries.
     #[wasm_bindgen(js_name = getBranch, unchecked_return_type = "SessionEntry[]")]
-    pub fn get_branch(&self, leaf_id: Option<String>) -> Result<JsValue, JsValue> {
-        let idx = self.inner.branch_indices_to(leaf_id.as_deref()).map_err(to_js)?;
-        self.entries_json(&idx)
-    }
-
-    fn entries_json(&self, indices: &[usize]) -> Result<JsValue, JsValue> {
-        let mut text = String::from("[");
-        for (k, &i) in indices.iter().enumerate() {
-            if k > 0 {
-                text.push(',');
-            }
-            text.push_str(self.inner.raw(i));
-        }
-        text.push(']');
-        parse_js(&text)
+    pub fn get_branch(&self, #[wasm_bindgen(js_name = leafId)] leaf_id: Option<String>) -> Result<JsValue, JsValue> {
+        let s = self.s();
+        let idx = s.branch_indices_to(leaf_id.as_deref()).map_err(to_js)?;
+        entries_json(&s, &idx)
     }
 
     /// Every entry as a [`TreeNode`] (file order): ids, links, type, role, label, tokens.
     #[wasm_bindgen(js_name = getTree, unchecked_return_type = "TreeNode[]")]
     pub fn get_tree(&self) -> Result<JsValue, JsValue> {
-        let t = &self.inner;
+        let t = &*self.s();
         let nodes: Vec<Value> = (0..t.entry_count())
             .map(|i| {
                 let m = t.meta(i);
@@ -161,37 +167,38 @@ impl SessionTree {
     /// Ids of the children of `id` (file order). Unknown id: `E_NOT_FOUND`.
     #[wasm_bindgen(js_name = getChildren)]
     pub fn get_children(&self, id: String) -> Result<Vec<String>, JsValue> {
-        let i = self.inner.index_of(&id).ok_or_else(|| to_js(crate::Error::NotFound { id: id.clone() }))?;
-        Ok(self.inner.children_of(i).iter().filter_map(|&c| self.inner.meta(c).id.clone()).collect())
+        let s = self.s();
+        let i = s.index_of(&id).ok_or_else(|| to_js(crate::Error::NotFound { id: id.clone() }))?;
+        Ok(s.children_of(i).iter().filter_map(|&c| s.meta(c).id.clone()).collect())
     }
 
     /// The label of an entry (the last `label` entry for it wins), or `undefined`.
     #[wasm_bindgen(js_name = getLabel)]
     pub fn get_label(&self, id: String) -> Option<String> {
-        self.inner.label(&id).map(str::to_owned)
+        self.s().label(&id).map(str::to_owned)
     }
 
     /// The compaction preparation of the current branch, or `undefined`. SPEC §5, §12.
     #[wasm_bindgen(js_name = prepareCompaction, unchecked_return_type = "CompactionPreparation | undefined")]
-    pub fn prepare_compaction(&self, #[wasm_bindgen(unchecked_param_type = "Partial<CompactionSettings>")] settings: JsValue) -> Result<JsValue, JsValue> {
+    pub fn prepare_compaction(&self, #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings>")] settings: JsValue) -> Result<JsValue, JsValue> {
         let settings: CompactionSettings = to_typed(&settings, "settings")?;
-        from_option(self.inner.prepare_compaction(&settings))
+        from_option(self.s().prepare_compaction(&settings))
     }
 
     /// The compaction decision of the current branch without materializing messages: boundary,
     /// cut point (branch indices), usage. `undefined` when the branch is empty or ends in a
     /// compaction. SPEC §5.
     #[wasm_bindgen(js_name = planCompaction, unchecked_return_type = "PreparationPlan | undefined")]
-    pub fn plan_compaction(&self, #[wasm_bindgen(unchecked_param_type = "Partial<CompactionSettings>")] settings: JsValue) -> Result<JsValue, JsValue> {
+    pub fn plan_compaction(&self, #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings>")] settings: JsValue) -> Result<JsValue, JsValue> {
         let settings: CompactionSettings = to_typed(&settings, "settings")?;
-        from_option(self.inner.plan_compaction(&settings))
+        from_option(self.s().plan_compaction(&settings))
     }
 
     /// The context of the current branch (SPEC §6).
     #[wasm_bindgen(js_name = buildSessionContext, unchecked_return_type = "SessionContext")]
     pub fn build_session_context(&self) -> Result<JsValue, JsValue> {
-        let ctx = from_serde(&self.inner.build_session_context_settings())?;
-        let messages = parse_js(&self.inner.build_session_context_json())?;
+        let ctx = from_serde(&self.s().build_session_context_settings())?;
+        let messages = parse_js(&self.s().build_session_context_json())?;
         js_sys::Reflect::set(&ctx, &JsValue::from_str("messages"), &messages)?;
         Ok(ctx)
     }
@@ -200,50 +207,64 @@ impl SessionTree {
     /// stored entries; ready to send to an HTTP API). SPEC §6.
     #[wasm_bindgen(js_name = buildSessionContextJson)]
     pub fn build_session_context_json(&self) -> String {
-        self.inner.build_session_context_json()
+        self.s().build_session_context_json()
     }
 
     /// The context messages converted for the model (`convertToLlm`). SPEC §6.
     #[wasm_bindgen(js_name = buildLlmMessages, unchecked_return_type = "AgentMessage[]")]
     pub fn build_llm_messages(&self) -> Result<JsValue, JsValue> {
-        let ctx = self.inner.build_session_context();
+        let ctx = self.s().build_session_context();
         from_serde(&crate::convert::convert_to_llm(&ctx.messages, &templates()).map_err(to_js)?)
     }
 
     /// Estimated context size of the current branch (SPEC §12.3).
     #[wasm_bindgen(js_name = estimateContextTokens)]
     pub fn estimate_context_tokens(&self) -> f64 {
-        crate::overflow::estimate_context_tokens(&self.inner.branch_source())
+        crate::overflow::estimate_context_tokens(&self.s().branch_source())
     }
 
     /// The pruning decision for the current branch without changing anything (SPEC §7).
     #[wasm_bindgen(js_name = planPrune, unchecked_return_type = "PrunePlan")]
-    pub fn plan_prune(&self, #[wasm_bindgen(unchecked_param_type = "Partial<PruneConfig>")] config: JsValue) -> Result<JsValue, JsValue> {
+    pub fn plan_prune(&self, #[wasm_bindgen(unchecked_optional_param_type = "Partial<PruneConfig>")] config: JsValue) -> Result<JsValue, JsValue> {
         let config: PruneConfig = to_typed(&config, "config")?;
-        from_serde(&self.inner.plan_prune(&config))
+        from_serde(&self.s().plan_prune(&config))
     }
 
     /// Prunes old tool outputs of the current branch inside the handle and returns
     /// `{prunedCount, tokensSaved, prunedEntries}` (newest first). `now`: ms (default now). SPEC §7.
     #[wasm_bindgen(js_name = pruneToolOutputs, unchecked_return_type = "PruneResult")]
-    pub fn prune_tool_outputs(&mut self, #[wasm_bindgen(unchecked_param_type = "Partial<PruneConfig>")] config: JsValue, now: Option<f64>) -> Result<JsValue, JsValue> {
+    pub fn prune_tool_outputs(&self, #[wasm_bindgen(unchecked_optional_param_type = "Partial<PruneConfig>")] config: JsValue, #[wasm_bindgen(unchecked_optional_param_type = "number")] now: Option<f64>) -> Result<JsValue, JsValue> {
         let config: PruneConfig = to_typed(&config, "config")?;
-        let (plan, changed) = self.inner.prune_tool_outputs(&config, now.unwrap_or_else(js_sys::Date::now));
+        let (plan, changed) = self.s_mut()?.prune_tool_outputs(&config, now.unwrap_or_else(js_sys::Date::now));
         from_serde(&json!({"prunedCount": changed.len(), "tokensSaved": plan.tokens_saved, "prunedEntries": changed}))
     }
 
     /// The validation report (duplicate ids, missing parents, cycles, …); changes nothing.
     #[wasm_bindgen(unchecked_return_type = "ValidationReport")]
     pub fn validate(&self) -> Result<JsValue, JsValue> {
-        let lines: Vec<usize> = (0..self.inner.entry_count()).map(|i| self.inner.line_of(i)).collect();
-        from_serde(&crate::tree::validate(&self.inner, Some(&lines)))
+        let s = self.s();
+        let lines: Vec<usize> = (0..s.entry_count()).map(|i| s.line_of(i)).collect();
+        from_serde(&crate::tree::validate(&*s, Some(&lines)))
     }
 
     /// The session as JSONL (header first; unchanged entries byte for byte as loaded).
     #[wasm_bindgen(js_name = toJsonl)]
     pub fn to_jsonl(&self) -> String {
-        self.inner.to_jsonl()
+        self.s().to_jsonl()
     }
+}
+
+/// The entries at `indices` as one JS array (spliced from their stored texts).
+fn entries_json(s: &Core, indices: &[usize]) -> Result<JsValue, JsValue> {
+    let mut text = String::from("[");
+    for (k, &i) in indices.iter().enumerate() {
+        if k > 0 {
+            text.push(',');
+        }
+        text.push_str(s.raw(i));
+    }
+    text.push(']');
+    parse_js(&text)
 }
 
 /// `type` of an entry's JSON text (only small fields are read).

@@ -1,0 +1,266 @@
+//! Adapters from JavaScript to the engine's host traits: the `complete` callback, the remote
+//! summarizer endpoint (gloo-net), hooks, clock, events and AbortSignal. Conversions only.
+
+use super::convert::{from_serde, js_error, to_value};
+use crate::engine::{AbortSignal, Clock, EventSink, Hooks};
+use crate::error::{Error, Result};
+use crate::summarize::{Complete, SummaryRequest};
+use js_sys::{Function, Promise, Reflect};
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+
+fn get(obj: &JsValue, key: &str) -> JsValue {
+    if obj.is_object() || obj.is_function() {
+        Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+    } else {
+        JsValue::UNDEFINED
+    }
+}
+
+/// The message of a thrown JS value (`Error.message`, or its string form).
+pub fn js_message(v: &JsValue) -> String {
+    if let Some(m) = get(v, "message").as_string() {
+        return m;
+    }
+    v.as_string().unwrap_or_else(|| js_sys::JSON::stringify(v).ok().and_then(|s| s.as_string()).unwrap_or_else(|| "unknown error".into()))
+}
+
+/// Awaits a value that may be a Promise (a plain value resolves at once).
+pub async fn settle(v: JsValue) -> std::result::Result<JsValue, JsValue> {
+    if v.has_type::<Promise>() || get(&v, "then").is_function() {
+        JsFuture::from(Promise::resolve(&v)).await
+    } else {
+        Ok(v)
+    }
+}
+
+/// Header pairs of a JS `Headers` object or a plain object.
+fn header_pairs(headers: &JsValue) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    if headers.is_undefined() || headers.is_null() {
+        return out;
+    }
+    let entries = get(headers, "entries");
+    if entries.is_function() {
+        if let Ok(iter) = entries.unchecked_ref::<Function>().call0(headers) {
+            if let Ok(Some(it)) = js_sys::try_iter(&iter) {
+                for pair in it.flatten() {
+                    let arr: js_sys::Array = pair.unchecked_into();
+                    if let (Some(k), Some(v)) = (arr.get(0).as_string(), arr.get(1).as_string()) {
+                        out.push((k.to_lowercase(), v));
+                    }
+                }
+            }
+        }
+        return out;
+    }
+    if let Ok(keys) = Reflect::own_keys(headers) {
+        for k in keys.iter() {
+            if let Some(name) = k.as_string() {
+                let v = get(headers, &name);
+                let v = v.as_string().or_else(|| v.as_f64().map(|n| n.to_string()));
+                if let Some(v) = v {
+                    out.push((name.to_lowercase(), v));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A model failure from a rejected JS promise: message, `status`, and the retry wait from
+/// `headers` / `retryAfterMs` when the host attached them to the error.
+fn model_error(err: &JsValue) -> Error {
+    let status = get(err, "status").as_f64().or_else(|| get(&get(err, "response"), "status").as_f64()).map(|s| s as u16);
+    let mut headers = header_pairs(&get(err, "headers"));
+    if headers.is_empty() {
+        headers = header_pairs(&get(&get(err, "response"), "headers"));
+    }
+    let retry_after_ms = get(err, "retryAfterMs").as_f64().or_else(|| crate::engine::retry_after_from_headers(&headers, js_sys::Date::now()));
+    if get(err, "name").as_string().as_deref() == Some("AbortError") {
+        return Error::Aborted { what: "Compaction".into() };
+    }
+    Error::Model { message: js_message(err), status, retry_after_ms }
+}
+
+/// The request object passed to `complete`.
+fn request_js(request: &SummaryRequest, signal: &JsValue) -> std::result::Result<JsValue, JsValue> {
+    let obj = from_serde(request)?;
+    if !signal.is_undefined() {
+        Reflect::set(&obj, &JsValue::from_str("signal"), signal)?;
+    }
+    Ok(obj)
+}
+
+/// The host's `complete(request) → Promise<string>` callback.
+pub struct JsComplete {
+    /// The callback.
+    pub func: Function,
+    /// The JS AbortSignal handed to the callback.
+    pub signal: JsValue,
+}
+
+impl Complete for JsComplete {
+    async fn complete(&self, request: SummaryRequest) -> Result<String> {
+        let req = request_js(&request, &self.signal).map_err(|e| Error::Model { message: js_message(&e), status: None, retry_after_ms: None })?;
+        let returned = self.func.call1(&JsValue::UNDEFINED, &req).map_err(|e| model_error(&e))?;
+        let value = settle(returned).await.map_err(|e| model_error(&e))?;
+        value.as_string().ok_or_else(|| Error::Model {
+            message: "complete() must resolve to a string".into(),
+            status: None,
+            retry_after_ms: None,
+        })
+    }
+}
+
+/// The remote summarizer: POST `{systemPrompt, prompt}` as JSON, read `{summary}` (SPEC §9).
+pub struct RemoteComplete {
+    /// The endpoint URL.
+    pub url: String,
+}
+
+impl Complete for RemoteComplete {
+    async fn complete(&self, request: SummaryRequest) -> Result<String> {
+        let body = serde_json::json!({"systemPrompt": request.system_prompt, "prompt": request.prompt,
+            "purpose": request.purpose, "maxTokens": request.max_tokens});
+        let req = gloo_net::http::Request::post(&self.url)
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .map_err(|e| Error::Remote { status: 0, message: format!("cannot build the request: {e}") })?;
+        let resp = req.send().await.map_err(|e| Error::Remote { status: 0, message: format!("request to the summarizer failed: {e}") })?;
+        let status = resp.status();
+        if !(200..300).contains(&status) {
+            return Err(Error::Remote { status, message: format!("the summarizer answered HTTP {status} {}", resp.status_text()) });
+        }
+        let text = resp.text().await.map_err(|e| Error::Remote { status, message: format!("cannot read the reply: {e}") })?;
+        let v: Value = serde_json::from_str(&text).map_err(|_| Error::Remote { status, message: "the reply is not JSON".into() })?;
+        v.get("summary").and_then(Value::as_str).map(str::to_owned).ok_or_else(|| Error::Remote { status, message: "the reply has no string `summary`".into() })
+    }
+}
+
+/// Either a JS callback or the remote endpoint.
+pub enum HostModel {
+    /// `complete` callback.
+    Js(JsComplete),
+    /// `remoteEndpoint`.
+    Remote(RemoteComplete),
+}
+
+impl Complete for HostModel {
+    async fn complete(&self, request: SummaryRequest) -> Result<String> {
+        match self {
+            HostModel::Js(c) => c.complete(request).await,
+            HostModel::Remote(r) => r.complete(request).await,
+        }
+    }
+}
+
+/// Reads `{complete?, remoteEndpoint?}` of an options object.
+pub fn host_model(options: &JsValue, signal: &JsValue) -> std::result::Result<Option<HostModel>, JsValue> {
+    let complete = get(options, "complete");
+    if complete.is_function() {
+        return Ok(Some(HostModel::Js(JsComplete { func: complete.unchecked_into(), signal: signal.clone() })));
+    }
+    if !complete.is_undefined() && !complete.is_null() {
+        return Err(js_error("E_INVALID_ARGUMENT", "options.complete must be a function (request) => Promise<string>"));
+    }
+    if let Some(url) = get(options, "remoteEndpoint").as_string() {
+        return Ok(Some(HostModel::Remote(RemoteComplete { url })));
+    }
+    Ok(None)
+}
+
+/// Hooks given as one object keyed by event name.
+pub struct JsHooks {
+    /// The hooks object (or undefined).
+    pub obj: JsValue,
+    /// The JS AbortSignal added to `session_before_*` events.
+    pub signal: JsValue,
+}
+
+impl Hooks for JsHooks {
+    async fn call(&self, name: &str, event: Value) -> Result<Value> {
+        let f = get(&self.obj, name);
+        if !f.is_function() {
+            return Ok(Value::Null);
+        }
+        let hook_err = |e: JsValue| Error::Hook { hook: name.to_string(), message: js_message(&e) };
+        let ev = from_serde(&event).map_err(hook_err)?;
+        if name.starts_with("session_before") && !self.signal.is_undefined() {
+            let _ = Reflect::set(&ev, &JsValue::from_str("signal"), &self.signal);
+        }
+        let returned = f.unchecked_ref::<Function>().call1(&JsValue::UNDEFINED, &ev).map_err(hook_err)?;
+        let value = settle(returned).await.map_err(hook_err)?;
+        if value.is_undefined() || value.is_null() {
+            return Ok(Value::Null);
+        }
+        to_value(&value, name).map_err(|e| Error::Hook { hook: name.to_string(), message: js_message(&e) })
+    }
+}
+
+/// `Date.now()` and `setTimeout`.
+pub struct JsClock;
+
+impl Clock for JsClock {
+    fn now_ms(&self) -> f64 {
+        js_sys::Date::now()
+    }
+    async fn sleep(&self, ms: f64) {
+        let promise = Promise::new(&mut |resolve, _| {
+            let set_timeout = get(&js_sys::global(), "setTimeout");
+            if let Some(f) = set_timeout.dyn_ref::<Function>() {
+                let _ = f.call2(&JsValue::UNDEFINED, &resolve, &JsValue::from_f64(ms));
+            } else {
+                let _ = resolve.call0(&JsValue::UNDEFINED);
+            }
+        });
+        let _ = JsFuture::from(promise).await;
+    }
+}
+
+/// `onEvent(event)` callback.
+pub struct JsEvents(pub JsValue);
+
+impl EventSink for JsEvents {
+    fn emit(&self, event: Value) {
+        if let Some(f) = self.0.dyn_ref::<Function>() {
+            if let Ok(ev) = from_serde(&event) {
+                let _ = f.call1(&JsValue::UNDEFINED, &ev);
+            }
+        }
+    }
+}
+
+/// Links a JS `AbortSignal` (optional) to a core [`AbortSignal`] and returns the JS signal to
+/// hand to callbacks: the caller's, or a fresh `AbortController`'s that aborts with the core one.
+pub fn link_signal(js_signal: &JsValue) -> (AbortSignal, JsValue) {
+    let core = AbortSignal::new();
+    if !js_signal.is_undefined() && !js_signal.is_null() {
+        if get(js_signal, "aborted").as_bool() == Some(true) {
+            core.abort();
+        } else if let Some(add) = get(js_signal, "addEventListener").dyn_ref::<Function>() {
+            let c = core.clone();
+            let cb = Closure::once_into_js(move || c.abort());
+            let _ = add.call2(js_signal, &JsValue::from_str("abort"), &cb);
+        }
+        return (core, js_signal.clone());
+    }
+    // No signal from the caller: make one so callbacks can still stop their own work.
+    let ctor = get(&js_sys::global(), "AbortController");
+    if let Some(ctor) = ctor.dyn_ref::<Function>() {
+        if let Ok(controller) = Reflect::construct(ctor, &js_sys::Array::new()) {
+            let signal = get(&controller, "signal");
+            let abort = get(&controller, "abort");
+            if let Some(abort) = abort.dyn_ref::<Function>() {
+                let abort = abort.clone();
+                core.on_abort(Box::new(move || {
+                    let _ = abort.call0(&controller);
+                }));
+            }
+            return (core, signal);
+        }
+    }
+    (core, JsValue::UNDEFINED)
+}
