@@ -97,15 +97,6 @@ pub fn resolve_leaf<S: EntrySource + ?Sized>(entries: &S, index: &HashMap<&str, 
     }
 }
 
-fn truthy(v: Option<&Value>) -> bool {
-    match v {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
-        Some(Value::String(s)) => !s.is_empty(),
-        Some(_) => true,
-    }
-}
 
 /// Builds the context of the branch ending at `leaf` (SPEC §6): settings along the whole
 /// path, then the messages (with a compaction on the path: its summary, the kept entries from
@@ -190,7 +181,7 @@ pub fn plan_context<S: EntrySource + ?Sized>(entries: &S, path: &[usize]) -> Con
         let Some(e) = meta.settings.as_deref() else { continue };
         match meta.kind {
             EntryKind::ThinkingLevelChange => ctx.thinking_level = e.get("thinkingLevel").cloned().unwrap_or(Value::Null),
-            EntryKind::ModelChange if truthy(e.get("model")) => {
+            EntryKind::ModelChange if crate::js::truthy(e.get("model")) => {
                 let role = e.get("role").and_then(Value::as_str).filter(|r| !r.is_empty()).unwrap_or("default");
                 ctx.models.insert(role.to_string(), e["model"].clone());
             }

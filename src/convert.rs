@@ -54,7 +54,7 @@ pub fn convert_message(m: &Value, templates: &PromptTemplates) -> crate::Result<
         "user" | "assistant" => m.clone(),
         "toolResult" => convert_tool_result(obj),
         "bashExecution" | "pythonExecution" => {
-            if truthy(obj.get("excludeFromContext")) {
+            if crate::js::truthy(obj.get("excludeFromContext")) {
                 return Ok(None);
             }
             let text = if role == "bashExecution" { bash_execution_to_text(m) } else { python_execution_to_text(m) };
@@ -115,13 +115,13 @@ fn file_mention_content(obj: &Map<String, Value>) -> Value {
         .iter()
         .map(|file| {
             let content = file.get("content");
-            let inner = if truthy(content) { format!("\n{}\n", template_value(content)) } else { "\n".to_string() };
+            let inner = if crate::js::truthy(content) { format!("\n{}\n", template_value(content)) } else { "\n".to_string() };
             format!("<file path=\"{}\">{inner}</file>", template_value(file.get("path")))
         })
         .collect();
     let mut blocks = vec![json!({"type": "text", "text": format!("<system-reminder>\n{}\n</system-reminder>", listed.join("\n\n"))})];
     for file in files {
-        if let Some(image) = file.get("image").filter(|i| truthy(Some(i))) {
+        if let Some(image) = file.get("image").filter(|i| crate::js::truthy(Some(i))) {
             blocks.push(image.clone());
         }
     }
@@ -155,7 +155,7 @@ pub fn python_execution_to_text(m: &Value) -> String {
 
 fn push_output(text: &mut String, m: &Value, fence_open: &str) {
     let output = m.get("output");
-    if truthy(output) {
+    if crate::js::truthy(output) {
         text.push_str(fence_open);
         text.push_str(&template_value(output));
         text.push_str("\n```");
@@ -165,7 +165,7 @@ fn push_output(text: &mut String, m: &Value, fence_open: &str) {
 }
 
 fn push_status(text: &mut String, m: &Value, cancelled: &str, exit_prefix: &str) {
-    if truthy(m.get("cancelled")) {
+    if crate::js::truthy(m.get("cancelled")) {
         text.push_str("\n\n");
         text.push_str(cancelled);
         return;
@@ -193,15 +193,15 @@ fn push_status(text: &mut String, m: &Value, cancelled: &str, exit_prefix: &str)
 /// The vectors pin each part alone and truncation with result+head limits; other
 /// combinations follow the same order (the natural generalization).
 pub fn format_output_notice(meta: Option<&Value>) -> String {
-    let Some(meta) = meta.filter(|m| truthy(Some(m))) else {
+    let Some(meta) = meta.filter(|m| crate::js::truthy(Some(m))) else {
         return String::new();
     };
     let mut parts: Vec<String> = Vec::new();
-    if let Some(t) = meta.get("truncation").filter(|t| truthy(Some(t))) {
+    if let Some(t) = meta.get("truncation").filter(|t| crate::js::truthy(Some(t))) {
         parts.push(format_truncation_notice(t));
     }
     let limits = meta.get("limits");
-    let limit = |key: &str| limits.and_then(|l| l.get(key)).filter(|v| truthy(Some(v)));
+    let limit = |key: &str| limits.and_then(|l| l.get(key)).filter(|v| crate::js::truthy(Some(v)));
     if let Some(l) = limit("matchLimit") {
         parts.push(format!(
             "{} matches limit reached. Use limit={} for more",
@@ -222,7 +222,7 @@ pub fn format_output_notice(meta: Option<&Value>) -> String {
         parts.push(format!("Some lines truncated to {} chars", template_value(l.get("maxColumn"))));
     }
     let mut notice = if parts.is_empty() { String::new() } else { format!("\n\n[{}]", parts.join(". ")) };
-    if let Some(d) = meta.get("diagnostics").filter(|d| truthy(Some(d))) {
+    if let Some(d) = meta.get("diagnostics").filter(|d| crate::js::truthy(Some(d))) {
         if let Some(msgs) = d.get("messages").and_then(Value::as_array).filter(|a| !a.is_empty()) {
             let lines: Vec<String> = msgs.iter().map(|m| format!("  {}", js_string(m))).collect();
             notice.push_str(&format!("\n\nLSP Diagnostics ({}):\n{}", template_value(d.get("summary")), lines.join("\n")));
@@ -237,7 +237,7 @@ pub fn format_output_notice(meta: Option<&Value>) -> String {
 /// [`format_bytes`] of `maxBytes ?? outputBytes`); then `". Use offset=N to continue"` when
 /// `nextOffset` is not null; then `". Full: artifact://ID"` when `artifactId` is not null.
 pub fn format_truncation_notice(t: &Value) -> String {
-    let range = t.get("shownRange").filter(|r| truthy(Some(r)));
+    let range = t.get("shownRange").filter(|r| crate::js::truthy(Some(r)));
     let mut notice = match range {
         Some(r) if to_number(r.get("end")) >= to_number(r.get("start")) => format!(
             "Showing lines {}-{} of {}",
@@ -298,16 +298,6 @@ fn to_fixed_1(x: f64) -> String {
     format!("{sign}{body}")
 }
 
-/// JavaScript truthiness of an optional JSON value (`undefined` is falsy).
-fn truthy(v: Option<&Value>) -> bool {
-    match v {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
-        Some(Value::String(s)) => !s.is_empty(),
-        Some(Value::Array(_)) | Some(Value::Object(_)) => true,
-    }
-}
 
 /// JavaScript `Number(value)` for the values relational operators compare (`undefined` →
 /// NaN, `null` → 0, booleans → 0/1, numeric strings parsed, other values NaN).

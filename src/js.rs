@@ -166,6 +166,18 @@ pub fn js_string(value: &Value) -> String {
     }
 }
 
+/// JavaScript truthiness of an optional JSON value (`undefined`, `null`, `false`, `0`, `NaN`
+/// and `""` are falsy; arrays and objects are truthy).
+pub fn truthy(v: Option<&Value>) -> bool {
+    match v {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Array(_)) | Some(Value::Object(_)) => true,
+    }
+}
+
 /// True for the characters JavaScript's `String.prototype.trim` removes (WhiteSpace and
 /// LineTerminator of ECMA-262).
 pub fn is_js_whitespace(c: char) -> bool {
