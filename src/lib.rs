@@ -15,6 +15,7 @@ pub mod cut_point;
 pub mod engine;
 pub mod entries;
 pub mod error;
+pub mod extractive;
 pub mod file_ops;
 pub mod js;
 pub mod jsonl;

@@ -156,6 +156,15 @@ pub fn generate_branch_summary(
     })
 }
 
+/// `extractiveSummary(request)`: the deterministic summary of the summarizer that needs no model
+/// (the entry exports it as `extractiveSummarizer`, an async `complete`).
+#[wasm_bindgen(js_name = extractiveSummary)]
+pub fn extractive_summary(#[wasm_bindgen(unchecked_param_type = "SummaryRequest")] request: JsValue) -> Result<String, JsValue> {
+    let req: crate::summarize::SummaryRequest =
+        serde_json::from_value(to_value(&request, "request")?).map_err(|e| js_error("E_INVALID_ARGUMENT", &format!("invalid request: {e}")))?;
+    Ok(crate::extractive::extractive_summary(&req))
+}
+
 #[wasm_bindgen(js_class = SessionTree)]
 impl SessionTree {
     /// Runs the whole compaction pipeline on the current branch (SPEC §9, §11) and resolves to
