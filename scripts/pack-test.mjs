@@ -19,6 +19,7 @@ const SAMPLE = join(ROOT, 'examples', 'sessions', 'pi-session-with-compactions.j
 const EXPECTED_FILES = [
   'README.md',
   'bin/session-compaction.mjs',
+  'bin/support.mjs',
   'index.d.cts',
   'index.d.ts',
   'index.node.cjs',
@@ -33,6 +34,7 @@ const EXPECTED_FILES = [
   'node/session_compaction_bg.wasm',
   'node/session_compaction_bg.wasm.d.ts',
   'package.json',
+  'sample/pi-session-with-compactions.jsonl',
   'web/package.json',
   'web/session_compaction.d.ts',
   'web/session_compaction.js',

@@ -1,0 +1,363 @@
+// Helpers of the session-compaction CLI (bin/session-compaction.mjs): output styling and
+// formatting, loading a session file (with a progress bar for big files), atomic rewrites.
+// Node built-ins only.
+import {
+  closeSync,
+  copyFileSync,
+  fstatSync,
+  fsyncSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The real pi session shipped in the package, used when no file is given. */
+export const SAMPLE_FILE = fileURLToPath(
+  new URL('../sample/pi-session-with-compactions.jsonl', import.meta.url),
+);
+
+/** Files above this size are loaded with a progress bar (when stderr is a terminal). */
+export const PROGRESS_THRESHOLD = 20 * 1024 * 1024;
+const CHUNK = 4 * 1024 * 1024;
+
+/** Exit codes: 0 ok, 1 validation found errors, 2 bad usage or unusable input. */
+export const EXIT_OK = 0;
+export const EXIT_FINDINGS = 1;
+export const EXIT_INPUT = 2;
+
+/** An error whose message is the complete explanation for the user; ends the run with `exitCode`. */
+export class CliError extends Error {
+  /** @param {string} message @param {number} [exitCode] */
+  constructor(message, exitCode = EXIT_INPUT) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}
+
+// ── styling ─────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * Whether to color a stream: only a terminal, never with NO_COLOR (any non-empty value) or
+ * TERM=dumb; FORCE_COLOR (other than "0") forces it on.
+ * @param {{ isTTY?: boolean }} stream
+ */
+export function colorEnabled(stream, env = process.env) {
+  if (env.NO_COLOR) return false;
+  if (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '') return env.FORCE_COLOR !== '0';
+  return Boolean(stream.isTTY) && env.TERM !== 'dumb';
+}
+
+/**
+ * ANSI styles that turn into identity functions when color is off.
+ * @param {boolean} enabled
+ */
+export function makeStyle(enabled) {
+  /** @param {string} open @param {string} close */
+  const wrap = (open, close) => (/** @type {string} */ s) =>
+    enabled ? `\u001b[${open}m${s}\u001b[${close}m` : s;
+  return {
+    enabled,
+    bold: wrap('1', '22'),
+    dim: wrap('2', '22'),
+    red: wrap('31', '39'),
+    green: wrap('32', '39'),
+    yellow: wrap('33', '39'),
+    blue: wrap('34', '39'),
+    magenta: wrap('35', '39'),
+    cyan: wrap('36', '39'),
+  };
+}
+
+// ── formatting ──────────────────────────────────────────────────────────────────────────────
+
+/** `12345` → `12,345`. @param {number} n */
+export function num(n) {
+  return typeof n === 'number' && Number.isFinite(n) ? n.toLocaleString('en-US') : String(n);
+}
+
+/** `1234567` → `1.2 MB` (decimal units, like file managers). @param {number} n */
+export function bytes(n) {
+  if (n < 1000) return `${n} B`;
+  if (n < 1e6) return `${(n / 1e3).toFixed(1)} kB`;
+  if (n < 1e9) return `${(n / 1e6).toFixed(1)} MB`;
+  return `${(n / 1e9).toFixed(2)} GB`;
+}
+
+/** `(n, 'entry')` → `1 entry` / `2 entries` / `3 messages`. @param {number} n @param {string} word */
+export function plural(n, word) {
+  const many = word.endsWith('y') ? `${word.slice(0, -1)}ies` : `${word}s`;
+  return `${num(n)} ${n === 1 ? word : many}`;
+}
+
+/** Visible width of a string that may contain ANSI color codes. @param {string} s */
+export function visibleLength(s) {
+  // eslint-disable-next-line no-control-regex
+  return s.replace(/\u001b\[[0-9;]*m/g, '').length;
+}
+
+/**
+ * Aligned columns. `align` holds 'l' or 'r' per column (default 'l'); cells may contain ANSI
+ * codes. Trailing blanks are not written.
+ * @param {string[][]} rows
+ * @param {{ align?: string, indent?: string, gap?: string }} [options]
+ * @returns {string[]}
+ */
+export function table(rows, { align = '', indent = '  ', gap = '  ' } = {}) {
+  /** @type {number[]} */
+  const widths = [];
+  for (const row of rows) {
+    row.forEach((cell, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, visibleLength(cell));
+    });
+  }
+  return rows.map((row) => {
+    const cells = row.map((cell, i) => {
+      const pad = ' '.repeat(widths[i] - visibleLength(cell));
+      return align[i] === 'r' ? pad + cell : cell + pad;
+    });
+    return (indent + cells.join(gap)).trimEnd();
+  });
+}
+
+/**
+ * Shortens text for display: at most `maxChars` characters and `maxLines` lines (0 = no limit).
+ * Returns the kept text and how much was cut.
+ * @param {string} text
+ * @param {{ maxChars?: number, maxLines?: number }} limits
+ */
+export function clip(text, { maxChars = 0, maxLines = 0 }) {
+  text = text.trimEnd();
+  let kept = text;
+  if (maxChars > 0 && kept.length > maxChars) {
+    kept = kept.slice(0, maxChars);
+    // Do not split a surrogate pair, and prefer to stop at a word boundary nearby.
+    if (/[\uD800-\uDBFF]$/.test(kept)) kept = kept.slice(0, -1);
+    const space = kept.lastIndexOf(' ');
+    if (space > maxChars * 0.8) kept = kept.slice(0, space);
+  }
+  if (maxLines > 0) {
+    let at = -1;
+    for (let i = 0; i < maxLines; i++) {
+      at = kept.indexOf('\n', at + 1);
+      if (at === -1) break;
+    }
+    if (at !== -1) kept = kept.slice(0, at);
+  }
+  kept = kept.trimEnd();
+  const cutChars = text.length - kept.length;
+  const cutLines = cutChars > 0 ? countLines(text) - countLines(kept) : 0;
+  return { text: kept, cutChars: cutChars > 0 ? cutChars : 0, cutLines };
+}
+
+/** @param {string} s */
+function countLines(s) {
+  if (s === '') return 0;
+  let n = 1;
+  for (let i = s.indexOf('\n'); i !== -1; i = s.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
+/** One line of at most `max` characters: whitespace runs collapsed, `…` when cut. @param {unknown} text @param {number} max */
+export function oneLine(text, max) {
+  const flat = String(text).replace(/\s+/g, ' ').trim();
+  if (flat.length <= max) return flat;
+  let cut = flat.slice(0, Math.max(1, max - 1));
+  if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
+  return `${cut}…`;
+}
+
+// ── loading ─────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * Reads a whole file as bytes. Above PROGRESS_THRESHOLD, with `progress` "always", or "auto"
+ * and a terminal on stderr, it reads in chunks and draws a progress bar on stderr.
+ * Throws CliError (exit 2) when the file cannot be read.
+ * @param {string} path
+ * @param {{ progress?: 'auto' | 'always' | 'never', stderr?: NodeJS.WriteStream, display?: string }} [options]
+ *   `display`: the name used in messages (default `path`)
+ * @returns {{ data: Buffer, size: number, mtimeMs: number, bar: ProgressBar | null }}
+ */
+export function readSessionFile(path, { progress = 'auto', stderr = process.stderr, display = path } = {}) {
+  let fd;
+  try {
+    fd = openSync(path, 'r');
+  } catch (error) {
+    throw new CliError(`cannot read ${display}: ${describeFsError(error)}`);
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (stat.isDirectory()) throw new CliError(`cannot read ${display}: it is a directory`);
+    const size = stat.size;
+    const show =
+      size > PROGRESS_THRESHOLD &&
+      (progress === 'always' || (progress === 'auto' && Boolean(stderr.isTTY)));
+    const bar = show ? new ProgressBar(stderr, `loading ${basename(path)}`, size) : null;
+    let buffer = Buffer.allocUnsafe(Math.max(size, 1));
+    let offset = 0;
+    for (;;) {
+      if (offset === buffer.length) {
+        // The file grew while we read it: keep reading to its current end.
+        const bigger = Buffer.allocUnsafe(buffer.length * 2);
+        buffer.copy(bigger, 0, 0, offset);
+        buffer = bigger;
+      }
+      const n = readSync(fd, buffer, offset, Math.min(CHUNK, buffer.length - offset), null);
+      if (n === 0) break;
+      offset += n;
+      bar?.update(offset);
+    }
+    bar?.update(offset, true);
+    return { data: buffer.subarray(0, offset), size: offset, mtimeMs: stat.mtimeMs, bar };
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    throw new CliError(`cannot read ${display}: ${describeFsError(error)}`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** @param {any} error */
+function describeFsError(error) {
+  switch (error?.code) {
+    case 'ENOENT':
+      return 'no such file';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EISDIR':
+      return 'it is a directory';
+    default:
+      return error?.message ?? String(error);
+  }
+}
+
+/**
+ * A one-line progress bar on stderr. On a terminal it redraws in place; elsewhere (forced with
+ * --progress) it prints a line every 10 %.
+ */
+export class ProgressBar {
+  /** @param {NodeJS.WriteStream} stream @param {string} label @param {number} total */
+  constructor(stream, label, total) {
+    this.stream = stream;
+    this.label = label;
+    this.total = Math.max(total, 1);
+    this.tty = Boolean(stream.isTTY);
+    this.lastDraw = 0;
+    this.lastDecile = -1;
+  }
+
+  /** @param {number} done @param {boolean} [force] */
+  update(done, force = false) {
+    const fraction = Math.min(1, done / this.total);
+    const percent = Math.floor(fraction * 100);
+    if (this.tty) {
+      const now = Date.now();
+      if (!force && now - this.lastDraw < 80) return;
+      this.lastDraw = now;
+      const width = 24;
+      const full = Math.round(fraction * width);
+      const bar = '█'.repeat(full) + '░'.repeat(width - full);
+      this.stream.write(
+        `\r\u001b[K${this.label}  ${bar} ${String(percent).padStart(3)}%  ${bytes(done)} / ${bytes(this.total)}`,
+      );
+    } else {
+      const decile = Math.floor(percent / 10);
+      if (decile === this.lastDecile) return;
+      this.lastDecile = decile;
+      this.stream.write(`${this.label}: ${percent}% (${bytes(done)} / ${bytes(this.total)})\n`);
+    }
+  }
+
+  /** @param {string} text a status replacing the bar (e.g. "parsing …") */
+  status(text) {
+    if (this.tty) this.stream.write(`\r\u001b[K${this.label}  ${text}`);
+    else this.stream.write(`${this.label}: ${text}\n`);
+  }
+
+  /** Clears the bar (terminal) so that the report starts on a clean line. */
+  done() {
+    if (this.tty) this.stream.write('\r\u001b[K');
+  }
+}
+
+/**
+ * The format version written in the file's first line (1 when absent), or null when the first
+ * line is not a JSON object.
+ * @param {Uint8Array} data
+ */
+export function headerVersion(data) {
+  let end = data.indexOf(10);
+  if (end === -1) end = data.length;
+  try {
+    const header = JSON.parse(Buffer.from(data.buffer, data.byteOffset, end).toString('utf8'));
+    if (header && typeof header === 'object') {
+      return typeof header.version === 'number' ? header.version : 1;
+    }
+  } catch {
+    // not JSON: the engine reports it
+  }
+  return null;
+}
+
+// ── writing ─────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * Replaces `file` with `text` atomically: first copies the original to `backup` (through a
+ * temp file + rename), then writes a temp file in the same folder (same mode), fsyncs it and
+ * renames it over the original. If anything fails, the original is untouched.
+ * @param {string} file
+ * @param {string} text
+ * @param {{ backup?: string, expect?: { size: number, mtimeMs: number } }} [options]
+ *   `expect`: refuse (CliError) when the file changed on disk since it was read.
+ */
+export function writeFileAtomic(file, text, { backup, expect } = {}) {
+  const stat = statSync(file);
+  if (expect && (stat.size !== expect.size || stat.mtimeMs !== expect.mtimeMs)) {
+    throw new CliError(`${file} changed on disk while it was being processed: nothing written`);
+  }
+  const dir = dirname(file);
+  const tmpName = (/** @type {string} */ what) =>
+    join(dir, `.${basename(file)}.${what}.${process.pid}.${Date.now()}.tmp`);
+  if (backup) {
+    const tmpBackup = tmpName('bak');
+    try {
+      copyFileSync(file, tmpBackup);
+      renameSync(tmpBackup, backup);
+    } catch (error) {
+      rmSync(tmpBackup, { force: true });
+      throw new CliError(`cannot write the backup ${backup}: ${describeFsError(error)}: nothing written`);
+    }
+  }
+  const tmp = tmpName('new');
+  try {
+    const fd = openSync(tmp, 'wx', stat.mode & 0o777);
+    try {
+      const data = Buffer.from(text, 'utf8');
+      let offset = 0;
+      while (offset < data.length) offset += writeSync(fd, data, offset, data.length - offset);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, file);
+  } catch (error) {
+    rmSync(tmp, { force: true });
+    throw new CliError(`cannot write ${file}: ${describeFsError(error)}: the file is unchanged`);
+  }
+  try {
+    // Make the rename itself durable (not supported on every platform: best effort).
+    const dirFd = openSync(dir, 'r');
+    try {
+      fsyncSync(dirFd);
+    } finally {
+      closeSync(dirFd);
+    }
+  } catch {
+    // ignore
+  }
+}
