@@ -165,6 +165,14 @@ pub fn extractive_summary(#[wasm_bindgen(unchecked_param_type = "SummaryRequest"
     Ok(crate::extractive::extractive_summary(&req))
 }
 
+/// `extractiveSummarizer(request)` → `Promise<string>`: a deterministic `complete`
+/// implementation that needs no model (sections quoted from the conversation, marked as
+/// extractive in the first line). Pass it wherever a `complete` callback is expected.
+#[wasm_bindgen(js_name = extractiveSummarizer, unchecked_return_type = "Promise<string>")]
+pub async fn extractive_summarizer(#[wasm_bindgen(unchecked_param_type = "CompleteRequest")] request: JsValue) -> Result<JsValue, JsValue> {
+    extractive_summary(request).map(JsValue::from)
+}
+
 #[wasm_bindgen(js_class = SessionTree)]
 impl SessionTree {
     /// Runs the whole compaction pipeline on the current branch (SPEC §9, §11) and resolves to
