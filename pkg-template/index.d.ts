@@ -2,6 +2,7 @@
 // index.*.d.mts/.d.cts at it): the engine's API is generated from the Rust crate by wasm-bindgen;
 // init/initSync are the package's own.
 export * from './node/session_compaction.js';
+import type { CompactionSettings, ErrorCode, PruneConfig } from './node/session_compaction.js';
 
 /**
  * `WebAssembly.Module` where the environment's types declare it (the DOM lib, Deno, Bun);
@@ -32,3 +33,46 @@ export declare function initSync(module: ArrayBuffer | ArrayBufferView | WasmMod
 
 /** Code of the error thrown by the web entry when it is used before {@link init} finished. */
 export type NotInitializedCode = 'E_NOT_INITIALIZED';
+
+/**
+ * The errors the engine throws: a JS `Error` whose `code` is one of the stable {@link ErrorCode}s
+ * and whose message names the line or entry id concerned (`name` is `"SessionCompactionError"`,
+ * or `"NotInitializedError"` for `E_NOT_INITIALIZED`). Narrow a caught value with
+ * `error instanceof Error && "code" in error`.
+ */
+export interface SessionCompactionError extends Error {
+  code: ErrorCode;
+}
+
+/** Type of {@link DEFAULT_COMPACTION_SETTINGS}: the three core settings are always present. */
+export type DefaultCompactionSettings = Readonly<
+  CompactionSettings & Required<Pick<CompactionSettings, 'enabled' | 'reserveTokens' | 'keepRecentTokens'>>
+>;
+
+/** Type of {@link DEFAULT_PRUNE_CONFIG}. */
+export type DefaultPruneConfig = Readonly<Required<PruneConfig>>;
+
+/**
+ * The default compaction settings, `{enabled: true, reserveTokens: 16384, keepRecentTokens: 20000}`
+ * (SPEC §5), deeply frozen; what `prepareCompaction` and `shouldCompact` use when no settings are
+ * given. On the web entry the value is filled by {@link init}: before that, reading a property
+ * throws an `Error` with `code === "E_NOT_INITIALIZED"`.
+ */
+export declare const DEFAULT_COMPACTION_SETTINGS: DefaultCompactionSettings;
+
+/**
+ * The default pruning configuration, `{protectTokens: 40000, minimumSavings: 20000,
+ * protectedTools: ["skill", "read"]}` (SPEC §7), deeply frozen; what `pruneToolOutputs` uses when
+ * no config is given. On the web entry the value is filled by {@link init}: before that, reading
+ * a property throws an `Error` with `code === "E_NOT_INITIALIZED"`.
+ */
+export declare const DEFAULT_PRUNE_CONFIG: DefaultPruneConfig;
+
+// `SessionTree` implements `[Symbol.dispose]()` (it calls `free()`), so `using tree = ...` frees
+// its wasm memory at the end of the scope. Declares the symbol for hosts whose `lib` predates
+// it (the same declaration as lib.esnext.disposable and @types/node, so they merge).
+declare global {
+  interface SymbolConstructor {
+    readonly dispose: unique symbol;
+  }
+}

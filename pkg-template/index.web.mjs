@@ -2,7 +2,11 @@
 //
 // The WebAssembly module is instantiated by `await init()` (idempotent). Until it has finished,
 // every export of the engine throws an Error with `code === "E_NOT_INITIALIZED"` instead of
-// failing somewhere inside the generated glue.
+// failing somewhere inside the generated glue. That includes the two constants
+// DEFAULT_COMPACTION_SETTINGS and DEFAULT_PRUNE_CONFIG, which come from the module: they are
+// live bindings that init() fills with frozen objects; before that they hold a placeholder whose
+// every property access throws E_NOT_INITIALIZED (and which, once initialized, reads as the same
+// frozen values, so a reference taken early keeps working).
 import * as raw from './web/session_compaction.js';
 
 const WASM_URL = new URL('./web/session_compaction_bg.wasm', import.meta.url);
@@ -24,7 +28,7 @@ export function init(input) {
     pending = (async () => {
       const source = input === undefined ? await defaultSource() : await input;
       await raw.default({ module_or_path: source });
-      ready = true;
+      markReady();
     })();
     pending.catch(() => {
       pending = null;
@@ -42,6 +46,13 @@ export function initSync(module) {
     );
   }
   raw.initSync({ module });
+  markReady();
+}
+
+/** Runs once the module is instantiated: fills the constants, then opens the guard. */
+function markReady() {
+  DEFAULT_COMPACTION_SETTINGS = fillPlaceholder(compactionSettingsTarget, raw.defaultCompactionSettings());
+  DEFAULT_PRUNE_CONFIG = fillPlaceholder(pruneConfigTarget, raw.defaultPruneConfig());
   ready = true;
 }
 
@@ -92,6 +103,62 @@ function guard(name, value) {
       };
     },
   });
+}
+
+/** Freezes a JSON-like value and everything in it. */
+function deepFreeze(value) {
+  if (value !== null && typeof value === 'object') {
+    for (const member of Object.values(value)) deepFreeze(member);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/**
+ * A stand-in for a constant that only exists once the module is initialized: every operation on
+ * it throws E_NOT_INITIALIZED until then. `fillPlaceholder` later copies the real values into
+ * its target and freezes it, after which the proxy reads exactly as the frozen object.
+ */
+function placeholder(name, target) {
+  const check = () => {
+    if (!ready) throw notInitialized(name);
+  };
+  const handler = {};
+  for (const trap of Object.getOwnPropertyNames(Reflect)) {
+    handler[trap] = (...args) => {
+      check();
+      return Reflect[trap](...args);
+    };
+  }
+  return new Proxy(target, handler);
+}
+
+function fillPlaceholder(target, values) {
+  if (!Object.isFrozen(target)) Object.freeze(Object.assign(target, deepFreeze(values)));
+  // The live binding gets a plain frozen copy (cheaper than the proxy, and structured-cloneable).
+  return deepFreeze({ ...target });
+}
+
+const compactionSettingsTarget = {};
+const pruneConfigTarget = {};
+
+/**
+ * The default compaction settings (`{enabled, reserveTokens, keepRecentTokens}`), frozen.
+ * Filled by init(); before that every property access throws E_NOT_INITIALIZED.
+ */
+export let DEFAULT_COMPACTION_SETTINGS = placeholder('DEFAULT_COMPACTION_SETTINGS', compactionSettingsTarget);
+/**
+ * The default pruning configuration (`{protectTokens, minimumSavings, protectedTools}`),
+ * frozen. Filled by init(); before that every property access throws E_NOT_INITIALIZED.
+ */
+export let DEFAULT_PRUNE_CONFIG = placeholder('DEFAULT_PRUNE_CONFIG', pruneConfigTarget);
+
+// `using tree = SessionTree.fromJsonl(...)`: the generated class defines Symbol.dispose when the
+// runtime had the symbol at load time; add it if the symbol exists and the class still lacks it.
+if (typeof Symbol.dispose === 'symbol' && typeof raw.SessionTree?.prototype[Symbol.dispose] !== 'function') {
+  raw.SessionTree.prototype[Symbol.dispose] = function dispose() {
+    this.free();
+  };
 }
 
 // @generated-exports

@@ -45,6 +45,8 @@ export interface ParseSessionOptions {
   /** Throw the error of the first bad line (`E_PARSE`, `E_MISSING_FIELD`, `E_HEADER`) instead of reporting it in `errors`. */
   strict?: boolean;
 }
+/** `details` of a compaction result: the file lists (`crate::summarize::SummaryDetails`, a Rust alias tsify does not emit). */
+export type SummaryDetails = FileLists;
 /** Result of `parseSessionWithIds`: `parseSession`'s result plus how many ids the v1 migration drew. */
 export interface ParsedSessionWithIdsResult extends ParsedSessionResult { generatedIdsUsed: number }
 "#;

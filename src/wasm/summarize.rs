@@ -99,6 +99,21 @@ fn string_list(obj: &JsValue, key: &str) -> Result<Vec<String>, JsValue> {
     }
 }
 
+/// A core error as a JS `Error` (see [`to_js`]); a failed model call or remote endpoint also
+/// carries the HTTP `status` when one is known, so hosts can tell 429/5xx from other failures.
+fn error_js(e: Error) -> JsValue {
+    let status = match &e {
+        Error::Remote { status, .. } if *status != 0 => Some(*status),
+        Error::Model { status, .. } => *status,
+        _ => None,
+    };
+    let js = to_js(e);
+    if let Some(status) = status {
+        let _ = Reflect::set(&js, &JsValue::from_str("status"), &JsValue::from(status));
+    }
+    js
+}
+
 fn need_model(model: Option<HostModel>) -> Result<HostModel, JsValue> {
     model.ok_or_else(|| js_error("E_INVALID_ARGUMENT", "pass `complete` (a function returning Promise<string>) or `remoteEndpoint`"))
 }
@@ -122,7 +137,7 @@ pub fn compact_preparation(
             extra_context: string_list(&options, "extraContext")?,
         };
         let templates = templates();
-        let result = signal.race("Compaction", crate::summarize::compact(&prep, &model, &opts, &templates)).await.map_err(to_js)?;
+        let result = signal.race("Compaction", crate::summarize::compact(&prep, &model, &opts, &templates)).await.map_err(error_js)?;
         from_serde(&result)
     })
 }
@@ -168,7 +183,8 @@ pub fn extractive_summary(#[wasm_bindgen(unchecked_param_type = "SummaryRequest"
 /// `extractiveSummarizer(request)` → `Promise<string>`: a deterministic `complete`
 /// implementation that needs no model (sections quoted from the conversation, marked as
 /// extractive in the first line). Pass it wherever a `complete` callback is expected.
-#[wasm_bindgen(js_name = extractiveSummarizer, unchecked_return_type = "Promise<string>")]
+// An `async fn` export is declared as `Promise<…>` of its return type: "string" gives `Promise<string>`.
+#[wasm_bindgen(js_name = extractiveSummarizer, unchecked_return_type = "string")]
 pub async fn extractive_summarizer(#[wasm_bindgen(unchecked_param_type = "CompleteRequest")] request: JsValue) -> Result<JsValue, JsValue> {
     extractive_summary(request).map(JsValue::from)
 }
@@ -189,7 +205,7 @@ impl SessionTree {
             let hooks = JsHooks { obj: get(&options, "hooks"), signal: js_signal };
             let run = CompactRun { settings: to_typed::<CompactionSettings>(&get(&options, "settings"), "settings")?, custom_instructions: opt_string(&options, "customInstructions") };
             *engine.templates.borrow_mut() = templates();
-            let done = engine.compact(&model, &hooks, &run, Some(&signal), js_sys::Date::now()).await.map_err(to_js)?;
+            let done = engine.compact(&model, &hooks, &run, Some(&signal), js_sys::Date::now()).await.map_err(error_js)?;
             let context = engine.session().borrow().build_session_context();
             from_serde(&json!({"compactionEntry": done.entry, "result": done.result, "fromExtension": done.from_extension, "context": context}))
         })
@@ -198,7 +214,7 @@ impl SessionTree {
     /// Navigates to `targetId` (SPEC §10), optionally summarizing the branch being left; resolves
     /// to `{editorText?, cancelled, aborted?, summaryEntry?, newLeafId}`.
     #[wasm_bindgen(js_name = navigateTree, unchecked_return_type = "Promise<NavigateTreeResult>")]
-    pub fn navigate_tree(&self, target_id: String, #[wasm_bindgen(unchecked_param_type = "NavigateTreeOptions")] options: JsValue) -> Promise {
+    pub fn navigate_tree(&self, #[wasm_bindgen(js_name = targetId)] target_id: String, #[wasm_bindgen(unchecked_param_type = "NavigateTreeOptions")] options: JsValue) -> Promise {
         let engine = self.engine.clone();
         future_to_promise(async move {
             let (signal, js_signal) = link_signal(&get(&options, "signal"));
@@ -210,7 +226,7 @@ impl SessionTree {
                 branch: BranchSummaryOptions { context_window: opt_u64(&options, "contextWindow"), reserve_tokens: opt_u64(&options, "reserveTokens"), custom_instructions: None },
             };
             *engine.templates.borrow_mut() = templates();
-            let out = engine.navigate_tree(&target_id, model.as_ref(), &hooks, &run, Some(&signal), js_sys::Date::now()).await.map_err(to_js)?;
+            let out = engine.navigate_tree(&target_id, model.as_ref(), &hooks, &run, Some(&signal), js_sys::Date::now()).await.map_err(error_js)?;
             let mut v = json!({"cancelled": out.cancelled, "newLeafId": out.new_leaf_id});
             if out.aborted {
                 v["aborted"] = Value::Bool(true);
@@ -232,7 +248,7 @@ impl SessionTree {
     #[wasm_bindgen(js_name = checkCompaction, unchecked_return_type = "Promise<CheckCompactionResult>")]
     pub fn check_compaction(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "AgentMessage")] assistant_message: JsValue,
+        #[wasm_bindgen(js_name = assistantMessage, unchecked_param_type = "AgentMessage")] assistant_message: JsValue,
         #[wasm_bindgen(unchecked_param_type = "CheckCompactionOptions")] options: JsValue,
     ) -> Promise {
         let engine = self.engine.clone();
@@ -276,7 +292,7 @@ impl SessionTree {
             let hooks = JsHooks { obj: get(&options, "hooks"), signal: js_signal };
             let events = JsEvents(get(&options, "onEvent"));
             *engine.templates.borrow_mut() = templates();
-            let out = engine.check_compaction(&message, &check, &candidates, &hooks, &JsClock, &events, Some(&signal)).await.map_err(to_js)?;
+            let out = engine.check_compaction(&message, &check, &candidates, &hooks, &JsClock, &events, Some(&signal)).await.map_err(error_js)?;
             let mut v = json!({
                 "prunedCount": out.pruned_count, "tokensSaved": out.tokens_saved, "contextTokens": out.context_tokens,
                 "willRetry": out.will_retry, "aborted": out.aborted,

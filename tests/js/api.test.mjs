@@ -1,0 +1,548 @@
+// The JavaScript API of the built package (pkg/, Node entry): error codes, the SessionTree
+// handle, the pure functions' contracts, the frozen defaults and disposal. Uses the real
+// sessions in examples/sessions/.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, test } from 'node:test';
+import { isDeepStrictEqual } from 'node:util';
+import * as sc from '../../pkg/index.node.mjs';
+
+/** @typedef {import('../../pkg/index.node.mjs').SessionEntry} SessionEntry */
+/** @typedef {import('../../pkg/index.node.mjs').MessageEntry} MessageEntry */
+/** @typedef {import('../../pkg/index.node.mjs').ErrorCode} ErrorCode */
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const SESSIONS = join(ROOT, 'examples', 'sessions');
+const WITH_COMPACTIONS = join(SESSIONS, 'pi-session-with-compactions.jsonl');
+const LARGE = join(SESSIONS, 'pi-session-large.jsonl');
+const V1 = join(SESSIONS, 'pi-session-v1-format.jsonl');
+/** The real sessions: [file, format version]. */
+const REAL = /** @type {const} */ ([
+  [WITH_COMPACTIONS, 3],
+  [LARGE, 3],
+  [V1, 1],
+]);
+
+/** Every member of the `ErrorCode` union, read from the generated declarations. */
+const ERROR_CODES = (() => {
+  const dts = readFileSync(join(ROOT, 'pkg', 'node', 'session_compaction.d.ts'), 'utf8');
+  const union = dts.match(/export type ErrorCode\s*=([^;]*);/);
+  assert.ok(union, 'pkg/node/session_compaction.d.ts declares ErrorCode');
+  return new Set([...union[1].matchAll(/"([A-Z_]+)"/g)].map((m) => m[1]));
+})();
+
+/**
+ * An assert.throws validator: an Error with this code (a member of the ErrorCode union) whose
+ * message matches `message`.
+ * @param {ErrorCode} code
+ * @param {RegExp} [message]
+ */
+function failsWith(code, message) {
+  return (/** @type {unknown} */ error) => {
+    assert.ok(error instanceof Error, `expected an Error, got ${error}`);
+    const e = /** @type {import('../../pkg/index.node.mjs').SessionCompactionError} */ (error);
+    assert.equal(e.code, code, `code of: ${e.message}`);
+    assert.ok(ERROR_CODES.has(e.code), `${e.code} is in the ErrorCode union`);
+    assert.equal(e.name, 'SessionCompactionError');
+    if (message) assert.match(e.message, message);
+    return true;
+  };
+}
+
+const HEADER = { type: 'session', version: 3, id: 'sess-1', timestamp: '2025-01-01T00:00:00.000Z', cwd: '/work' };
+
+/**
+ * A message entry.
+ * @param {string} id
+ * @param {string | null} parentId
+ * @param {'user' | 'assistant'} role
+ * @param {string} text
+ * @returns {MessageEntry}
+ */
+function message(id, parentId, role, text) {
+  const timestamp = '2025-01-01T00:00:01.000Z';
+  if (role === 'user') {
+    return { type: 'message', id, parentId, timestamp, message: { role, content: text, timestamp: 1735689601000 } };
+  }
+  return {
+    type: 'message',
+    id,
+    parentId,
+    timestamp,
+    message: {
+      role,
+      content: [{ type: 'text', text }],
+      api: 'anthropic-messages',
+      provider: 'anthropic',
+      model: 'claude',
+      usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 15 },
+      stopReason: 'stop',
+      timestamp: 1735689601000,
+    },
+  };
+}
+
+/** @param {unknown[]} values */
+const jsonl = (values) => values.map((v) => `${JSON.stringify(v)}\n`).join('');
+
+const SMALL = jsonl([HEADER, message('a', null, 'user', 'hello'), message('b', 'a', 'assistant', 'hi there')]);
+
+/** @param {string} path */
+const text = (path) => readFileSync(path, 'utf8');
+
+/**
+ * Deep-freezes a JSON-like value.
+ * @template T
+ * @param {T} value
+ * @returns {T}
+ */
+function deepFreeze(value) {
+  if (value !== null && typeof value === 'object') {
+    for (const member of Object.values(value)) deepFreeze(member);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+describe('error codes', () => {
+  const badLine3 = SMALL.replace(/\n$/, '') + '\n{"type":"message", oops}\n';
+
+  test('E_PARSE: strict parseSession names the line', () => {
+    assert.throws(() => sc.parseSession(badLine3, { strict: true }), failsWith('E_PARSE', /\bline 4\b/));
+    assert.throws(() => sc.SessionTree.fromJsonl(badLine3, { strict: true }), failsWith('E_PARSE', /\bline 4\b/));
+    assert.throws(
+      () => sc.SessionTree.fromBytes(new TextEncoder().encode(badLine3), { strict: true }),
+      failsWith('E_PARSE', /\bline 4\b/),
+    );
+  });
+
+  test('E_PARSE: lenient parsing keeps the good lines and reports the bad one', () => {
+    const r = sc.parseSession(badLine3);
+    assert.equal(r.entries.length, 2);
+    assert.deepEqual(
+      r.errors.map((e) => [e.line, e.code]),
+      [[4, 'E_PARSE']],
+    );
+    const tree = sc.SessionTree.fromJsonl(badLine3);
+    assert.equal(tree.entryCount, 2);
+    assert.deepEqual(
+      tree.loadErrors.map((e) => [e.line, e.code]),
+      [[4, 'E_PARSE']],
+    );
+    tree.free();
+  });
+
+  test('E_HEADER: the first record is not a session header', () => {
+    const noHeader = jsonl([message('a', null, 'user', 'hello')]);
+    assert.throws(() => sc.parseSession(noHeader, { strict: true }), failsWith('E_HEADER', /\bline 1\b/));
+    const lenient = sc.parseSession(noHeader);
+    assert.equal(lenient.header, null);
+    assert.deepEqual(lenient.entries, []);
+    assert.equal(lenient.errors[0]?.code, 'E_HEADER');
+  });
+
+  test('E_MISSING_FIELD: an entry without id (strict load, appendEntry)', () => {
+    const noId = jsonl([HEADER, { type: 'message', parentId: null, timestamp: 'x', message: { role: 'user', content: 'x', timestamp: 1 } }]);
+    assert.throws(() => sc.parseSession(noId, { strict: true }), failsWith('E_MISSING_FIELD', /\bline 2\b.*\bid\b/));
+    const tree = sc.SessionTree.fromJsonl(SMALL);
+    const { id: _drop, ...withoutId } = message('c', 'b', 'user', 'x');
+    assert.throws(() => tree.appendEntry(/** @type {SessionEntry} */ (withoutId)), failsWith('E_MISSING_FIELD', /\bid\b/));
+    const { type: _dropType, ...withoutType } = message('c', 'b', 'user', 'x');
+    assert.throws(() => tree.appendEntry(/** @type {SessionEntry} */ (withoutType)), failsWith('E_MISSING_FIELD', /\bc\b.*\btype\b/));
+    assert.equal(tree.entryCount, 2, 'a refused entry is not stored');
+    tree.free();
+  });
+
+  test('E_NOT_FOUND: unknown ids in the handle name the id', () => {
+    const tree = sc.SessionTree.fromJsonl(SMALL);
+    assert.throws(() => tree.setLeaf('nope'), failsWith('E_NOT_FOUND', /\bnope\b/));
+    assert.throws(() => tree.getChildren('nope'), failsWith('E_NOT_FOUND', /\bnope\b/));
+    assert.throws(() => tree.getBranch('nope'), failsWith('E_NOT_FOUND', /\bnope\b/));
+    assert.throws(() => tree.appendEntry(message('c', 'ghost', 'user', 'x')), failsWith('E_NOT_FOUND', /\bghost\b/));
+    assert.equal(tree.getEntry('nope'), undefined);
+    assert.equal(tree.leafId, 'b', 'a failed setLeaf leaves the leaf alone');
+    tree.free();
+  });
+
+  test('E_DUPLICATE_ID: appending an id that exists', () => {
+    const tree = sc.SessionTree.fromJsonl(SMALL);
+    assert.throws(() => tree.appendEntry(message('a', 'b', 'user', 'again')), failsWith('E_DUPLICATE_ID', /\ba\b/));
+    assert.equal(tree.entryCount, 2);
+    tree.free();
+  });
+
+  test('E_INVALID_ARGUMENT: malformed arguments name the parameter', () => {
+    assert.throws(
+      // @ts-expect-error: not an array on purpose
+      () => sc.prepareCompaction('not entries'),
+      failsWith('E_INVALID_ARGUMENT', /pathEntries/),
+    );
+    assert.throws(
+      // @ts-expect-error: a number is not a leaf id
+      () => sc.buildSessionContext([], 5),
+      failsWith('E_INVALID_ARGUMENT', /leafId/),
+    );
+    assert.throws(
+      // @ts-expect-error: reserveTokens must be a number
+      () => sc.prepareCompaction([], { reserveTokens: 'many' }),
+      failsWith('E_INVALID_ARGUMENT', /settings/),
+    );
+    const tree = sc.SessionTree.fromJsonl(SMALL);
+    // @ts-expect-error: an entry must be an object
+    assert.throws(() => tree.appendEntry('text'), failsWith('E_INVALID_ARGUMENT'));
+    tree.free();
+  });
+
+  test('E_TEMPLATE: unknown template names and templates that do not parse', () => {
+    assert.throws(() => sc.setPromptTemplate('no-such-template.md', 'x'), failsWith('E_TEMPLATE', /no-such-template/));
+    assert.throws(
+      () => sc.setPromptTemplate('file-operations.md', '{{#if readFiles.length}}never closed'),
+      failsWith('E_TEMPLATE', /file-operations\.md/),
+    );
+    sc.resetPromptTemplates();
+    assert.ok(sc.promptTemplateNames().includes('file-operations.md'));
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+describe('SessionTree', () => {
+  test('fromJsonl, fromBytes and fromEntries agree on a real session', () => {
+    const source = text(WITH_COMPACTIONS);
+    const parsed = sc.parseSession(source);
+    const trees = [
+      sc.SessionTree.fromJsonl(source),
+      sc.SessionTree.fromBytes(readFileSync(WITH_COMPACTIONS)),
+      sc.SessionTree.fromEntries(parsed.entries, parsed.header),
+    ];
+    const [first, ...rest] = trees.map((t) => ({
+      header: t.header,
+      entryCount: t.entryCount,
+      leafId: t.leafId,
+      branch: t.getBranch(),
+      tree: t.getTree().map(({ line: _line, ...node }) => node),
+      context: t.buildSessionContext(),
+      preparation: t.prepareCompaction(),
+    }));
+    assert.equal(first.entryCount, parsed.entries.length);
+    assert.equal(first.leafId, parsed.entries.at(-1)?.id);
+    for (const other of rest) assert.ok(isDeepStrictEqual(other, first), 'the three handles differ');
+    // Saved: the two loaders byte for byte; fromEntries (re-serialized values) line by line
+    // JSON-equal (number spelling may differ, e.g. 0.000005 vs 5e-6).
+    const [jsonlA, jsonlB, jsonlC] = trees.map((t) => t.toJsonl());
+    assert.ok(jsonlA === source && jsonlB === source, 'fromJsonl/fromBytes save the file unchanged');
+    const linesC = jsonlC.trimEnd().split('\n');
+    const linesA = jsonlA.trimEnd().split('\n');
+    assert.equal(linesC.length, linesA.length);
+    linesA.forEach((line, i) => assert.ok(isDeepStrictEqual(JSON.parse(linesC[i]), JSON.parse(line)), `line ${i + 1}`));
+    // and the handle agrees with the pure functions on the same branch
+    assert.deepEqual(first.preparation, sc.prepareCompaction(first.branch));
+    assert.deepEqual(first.context, sc.buildSessionContext(parsed.entries));
+    for (const t of trees) t.free();
+  });
+
+  test('appendEntry moves the leaf and updates branch, context and plan', () => {
+    const tree = sc.SessionTree.fromBytes(readFileSync(WITH_COMPACTIONS));
+    const before = tree.entryCount;
+    const oldLeaf = tree.leafId;
+    assert.ok(oldLeaf);
+    const planBefore = tree.prepareCompaction();
+
+    const user = message('new-user-1', oldLeaf, 'user', 'one more question');
+    assert.equal(tree.appendEntry(user), 'new-user-1');
+    // parentId left out: the current leaf becomes the parent
+    const { parentId: _none, ...reply } = message('new-asst-1', null, 'assistant', 'the answer '.repeat(50));
+    assert.equal(tree.appendEntry(/** @type {SessionEntry} */ (reply)), 'new-asst-1');
+
+    assert.equal(tree.entryCount, before + 2);
+    assert.equal(tree.leafId, 'new-asst-1');
+    assert.equal(tree.getEntry('new-asst-1')?.parentId, 'new-user-1');
+    assert.deepEqual(tree.getChildren('new-user-1'), ['new-asst-1']);
+    const branch = tree.getBranch();
+    assert.deepEqual(
+      branch.slice(-2).map((e) => e.id),
+      ['new-user-1', 'new-asst-1'],
+    );
+    assert.deepEqual(branch.at(-2), user);
+    const context = tree.buildSessionContext();
+    assert.deepEqual(context.messages.at(-2), user.message);
+    assert.deepEqual(context.messages.at(-1), /** @type {MessageEntry} */ (reply).message);
+
+    // the re-plan is the pure function's plan on the new branch, and it changed
+    const planAfter = tree.prepareCompaction();
+    assert.deepEqual(planAfter, sc.prepareCompaction(branch));
+    assert.notDeepEqual(planAfter, planBefore);
+    assert.deepEqual(tree.buildSessionContext(), sc.buildSessionContext(branch));
+
+    // the appended entries are saved at the end
+    const lines = tree.toJsonl().trimEnd().split('\n');
+    assert.deepEqual(JSON.parse(/** @type {string} */ (lines.at(-2))), user);
+    assert.equal(JSON.parse(/** @type {string} */ (lines.at(-1))).id, 'new-asst-1');
+    tree.free();
+  });
+
+  test('setLeaf: an earlier entry, then null (empty context)', () => {
+    const tree = sc.SessionTree.fromBytes(readFileSync(LARGE));
+    const all = sc.parseSession(text(LARGE)).entries;
+    const target = /** @type {string} */ (all[Math.floor(all.length / 2)].id);
+    tree.setLeaf(target);
+    assert.equal(tree.leafId, target);
+    assert.equal(tree.getBranch().at(-1)?.id, target);
+    assert.deepEqual(tree.buildSessionContext(), sc.buildSessionContext(all, target));
+
+    tree.setLeaf(null);
+    assert.equal(tree.leafId, undefined);
+    assert.deepEqual(tree.getBranch(), []);
+    const empty = tree.buildSessionContext();
+    assert.deepEqual(empty.messages, []);
+    assert.deepEqual(empty, sc.buildSessionContext(all, null));
+    assert.equal(tree.buildSessionContextJson(), '[]');
+    assert.equal(tree.prepareCompaction(), undefined);
+    tree.free();
+  });
+
+  test('getTree, getChildren and getLabel (label entries set and clear labels)', () => {
+    const tree = sc.SessionTree.fromJsonl(SMALL);
+    tree.appendEntry(message('c', 'a', 'assistant', 'another branch'));
+    let nodes = tree.getTree();
+    assert.deepEqual(
+      nodes.map((n) => [n.id, n.parentId, n.type, n.role, n.children]),
+      [
+        ['a', null, 'message', 'user', ['b', 'c']],
+        ['b', 'a', 'message', 'assistant', []],
+        ['c', 'a', 'message', 'assistant', []],
+      ],
+    );
+    assert.deepEqual(
+      nodes.map((n) => n.line),
+      [2, 3, 0],
+      'lines of the loaded file; 0 for appended entries',
+    );
+    assert.ok(nodes.every((n) => n.tokens > 0));
+    for (const n of nodes) assert.deepEqual(tree.getChildren(/** @type {string} */ (n.id)), n.children);
+
+    assert.equal(tree.getLabel('b'), undefined);
+    const ts = '2025-01-01T00:00:02.000Z';
+    tree.appendEntry({ type: 'label', id: 'l1', parentId: 'c', timestamp: ts, targetId: 'b', label: 'first try' });
+    assert.equal(tree.getLabel('b'), 'first try');
+    nodes = tree.getTree();
+    assert.equal(nodes.find((n) => n.id === 'b')?.label, 'first try');
+    assert.equal(nodes.find((n) => n.id === 'l1')?.type, 'label');
+    tree.appendEntry({ type: 'label', id: 'l2', parentId: 'l1', timestamp: ts, targetId: 'b', label: 'renamed' });
+    assert.equal(tree.getLabel('b'), 'renamed', 'the last label entry wins');
+    tree.appendEntry({ type: 'label', id: 'l3', parentId: 'l2', timestamp: ts, targetId: 'b' });
+    assert.equal(tree.getLabel('b'), undefined, 'a label entry without label clears it');
+    tree.free();
+  });
+
+  test('pruneToolOutputs in the handle applies the change; a second call prunes nothing', () => {
+    const tree = sc.SessionTree.fromBytes(readFileSync(LARGE));
+    const config = { protectTokens: 2000, minimumSavings: 1000, protectedTools: [] };
+    const now = 1767225600000;
+    const branch = tree.getBranch();
+    const pure = sc.pruneToolOutputs(branch, config, now);
+    assert.ok(pure.prunedCount > 0, 'the large session has tool outputs to prune');
+
+    const first = tree.pruneToolOutputs(config, now);
+    assert.deepEqual(first, pure, 'the handle prunes what the pure function prunes');
+    assert.equal(first.prunedEntries.length, first.prunedCount);
+    for (const pruned of first.prunedEntries) {
+      const stored = /** @type {any} */ (tree.getEntry(/** @type {string} */ (pruned.id)));
+      assert.ok(isDeepStrictEqual(stored, pruned), 'the stored entry is the pruned one');
+      assert.equal(stored.message.prunedAt, now);
+      assert.match(stored.message.content[0].text, /^\[Output truncated - \d+ tokens\]$/);
+    }
+    // newest first
+    const order = first.prunedEntries.map((e) => branch.findIndex((b) => b.id === e.id));
+    assert.deepEqual(order, [...order].sort((x, y) => y - x));
+
+    const second = tree.pruneToolOutputs(config, now);
+    assert.equal(second.prunedCount, 0);
+    assert.equal(second.tokensSaved, 0);
+    assert.deepEqual(second.prunedEntries, []);
+    // the saved file carries the change
+    const reloaded = sc.SessionTree.fromJsonl(tree.toJsonl());
+    assert.deepEqual(reloaded.getBranch(), tree.getBranch());
+    reloaded.free();
+    tree.free();
+  });
+
+  test('toJsonl round-trips the real sessions (v3 byte-equal, every line JSON-equal)', () => {
+    for (const [path, version] of REAL) {
+      const source = text(path);
+      const tree = sc.SessionTree.fromJsonl(source);
+      assert.deepEqual(tree.loadErrors, [], path);
+      const out = tree.toJsonl();
+      const inLines = source.trimEnd().split('\n').map((l) => JSON.parse(l));
+      const outLines = out.trimEnd().split('\n').map((l) => JSON.parse(l));
+      assert.equal(outLines.length, inLines.length, path);
+      if (version === 3) {
+        assert.equal(out, source, `${path}: a v3 file is saved byte for byte`);
+        assert.deepEqual(outLines, inLines);
+      } else {
+        // v1: saved migrated (ids, parentIds, version 3); otherwise every line is unchanged.
+        assert.equal(outLines[0].version, 3);
+        const { version: _v, ...header } = outLines[0];
+        assert.deepEqual(header, inLines[0]);
+        for (let i = 1; i < inLines.length; i++) {
+          const { id, parentId, firstKeptEntryId, ...rest } = outLines[i];
+          assert.match(id, /^[0-9a-f]{8}$/);
+          assert.equal(parentId, i === 1 ? null : outLines[i - 1].id);
+          const { firstKeptEntryIndex, ...original } = inLines[i];
+          if (firstKeptEntryIndex !== undefined) assert.equal(firstKeptEntryId, outLines[firstKeptEntryIndex].id);
+          assert.deepEqual(rest, original, `${path} line ${i + 1}`);
+        }
+        // the migrated text is stable: loading it again saves the same bytes
+        const again = sc.SessionTree.fromJsonl(out);
+        assert.equal(again.toJsonl(), out);
+        again.free();
+      }
+      // and the pure parser + serializer write the same lines (v1: the same up to the random ids)
+      const parsed = sc.parseSession(source);
+      assert.equal(parsed.migrated, version !== 3);
+      const pureLines = sc.serializeSession(parsed).trimEnd().split('\n').map((l) => JSON.parse(l));
+      /** @param {any} v */
+      const withoutIds = ({ id: _i, parentId: _p, firstKeptEntryId: _f, ...rest }) => rest;
+      const [pure, ours] = version === 3 ? [pureLines, outLines] : [pureLines.slice(1).map(withoutIds), outLines.slice(1).map(withoutIds)];
+      assert.ok(isDeepStrictEqual(pure, ours), `${path}: serializeSession(parseSession(text)) differs from toJsonl()`);
+      tree.free();
+    }
+  });
+
+  test('buildSessionContextJson is the JSON of buildSessionContext().messages', () => {
+    for (const [path] of REAL) {
+      const tree = sc.SessionTree.fromBytes(readFileSync(path));
+      const json = tree.buildSessionContextJson();
+      assert.equal(typeof json, 'string');
+      const messages = tree.buildSessionContext().messages;
+      assert.ok(messages.length > 0);
+      assert.deepEqual(JSON.parse(json), messages);
+      assert.deepEqual(JSON.parse(json), JSON.parse(JSON.stringify(messages)));
+      tree.free();
+    }
+  });
+
+  test('validate() reports without changing anything', () => {
+    const source = text(WITH_COMPACTIONS);
+    const tree = sc.SessionTree.fromJsonl(source);
+    const report = tree.validate();
+    assert.ok(Array.isArray(report.issues));
+    for (const issue of report.issues) assert.ok(ERROR_CODES.has(issue.code) || issue.code.startsWith('E_'), issue.code);
+    const withoutLines = report.issues.map(({ line: _line, ...issue }) => issue);
+    assert.deepEqual(withoutLines, sc.validateSession(sc.parseSession(source).entries).issues, 'pure and handle agree');
+    assert.ok(report.issues.every((i) => typeof i.line === 'number' && i.line > 1), 'the handle adds file lines');
+    assert.equal(tree.toJsonl(), source);
+    tree.free();
+
+    const broken = sc.validateSession([message('a', 'b', 'user', 'x'), message('b', 'a', 'user', 'y')]);
+    assert.ok(broken.issues.some((i) => i.code === 'E_CYCLE'));
+  });
+
+  test('Symbol.dispose frees the handle (with `using` where the runtime has it)', async () => {
+    assert.equal(typeof sc.SessionTree.prototype[Symbol.dispose], 'function');
+    /** @type {import('../../pkg/index.node.mjs').SessionTree | undefined} */
+    let escaped;
+    let usingSupported = true;
+    try {
+      // Compiled at run time: `using` is a syntax error in runtimes without it (Node 20).
+      const body = 'using tree = SessionTree.fromJsonl(text); grab(tree); return tree.entryCount;';
+      const withUsing = /** @type {(s: typeof sc.SessionTree, t: string, g: (t: import('../../pkg/index.node.mjs').SessionTree) => void) => number} */ (
+        new Function('SessionTree', 'text', 'grab', body)
+      );
+      assert.equal(withUsing(sc.SessionTree, SMALL, (t) => (escaped = t)), 2);
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error;
+      usingSupported = false;
+      escaped = sc.SessionTree.fromJsonl(SMALL);
+      assert.equal(escaped.entryCount, 2);
+      escaped[Symbol.dispose]();
+    }
+    assert.ok(escaped);
+    const freed = escaped;
+    assert.throws(() => freed.entryCount, /null pointer|destroyed|freed/i, `disposed (using: ${usingSupported})`);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+describe('pure functions', () => {
+  test('pruneToolOutputs never mutates its argument (deep-frozen input)', () => {
+    const entries = deepFreeze(sc.SessionTree.fromBytes(readFileSync(LARGE)).getBranch());
+    const snapshot = structuredClone(entries);
+    const config = { protectTokens: 2000, minimumSavings: 1000, protectedTools: [] };
+    const r = sc.pruneToolOutputs(entries, config, 1767225600000);
+    assert.ok(r.prunedCount > 0);
+    assert.deepEqual(entries, snapshot);
+    // the pruned entries are new objects, whole entries with ids, newest first
+    for (const pruned of r.prunedEntries) {
+      const original = entries.find((e) => e.id === pruned.id);
+      assert.ok(original);
+      assert.notEqual(pruned, original);
+      assert.equal(pruned.type, 'message');
+      assert.notDeepEqual(pruned, original);
+    }
+    // default config: the frozen DEFAULT_PRUNE_CONFIG
+    assert.deepEqual(sc.pruneToolOutputs(entries, undefined, 1), sc.pruneToolOutputs(entries, sc.DEFAULT_PRUNE_CONFIG, 1));
+  });
+
+  test('DEFAULT_COMPACTION_SETTINGS and DEFAULT_PRUNE_CONFIG are the deeply frozen defaults', () => {
+    assert.deepEqual(sc.DEFAULT_COMPACTION_SETTINGS, sc.defaultCompactionSettings());
+    assert.deepEqual(sc.DEFAULT_PRUNE_CONFIG, sc.defaultPruneConfig());
+    assert.deepEqual(sc.DEFAULT_COMPACTION_SETTINGS, { enabled: true, reserveTokens: 16384, keepRecentTokens: 20000 });
+    assert.deepEqual(sc.DEFAULT_PRUNE_CONFIG, { protectTokens: 40000, minimumSavings: 20000, protectedTools: ['skill', 'read'] });
+    assert.ok(Object.isFrozen(sc.DEFAULT_COMPACTION_SETTINGS));
+    assert.ok(Object.isFrozen(sc.DEFAULT_PRUNE_CONFIG));
+    assert.ok(Object.isFrozen(sc.DEFAULT_PRUNE_CONFIG.protectedTools));
+    assert.throws(() => {
+      /** @type {any} */ (sc.DEFAULT_PRUNE_CONFIG).protectTokens = 1;
+    }, TypeError);
+    const entries = sc.parseSession(text(WITH_COMPACTIONS)).entries;
+    assert.deepEqual(sc.prepareCompaction(entries), sc.prepareCompaction(entries, sc.DEFAULT_COMPACTION_SETTINGS));
+    assert.equal(sc.shouldCompact(90000, 100000), sc.shouldCompact(90000, 100000, sc.DEFAULT_COMPACTION_SETTINGS));
+  });
+
+  test('CommonJS and ESM entries share the constants', async () => {
+    const { createRequire } = await import('node:module');
+    const cjs = createRequire(import.meta.url)('../../pkg/index.node.cjs');
+    assert.equal(cjs.DEFAULT_PRUNE_CONFIG, sc.DEFAULT_PRUNE_CONFIG);
+    assert.equal(cjs.SessionTree, sc.SessionTree);
+  });
+
+  test('web entry: the constants are guarded until init(), then frozen', async () => {
+    // A separate module instance (its own wasm); nothing has initialized it in this process.
+    const web = await import('../../pkg/index.web.mjs');
+    const early = web.DEFAULT_COMPACTION_SETTINGS;
+    for (const read of [() => web.DEFAULT_COMPACTION_SETTINGS.reserveTokens, () => web.DEFAULT_PRUNE_CONFIG.protectedTools, () => Object.keys(early)]) {
+      assert.throws(read, (/** @type {any} */ error) => error?.code === 'E_NOT_INITIALIZED' && /DEFAULT_/.test(error.message));
+    }
+    await web.init();
+    assert.deepEqual(web.DEFAULT_COMPACTION_SETTINGS, sc.DEFAULT_COMPACTION_SETTINGS);
+    assert.deepEqual(web.DEFAULT_PRUNE_CONFIG, sc.DEFAULT_PRUNE_CONFIG);
+    assert.ok(Object.isFrozen(web.DEFAULT_PRUNE_CONFIG) && Object.isFrozen(web.DEFAULT_PRUNE_CONFIG.protectedTools));
+    // a reference taken before init() reads the same values afterwards
+    assert.equal(early.keepRecentTokens, 20000);
+    assert.ok(Object.isFrozen(early));
+    assert.equal(typeof web.SessionTree.prototype[Symbol.dispose], 'function');
+  });
+
+  test('estimateTokens, estimateContextTokens, findCutPoint on a real branch', () => {
+    const branch = sc.parseSession(text(LARGE)).entries;
+    const first = /** @type {MessageEntry} */ (branch.find((e) => e.type === 'message'));
+    const tokens = sc.estimateTokens(first.message);
+    assert.ok(Number.isInteger(tokens) && tokens > 0);
+    assert.ok(sc.estimateContextTokens(branch) > 0);
+    const cut = sc.findCutPoint(branch, 0, branch.length, 20000);
+    assert.deepEqual(Object.keys(cut).sort(), ['firstKeptEntryIndex', 'isSplitTurn', 'turnStartIndex']);
+    assert.ok(cut.firstKeptEntryIndex > 0 && cut.firstKeptEntryIndex < branch.length);
+    const prep = sc.prepareCompaction(branch);
+    assert.ok(prep);
+    // (prepareCompaction adapts the kept budget to the prompt size, so its cut may differ)
+    assert.ok(branch.some((e) => e.id === prep.firstKeptEntryId));
+    assert.ok(prep.messagesToSummarize.length > 0 && prep.recentMessages.length > 0);
+    for (const key of /** @type {const} */ (['read', 'written', 'edited'])) assert.ok(Array.isArray(prep.fileOps[key]));
+  });
+});

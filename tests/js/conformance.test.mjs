@@ -1,0 +1,395 @@
+// Every conformance vector through the JavaScript API of the built package (pkg/, Node entry).
+// Vectors: $CONFORMANCE_DIR (default tests/conformance); format in tests/conformance/README.md.
+// Comparison as in the Rust runner (tests/runner/compare.rs): JSON values with key order
+// ignored, numbers as doubles (NaN written as null), `$entryMessage` and `$digest` compact forms,
+// top-level `debug` keys skipped, `fileOps` lists compared as sets.
+// The ops of the summarization pipeline (`compact`, `generateBranchSummary`) are skipped and
+// counted. The last line printed is `N passed, M failed, K skipped`.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, test } from 'node:test';
+import * as sc from '../../pkg/index.node.mjs';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const DIR = resolve(process.env.CONFORMANCE_DIR || join(ROOT, 'tests', 'conformance'));
+
+/** Ops of the summarization pipeline: another issue; counted as skipped. */
+const SKIPPED_OPS = new Set(['compact', 'generateBranchSummary']);
+
+/** @typedef {Record<string, any>} Json */
+
+// ---------------------------------------------------------------------------------------------
+// Vectors and entry sources
+
+/** @param {string} dir @returns {string[]} every .json file below `dir`, sorted */
+function collect(dir) {
+  /** @type {string[]} */
+  const out = [];
+  for (const name of readdirSync(dir).sort()) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...collect(path));
+    else if (name.endsWith('.json')) out.push(path);
+  }
+  return out;
+}
+
+/** @type {Map<string, any[]>} */
+const fileCache = new Map();
+
+/** @param {string} rel @returns {any[]} every line of a session file (header included), parsed */
+function fileLines(rel) {
+  let lines = fileCache.get(rel);
+  if (!lines) {
+    lines = readFileSync(join(DIR, rel), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l));
+    fileCache.set(rel, lines);
+  }
+  return lines;
+}
+
+/**
+ * Resolves `input.entries`: an inline array, `{file}` (every line but the header) or
+ * `{file, ids}` (those entries in that order). Returns fresh copies: nothing is shared between
+ * vectors, so a mutation by the engine could not leak from one vector into another.
+ * @param {any} spec
+ * @returns {any[]}
+ */
+function resolveEntries(spec) {
+  if (Array.isArray(spec)) return structuredClone(spec);
+  const entries = fileLines(spec.file).slice(1);
+  if (!Array.isArray(spec.ids)) return structuredClone(entries);
+  const byId = new Map(entries.map((e) => [e.id, e]));
+  return spec.ids.map((/** @type {string} */ id) => {
+    const entry = byId.get(id);
+    if (!entry) throw new Error(`${spec.file}: no entry with id ${id}`);
+    return structuredClone(entry);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Comparison
+
+/** @param {unknown} v */
+function show(v) {
+  const s = JSON.stringify(v) ?? String(v);
+  return s.length > 300 ? `${s.slice(0, 300)}…` : s;
+}
+
+/** @param {unknown} v @returns {v is Json} */
+const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * Deep comparison of `expected` (vector JSON) with `actual` (API output); returns the first
+ * difference as `path: detail`, or null.
+ * @param {any} exp
+ * @param {any} act
+ * @param {any[] | null} entries the resolved file entries (for `$entryMessage`)
+ * @param {string} path
+ * @returns {string | null}
+ */
+function diff(exp, act, entries, path) {
+  if (isObject(exp) && '$entryMessage' in exp) {
+    const entry = entries?.[exp.$entryMessage];
+    if (!entry) return `${path}: $entryMessage ${exp.$entryMessage} without file entries`;
+    return diff(entry.message, act, entries, path);
+  }
+  if (isObject(exp) && '$digest' in exp) {
+    if (typeof act !== 'string') return `${path}: expected the digest of a string, got ${show(act)}`;
+    const hash = createHash('sha256').update(act, 'utf8').digest('hex');
+    if (hash === exp.sha256) return null;
+    return `${path}: digest mismatch (length ${act.length} vs ${exp.utf16Length}); head ${show(act.slice(0, 200))} vs ${show(String(exp.head).slice(0, 200))}`;
+  }
+  if (typeof exp === 'number' && typeof act === 'number') {
+    return exp === act || (Number.isNaN(exp) && Number.isNaN(act)) ? null : `${path}: expected ${exp}, got ${act}`;
+  }
+  // NaN is written as null in the vectors.
+  if (exp === null && typeof act === 'number' && Number.isNaN(act)) return null;
+  if (Array.isArray(exp)) {
+    if (!Array.isArray(act)) return `${path}: expected an array, got ${show(act)}`;
+    if (exp.length !== act.length) {
+      return `${path}: expected ${exp.length} items, got ${act.length}: expected ${show(exp)} got ${show(act)}`;
+    }
+    for (let i = 0; i < exp.length; i++) {
+      const d = diff(exp[i], act[i], entries, `${path}[${i}]`);
+      if (d) return d;
+    }
+    return null;
+  }
+  if (isObject(exp)) {
+    if (!isObject(act)) return `${path}: expected an object, got ${show(act)}`;
+    for (const [k, v] of Object.entries(exp)) {
+      if (!(k in act) || act[k] === undefined) return `${path}: missing key ${k} (expected ${show(v)})`;
+      const d = diff(v, act[k], entries, `${path}.${k}`);
+      if (d) return d;
+    }
+    for (const k of Object.keys(act)) {
+      // JSON semantics: a key whose value is undefined is an absent key.
+      if (!(k in exp) && act[k] !== undefined) return `${path}: unexpected key ${k} = ${show(act[k])}`;
+    }
+    return null;
+  }
+  return Object.is(exp, act) || exp === act ? null : `${path}: expected ${show(exp)}, got ${show(act)}`;
+}
+
+/**
+ * @param {string} op
+ * @param {any} expected
+ * @param {any} actual
+ * @param {any[] | null} entries
+ */
+function check(op, expected, actual, entries) {
+  const exp = structuredClone(expected);
+  const act = structuredClone(actual);
+  if (isObject(exp)) delete exp.debug;
+  if (isObject(act)) delete act.debug;
+  const fileOps = op === 'prepareCompaction' ? (/** @type {any} */ v) => v?.preparation?.fileOps : op === 'prepareBranchEntries' ? (/** @type {any} */ v) => v?.fileOps : null;
+  if (fileOps) {
+    // fileOps are sets (README "prepareCompaction"): compared ignoring order.
+    for (const v of [exp, act]) {
+      const ops = fileOps(v);
+      if (isObject(ops)) for (const list of Object.values(ops)) if (Array.isArray(list)) list.sort();
+    }
+  }
+  return diff(exp, act, entries, '$');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ops → API
+
+/** @param {unknown} error @returns {string | undefined} */
+const codeOf = (error) => (error instanceof Error ? /** @type {Error & { code?: string }} */ (error).code : undefined);
+
+/** @param {any} input @param {string} key */
+function num(input, key) {
+  const v = input[key];
+  if (typeof v !== 'number') throw new Error(`input.${key} is not a number: ${show(v)}`);
+  return v;
+}
+
+/** @param {any} input */
+function loadSession(input) {
+  const text = typeof input.jsonl === 'string' ? input.jsonl : readFileSync(join(DIR, input.jsonl.file), 'utf8');
+  const r = sc.parseSessionWithIds(text, input.generatedIds);
+  // The reference migrates only a non-empty file (an empty one starts a new session).
+  const migrated = r.header !== null && r.migrated;
+  const fileEntries = r.header !== null ? [r.header, ...r.entries] : [...r.entries];
+  /** @type {unknown} */
+  let entriesOut = fileEntries;
+  if (typeof input.expectedFile === 'string') {
+    const lines = fileLines(input.expectedFile);
+    if (lines.length !== fileEntries.length) {
+      throw new Error(`${input.expectedFile}: ${lines.length} lines expected, got ${fileEntries.length} entries`);
+    }
+    lines.forEach((want, i) => {
+      const d = diff(want, fileEntries[i], null, `line ${i + 1}`);
+      if (d) throw new Error(`${input.expectedFile}: ${d}`);
+    });
+    entriesOut = { file: input.expectedFile };
+  }
+  return { migrated, generatedIdsUsed: r.generatedIdsUsed, fileEntries: entriesOut };
+}
+
+/** @param {any} input @param {any[]} entries */
+function pruneToolOutputs(input, entries) {
+  const frozen = structuredClone(entries);
+  const config = input.usesDefaultConfig === true ? undefined : input.config;
+  const r = sc.pruneToolOutputs(entries, config, num(input, 'prunedAt'));
+  assert.deepEqual(entries, frozen, 'pruneToolOutputs mutated its argument');
+  if (input.usesDefaultConfig === true) {
+    assert.deepEqual(sc.pruneToolOutputs(entries, sc.DEFAULT_PRUNE_CONFIG, input.prunedAt), r);
+  }
+  const used = new Set();
+  const pruned = r.prunedEntries.map((/** @type {any} */ e) => {
+    // The index in the resolved entries: the entry with that id (the first one not yet taken).
+    const index = entries.findIndex((x, i) => x.id === e.id && !used.has(i));
+    used.add(index);
+    return { index, id: e.id, text: e.message?.content?.[0]?.text };
+  });
+  /** @type {Json} */
+  const out = { prunedCount: r.prunedCount, tokensSaved: r.tokensSaved, prunedEntries: pruned };
+  if (Array.isArray(input.entries)) {
+    const all = [...entries];
+    r.prunedEntries.forEach((/** @type {any} */ e, /** @type {number} */ k) => {
+      all[pruned[k].index] = e;
+    });
+    out.entries = all;
+  }
+  return out;
+}
+
+/**
+ * Runs one op; returns a value shaped like the vector's `expected`.
+ * @param {string} op
+ * @param {any} input
+ * @returns {any}
+ */
+function run(op, input) {
+  const entries = () => resolveEntries(input.entries);
+  switch (op) {
+    case 'estimateTokens':
+      return { tokens: sc.estimateTokens(input.message) };
+    case 'estimateTokensBatch':
+      return {
+        tokens: entries().map((e) => (e?.type === 'message' && e.message !== undefined ? sc.estimateTokens(e.message) : null)),
+      };
+    case 'calculateContextTokens':
+      return { tokens: sc.calculateContextTokens(input.usage) };
+    case 'calculatePromptTokens':
+      return { tokens: sc.calculatePromptTokens(input.usage) };
+    case 'shouldCompact':
+      return {
+        result: sc.shouldCompact(input.contextTokens ?? NaN, input.contextWindow ?? NaN, input.settings),
+      };
+    case 'getLastAssistantUsage':
+      return { usage: sc.getLastAssistantUsage(entries()) ?? null };
+    case 'findValidCutPoints':
+      return { cutPoints: sc.findValidCutPoints(entries(), num(input, 'startIndex'), num(input, 'endIndex')) };
+    case 'findTurnStartIndex':
+      return { turnStartIndex: sc.findTurnStartIndex(entries(), num(input, 'entryIndex'), num(input, 'startIndex')) };
+    case 'findCutPoint':
+      return sc.findCutPoint(entries(), num(input, 'startIndex'), num(input, 'endIndex'), num(input, 'keepRecentTokens'));
+    case 'prepareCompaction': {
+      const preparation = sc.prepareCompaction(entries(), input.settings);
+      if (preparation === undefined) return { preparation: null };
+      const fileLists = sc.computeFileLists(preparation.fileOps);
+      return {
+        preparation,
+        fileLists,
+        fileOperationsText: sc.formatFileOperations(fileLists.readFiles, fileLists.modifiedFiles),
+      };
+    }
+    case 'buildSessionContext':
+      return 'leafId' in input ? sc.buildSessionContext(entries(), input.leafId) : sc.buildSessionContext(entries());
+    case 'getBranch': {
+      // Through the handle; an unknown id is E_NOT_FOUND there and `[]` in the reference.
+      const tree = sc.SessionTree.fromEntries(entries());
+      try {
+        return { entryIds: tree.getBranch(input.fromId).map((e) => e.id ?? null) };
+      } catch (error) {
+        if (codeOf(error) === 'E_NOT_FOUND') return { entryIds: [] };
+        throw error;
+      } finally {
+        tree.free();
+      }
+    }
+    case 'pruneToolOutputs':
+      return pruneToolOutputs(input, entries());
+    case 'collectEntriesForBranchSummary': {
+      const r = sc.collectEntriesForBranchSummary(entries(), input.oldLeafId, input.targetId);
+      return { entryIds: r.entries.map((e) => e.id ?? null), commonAncestorId: r.commonAncestorId };
+    }
+    case 'prepareBranchEntries': {
+      const r = sc.prepareBranchEntries(entries(), input.tokenBudget);
+      return {
+        ...r,
+        fileOperationsText: sc.formatFileOperations(r.fileLists.readFiles, r.fileLists.modifiedFiles),
+      };
+    }
+    case 'convertToLlm': {
+      const messages = sc.convertToLlm(input.messages);
+      return { messages, serialized: sc.serializeConversation(messages) };
+    }
+    case 'serializeConversation':
+      return { text: sc.serializeConversation(input.messages) };
+    case 'extractFileOpsFromMessage':
+      return sc.extractFileOpsFromMessage(input.message);
+    case 'computeFileLists':
+      return sc.computeFileLists(input.fileOps);
+    case 'formatFileOperations':
+      return { text: sc.formatFileOperations(input.readFiles, input.modifiedFiles) };
+    case 'parseJsonlLenient':
+      return { values: sc.parseJsonlLenient(input.text) };
+    case 'loadSession':
+      return loadSession(input);
+    default:
+      throw new Error(`op ${op} has no mapping onto the JavaScript API`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The run
+
+/** @type {Map<string, { passed: number, skipped: number, failures: string[] }>} */
+const byOp = new Map();
+const totals = { passed: 0, failed: 0, skipped: 0 };
+
+function runAll() {
+  for (const path of collect(join(DIR, 'cases'))) {
+    /** @type {any} */
+    let vector;
+    const rel = path.slice(DIR.length + 1);
+    try {
+      vector = JSON.parse(readFileSync(path, 'utf8'));
+    } catch (error) {
+      const stats = byOp.get('?') ?? { passed: 0, skipped: 0, failures: [] };
+      stats.failures.push(`${rel}: unreadable vector: ${error}`);
+      byOp.set('?', stats);
+      continue;
+    }
+    const op = String(vector.op);
+    const stats = byOp.get(op) ?? { passed: 0, skipped: 0, failures: [] };
+    byOp.set(op, stats);
+    if (SKIPPED_OPS.has(op)) {
+      stats.skipped++;
+      continue;
+    }
+    try {
+      const actual = run(op, vector.input);
+      const spec = vector.input?.entries;
+      const fileEntries = isObject(spec) ? resolveEntries(spec) : null;
+      const d = check(op, vector.expected, actual, fileEntries);
+      if (d) stats.failures.push(`${vector.name} [${op}]: ${d}`);
+      else stats.passed++;
+    } catch (error) {
+      const message = error instanceof Error ? `${codeOf(error) ?? error.name}: ${error.message}` : String(error);
+      stats.failures.push(`${vector.name} [${op}]: threw ${message}`);
+    }
+  }
+  for (const s of byOp.values()) {
+    totals.passed += s.passed;
+    totals.failed += s.failures.length;
+    totals.skipped += s.skipped;
+  }
+}
+
+before(() => {
+  const templates = join(DIR, 'templates');
+  for (const name of readdirSync(templates).filter((n) => n.endsWith('.md')).sort()) {
+    sc.setPromptTemplate(name, readFileSync(join(templates, name), 'utf8'));
+  }
+  runAll();
+});
+
+after(() => {
+  sc.resetPromptTemplates();
+  for (const s of byOp.values()) for (const f of s.failures) console.log(`FAIL ${f}`);
+  for (const [op, s] of byOp) {
+    if (s.skipped) console.log(`skipped op ${op}: ${s.skipped} vectors (belongs to the summarization pipeline)`);
+  }
+  console.log(`${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+});
+
+test('conformance vectors were found', () => {
+  assert.ok(totals.passed + totals.failed > 0, `no vectors under ${DIR}/cases`);
+});
+
+// One test per op (the op list is read from the vector folder, so new ops show up by name).
+const OPS = [...new Set(collect(join(DIR, 'cases')).map((p) => JSON.parse(readFileSync(p, 'utf8')).op))].sort();
+for (const op of OPS) {
+  if (SKIPPED_OPS.has(op)) {
+    test(`conformance: ${op}`, { skip: 'summarization pipeline (another issue); counted as skipped' }, () => {});
+    continue;
+  }
+  test(`conformance: ${op}`, () => {
+    const s = byOp.get(op);
+    assert.ok(s, `no result for ${op}`);
+    assert.ok(s.passed + s.failures.length > 0, `no vectors ran for ${op}`);
+    assert.deepEqual(s.failures, [], `${s.failures.length} of ${s.passed + s.failures.length} ${op} vectors failed`);
+  });
+}
+

@@ -1,0 +1,123 @@
+// A typed use of the package, type-checked (never run) by `tsc -p tsconfig.json` against the
+// built declarations in pkg/. Every `@ts-expect-error` below marks a wrong use the types must
+// reject: if a type degraded to `any`, the directive would be unused and tsc would fail (TS2578).
+import { readFileSync } from 'node:fs';
+import {
+  DEFAULT_COMPACTION_SETTINGS,
+  DEFAULT_PRUNE_CONFIG,
+  SessionTree,
+  buildSessionContext,
+  estimateTokens,
+  findCutPoint,
+  init,
+  parseSession,
+  prepareCompaction,
+  pruneToolOutputs,
+  shouldCompact,
+  type AgentMessage,
+  type CompactionPreparation,
+  type CompactionSettings,
+  type CutPointResult,
+  type ErrorCode,
+  type LineError,
+  type PruneResult,
+  type SessionCompactionError,
+  type SessionContext,
+  type SessionEntry,
+  type TreeNode,
+} from '../../pkg/index.node.mjs';
+
+await init();
+
+const text: string = readFileSync(new URL('../../examples/sessions/pi-session-large.jsonl', import.meta.url), 'utf8');
+const parsed = parseSession(text, { strict: false });
+const entries: SessionEntry[] = parsed.entries;
+const errors: LineError[] = parsed.errors;
+const lines: number[] = errors.map((e) => e.line);
+
+// Discriminated unions: entry `type`, then message `role`.
+let outputTokens = 0;
+for (const entry of entries) {
+  if (entry.type === 'message' && entry.message.role === 'assistant') {
+    const usage = entry.message.usage;
+    if (usage) outputTokens += usage.output;
+    const model: string = entry.message.model;
+    void model;
+  } else if (entry.type === 'compaction') {
+    const kept: string = entry.firstKeptEntryId;
+    void kept;
+  }
+}
+
+const settings: CompactionSettings = { ...DEFAULT_COMPACTION_SETTINGS, keepRecentTokens: 10_000 };
+const reserve: number = DEFAULT_COMPACTION_SETTINGS.reserveTokens;
+const preparation: CompactionPreparation | undefined = prepareCompaction(entries, settings);
+const toSummarize: AgentMessage[] = preparation?.messagesToSummarize ?? [];
+const read: string[] = preparation?.fileOps.read ?? [];
+const cut: CutPointResult = findCutPoint(entries, 0, entries.length, 20_000);
+const split: boolean = cut.isSplitTurn;
+const context: SessionContext = buildSessionContext(entries);
+const tokens: number = context.messages.reduce((sum, m) => sum + estimateTokens(m), 0);
+const pruned: PruneResult = pruneToolOutputs(entries, DEFAULT_PRUNE_CONFIG, Date.now());
+const prunedIds: string[] = pruned.prunedEntries.map((e) => e.id);
+const compactNow: boolean = shouldCompact(tokens, 200_000);
+
+// The handle, freed at the end of the block.
+{
+  using tree = SessionTree.fromJsonl(text);
+  const leaf: string | undefined = tree.leafId;
+  const nodes: TreeNode[] = tree.getTree();
+  const json: string = tree.buildSessionContextJson();
+  tree.setLeaf(null);
+  tree.setLeaf(leaf ?? null);
+  void [nodes, json];
+}
+
+// Errors carry a code from the union.
+try {
+  SessionTree.fromJsonl('not json', { strict: true });
+} catch (error) {
+  const code: ErrorCode = (error as SessionCompactionError).code;
+  if (code === 'E_PARSE' || code === 'E_HEADER') console.log('bad file');
+}
+
+// ---- wrong uses the declarations must reject ----
+
+// @ts-expect-error: a string is not an agent message
+estimateTokens('hello');
+
+// @ts-expect-error: settings hold numbers
+prepareCompaction(entries, { reserveTokens: '1000' });
+
+// @ts-expect-error: the defaults are read-only
+DEFAULT_COMPACTION_SETTINGS.reserveTokens = 1;
+
+// @ts-expect-error: not one of the error codes
+const notACode: ErrorCode = 'E_SOMETHING';
+
+// @ts-expect-error: the leaf id is a string (or undefined), not a number
+const leafNumber: number = SessionTree.fromEntries(entries).leafId;
+
+// @ts-expect-error: entries are objects, not strings
+buildSessionContext(['{"type":"message"}']);
+
+// @ts-expect-error: the result has no `cutIndex`
+const cutIndex: number = cut.cutIndex;
+
+// @ts-expect-error: `role` narrows the message; a user message has no `usage`
+const userUsage = entries[0].type === 'message' && entries[0].message.role === 'user' ? entries[0].message.usage.input : 0;
+
+export const summary = {
+  lines,
+  outputTokens,
+  reserve,
+  toSummarize,
+  read,
+  split,
+  prunedIds,
+  compactNow,
+  notACode,
+  leafNumber,
+  cutIndex,
+  userUsage,
+};
