@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs every test of the repository, in order, and prints which step failed:
 //   cargo test → build (scripts/build.mjs) → tsc → node --test tests/js → Deno and Bun smoke
-//   tests of the web entry → packaging test (scripts/pack-test.mjs).
+//   tests of the web entry → browser test of the web demo (tests/browser, Chromium) → packaging
+//   test (scripts/pack-test.mjs).
 // A failing step does not stop the independent ones; steps that need the build are skipped
 // when the build fails. Exit code 1 when any step failed.
 // Usage: node scripts/test.mjs [step-name ...]   (npm test; names as in the summary, e.g. "bun")
@@ -54,6 +55,14 @@ const STEPS = [
         run(npmBin('bun'), ['tests/bun/smoke.mjs', mode], { label: `bun smoke (${mode})` });
       }
     },
+  },
+  {
+    name: 'browser',
+    needsBuild: true,
+    run: () =>
+      run(node, ['--test', join('tests', 'browser', 'demo.test.mjs')], {
+        label: 'browser test (web demo in Chromium)',
+      }),
   },
   {
     name: 'pack',

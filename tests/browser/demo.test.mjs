@@ -1,0 +1,418 @@
+// Browser test of the web demo (web-demo/, issue 5): Debian's Chromium driven by playwright-core.
+// It serves web-demo/ the way `npm run demo` does (scripts/demo.mjs copies pkg/ and the sample
+// session into it, then a static server on 127.0.0.1), and checks the page against the engine's
+// own results computed here in Node with the built package:
+//   load the bundled session → tree entry count, leaf, context size and cut point as the engine
+//   says; keepRecentTokens moves the cut; clicking a node moves the leaf (keyboard too); an
+//   extractive compaction adds a compaction node (with the engine's own extractive summary);
+//   "Navigate with summary" adds a branch summary; "Compact" through an OpenAI-compatible
+//   endpoint (a local stand-in server) sends the expected request; a malformed file lists its
+//   bad lines; a 50,000-entry session stays virtualized. Saves web-demo/screenshot.png
+//   (gitignored) right after the sample is loaded.
+// Needs `npm run build` first (npm test runs it as the "browser" step after the build).
+// Without /usr/bin/chromium the test is skipped with a message, except in CI (CI=true): there it
+// fails, since .ci/run installs Chromium.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { DEMO_DIR, SAMPLE_SOURCE, prepareDemo, startServer } from '../../scripts/demo.mjs';
+
+const CHROMIUM = '/usr/bin/chromium';
+/** The flags of ../shared/TOOLCHAIN.md: no sandbox (root in containers), no network of its own. */
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+const IN_CI = ['true', '1'].includes(String(process.env.CI ?? '').toLowerCase());
+const SCREENSHOT = join(DEMO_DIR, 'screenshot.png');
+
+if (!existsSync(CHROMIUM) && !IN_CI) {
+  test('web demo in Chromium', { skip: `${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium) to run the browser test` }, () => {});
+} else {
+  defineTests();
+}
+
+function defineTests() {
+  /** @type {any} */ let engine;
+  /** @type {any} */ let browser;
+  /** @type {any} */ let page;
+  /** @type {{ url: string, close: () => Promise<void> } | null} */ let server = null;
+  const pageErrors = [];
+  const foreignRequests = [];
+  const sampleBytes = readFileSync(SAMPLE_SOURCE);
+
+  before(async () => {
+    if (!existsSync(CHROMIUM)) {
+      assert.fail(`${CHROMIUM} is missing and CI=true: the browser test must run in CI (.ci/run installs the chromium package)`);
+    }
+    engine = await import('../../pkg/index.node.mjs');
+    await engine.init();
+    prepareDemo({ build: false, log: () => {} });
+    server = await startServer();
+    const { chromium } = await import('playwright-core');
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    page = await browser.newPage({ viewport: { width: 1440, height: 1000 }, colorScheme: 'light' });
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error') pageErrors.push(`console.error: ${message.text()}`);
+    });
+    page.on('request', (request) => {
+      const url = new URL(request.url());
+      if (!['127.0.0.1', ''].includes(url.hostname) && !['data:', 'blob:'].includes(url.protocol)) foreignRequests.push(request.url());
+    });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  /** A fresh engine session on the sample, for expected values. */
+  const sampleTree = () => engine.SessionTree.fromBytes(sampleBytes);
+  const settingsOnPage = async () => ({
+    keepRecentTokens: Number(await page.inputValue('[data-control="keepRecentTokens"]')),
+    reserveTokens: Number(await page.inputValue('[data-control="reserveTokens"]')),
+  });
+  const cutOnPage = () => page.getAttribute('[data-cut-entry-id]', 'data-cut-entry-id');
+  const waitForAttr = (selector, name, value) =>
+    page.waitForFunction(
+      ([s, n, v]) => document.querySelector(s)?.getAttribute(n) === v,
+      [selector, name, value],
+      { timeout: 15000 },
+    );
+  const setRange = (name, value) =>
+    page.$eval(
+      `[data-control="${name}"]`,
+      (input, v) => {
+        input.value = String(v);
+        input.dispatchEvent(new Event('input', { bubbles: true }));
+      },
+      value,
+    );
+  let originalLeaf = '';
+
+  test('loads the bundled session: entry count, leaf, context and cut point are the engine’s', async () => {
+    await page.goto(server.url);
+    await page.waitForSelector('[data-action="load-sample"]:not([disabled])');
+    await page.click('[data-action="load-sample"]');
+
+    const expected = sampleTree();
+    const nodes = expected.getTree();
+    assert.equal(nodes.length, expected.entryCount);
+    await page.waitForSelector(`#tree[data-entry-count="${expected.entryCount}"]`);
+    originalLeaf = expected.leafId;
+
+    // The leaf, and the rendered rows are entries of the session.
+    assert.equal(await page.getAttribute('[data-leaf="true"]', 'data-entry-id'), expected.leafId);
+    const ids = new Set(nodes.map((n) => n.id));
+    const rendered = await page.$$eval('#tree [data-entry-id]', (rows) => rows.map((r) => r.getAttribute('data-entry-id')));
+    assert.ok(rendered.length > 10, `only ${rendered.length} rows rendered`);
+    for (const id of rendered) assert.ok(ids.has(id), `row ${id} is not an entry of the session`);
+
+    // Every entry is a node: with folding off, the tree has exactly one row per entry.
+    await page.uncheck('#collapse-runs');
+    assert.equal(Number(await page.getAttribute('#tree', 'data-visible-rows')), nodes.length);
+    await page.check('#collapse-runs');
+    assert.ok(Number(await page.getAttribute('#tree', 'data-visible-rows')) < nodes.length, 'long linear runs fold');
+
+    // The cut point is the engine's prepareCompaction() result for the page's settings.
+    const settings = await settingsOnPage();
+    assert.equal(settings.keepRecentTokens, engine.DEFAULT_COMPACTION_SETTINGS.keepRecentTokens);
+    const prep = expected.prepareCompaction(settings);
+    assert.ok(prep, 'the sample has something to compact');
+    await waitForAttr('[data-cut-entry-id]', 'data-cut-entry-id', prep.firstKeptEntryId);
+    await waitForAttr('[data-role="preparation"]', 'data-first-kept-entry-id', prep.firstKeptEntryId);
+
+    // The context panel holds the messages after convertToLlm.
+    await waitForAttr('[data-role="context"]', 'data-message-count', String(expected.buildLlmMessages().length));
+    // The validation and prune panels agree with the engine.
+    assert.equal(Number(await page.getAttribute('[data-role="validation"]', 'data-issue-count')), expected.validate().issues.length);
+    const prune = expected.planPrune({ ...engine.DEFAULT_PRUNE_CONFIG });
+    assert.equal(Number(await page.getAttribute('[data-role="prune"]', 'data-candidate-count')), prune.candidates.length);
+    assert.equal(await page.getAttribute('[data-role="load-errors"]', 'data-error-count'), '0');
+
+    await page.waitForTimeout(200);
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    expected.free();
+  });
+
+  test('moving keepRecentTokens moves the cut point (slider and keyboard)', async () => {
+    const before = await cutOnPage();
+    const expected = sampleTree();
+    const { reserveTokens } = await settingsOnPage();
+    const prep = expected.prepareCompaction({ keepRecentTokens: 50000, reserveTokens });
+    assert.notEqual(prep.firstKeptEntryId, before, 'the sample must have a different cut at 50,000 tokens');
+    await setRange('keepRecentTokens', 50000);
+    await waitForAttr('[data-cut-entry-id]', 'data-cut-entry-id', prep.firstKeptEntryId);
+    assert.equal(await page.inputValue('[data-control-number="keepRecentTokens"]'), '50000');
+
+    // Keyboard: the slider moves by one step with an arrow key, and the number field follows.
+    await page.focus('[data-control="keepRecentTokens"]');
+    await page.keyboard.press('ArrowRight');
+    assert.equal(await page.inputValue('[data-control-number="keepRecentTokens"]'), '50500');
+    const prep2 = expected.prepareCompaction({ keepRecentTokens: 50500, reserveTokens });
+    await waitForAttr('[data-cut-entry-id]', 'data-cut-entry-id', prep2.firstKeptEntryId);
+    expected.free();
+  });
+
+  test('clicking a node makes it the leaf; Enter on the last row restores the old leaf', async () => {
+    // A user message row inside the visible part of the tree (rows above and below are rendered
+    // too, for smooth scrolling).
+    const target = await page.$eval('#tree', (tree) => {
+      const box = tree.getBoundingClientRect();
+      const rows = [...tree.querySelectorAll('.row[data-role-name="user"]:not([data-leaf])')];
+      const visible = rows.find((row) => {
+        const r = row.getBoundingClientRect();
+        return r.top >= box.top && r.bottom <= box.bottom;
+      });
+      return visible?.getAttribute('data-entry-id') ?? null;
+    });
+    assert.ok(target, 'a user message is visible in the tree');
+    await page.click(`#tree .row[data-entry-id="${target}"] .text`);
+    await page.waitForSelector(`#tree .row[data-leaf="true"][data-entry-id="${target}"]`);
+    await waitForAttr('#tree', 'data-leaf-id', target);
+
+    const expected = sampleTree();
+    expected.setLeaf(target);
+    const settings = await settingsOnPage();
+    await waitForAttr('[data-role="context"]', 'data-message-count', String(expected.buildLlmMessages().length));
+    await waitForAttr('[data-cut-entry-id]', 'data-cut-entry-id', expected.prepareCompaction(settings)?.firstKeptEntryId ?? '');
+    expected.free();
+
+    // Keyboard: End selects the last row, Enter makes it the leaf.
+    await page.focus('#tree');
+    await page.keyboard.press('End');
+    await page.keyboard.press('Enter');
+    await waitForAttr('#tree', 'data-leaf-id', originalLeaf);
+    assert.equal(await page.getAttribute('[data-leaf="true"]', 'data-entry-id'), originalLeaf);
+  });
+
+  test('an extractive compaction adds a compaction node and shrinks the context', async () => {
+    const count = Number(await page.getAttribute('#tree', 'data-entry-count'));
+    const messagesBefore = Number(await page.getAttribute('[data-role="context"]', 'data-message-count'));
+    const expected = sampleTree();
+    const prep = expected.prepareCompaction(await settingsOnPage());
+    expected.free();
+    // The default summarizer is the package's extractiveSummarizer.
+    assert.equal(typeof engine.extractiveSummarizer, 'function', 'the package exports extractiveSummarizer');
+    assert.equal(await page.isChecked('input[name="summarizer"][value="extractive"]'), true);
+    assert.match(await page.textContent('#summarizer-note'), /extractiveSummarizer from the package/);
+
+    await page.click('[data-action="compact"]');
+    await page.waitForSelector(`#tree[data-entry-count="${count + 1}"]`, { timeout: 30000 });
+    const leaf = page.locator('#tree .row[data-leaf="true"]');
+    assert.equal(await leaf.getAttribute('data-entry-type'), 'compaction');
+    const leafId = await leaf.getAttribute('data-entry-id');
+    assert.equal(await page.getAttribute('#tree', 'data-leaf-id'), leafId);
+    // The branch now ends in a compaction: nothing left to compact.
+    await waitForAttr('[data-cut-entry-id]', 'data-cut-entry-id', '');
+    await page.waitForFunction(
+      (before) => Number(document.querySelector('[data-role="context"]').getAttribute('data-message-count')) < before,
+      messagesBefore,
+    );
+    const result = await page.textContent('[data-role="result"]');
+    assert.ok(result.includes(leafId), 'the last action panel names the compaction entry');
+    assert.ok(result.includes(prep.firstKeptEntryId), 'the compaction keeps from the cut point shown before');
+    // Its summary is the extractive one (no model): the same text as the engine's in Node.
+    const reference = sampleTree();
+    const expectedSummary = (await reference.compact({ complete: engine.extractiveSummarizer, settings: await settingsOnPage() })).result.summary;
+    reference.free();
+    await page.click('#tab-result');
+    const showAll = page.locator('[data-role="result"] .more');
+    if (await showAll.count()) await showAll.click();
+    assert.equal(await page.textContent('[data-role="result"] pre.text'), expectedSummary);
+    await page.click('#tab-prep');
+  });
+
+  test('“Navigate with summary” from the keyboard adds a branch summary as a new leaf', async () => {
+    const count = Number(await page.getAttribute('#tree', 'data-entry-count'));
+    await page.focus('#tree');
+    await page.keyboard.press('Home');
+    await page.keyboard.press('ArrowDown');
+    const target = await page.$eval('#tree .row.active', (row) => row.getAttribute('data-entry-id'));
+    assert.ok(target, 'the second row is an entry');
+    await page.keyboard.press('s');
+    await page.waitForSelector(`#tree[data-entry-count="${count + 1}"]`, { timeout: 30000 });
+    const leaf = page.locator('#tree .row[data-leaf="true"]');
+    assert.equal(await leaf.getAttribute('data-entry-type'), 'branch_summary');
+    assert.match(await page.textContent('[data-role="result"]'), new RegExp(`Navigation to ${target}`));
+  });
+
+  test('Compact with an OpenAI-compatible endpoint: the page calls it, the key stays in memory', async () => {
+    const calls = [];
+    const mock = await startMockOpenAi(calls);
+    try {
+      await page.click('[data-action="load-sample"]');
+      await page.waitForSelector(`#tree[data-entry-count="${sampleTree().entryCount}"]`);
+      await page.waitForSelector('[data-action="compact"]:not([disabled])');
+      await page.check('input[name="summarizer"][value="openai"]');
+      await page.fill('#ep-base', `${mock.url}v1`);
+      await page.fill('#ep-model', 'mock-model');
+      await page.fill('#ep-key', 'sk-test-key-123');
+      const count = Number(await page.getAttribute('#tree', 'data-entry-count'));
+      await page.click('[data-action="compact"]');
+      await page.waitForSelector(`#tree[data-entry-count="${count + 1}"]`, { timeout: 30000 });
+      assert.equal(await page.getAttribute('#tree .row[data-leaf="true"]', 'data-entry-type'), 'compaction');
+      assert.ok(calls.length >= 1, 'the endpoint was called');
+      for (const call of calls) {
+        assert.equal(call.path, '/v1/chat/completions');
+        assert.equal(call.authorization, 'Bearer sk-test-key-123');
+        assert.equal(call.body.model, 'mock-model');
+        assert.deepEqual(call.body.messages.map((m) => m.role), ['system', 'user']);
+        assert.ok(call.body.messages.every((m) => typeof m.content === 'string' && m.content.length > 0));
+        assert.equal(typeof call.body.max_tokens, 'number');
+      }
+      assert.match(await page.textContent('[data-role="result"]'), /Summary written by mock-model/);
+      const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie);
+      assert.ok(!stored.includes('sk-test-key-123'), 'the API key is not stored');
+    } finally {
+      await page.check('input[name="summarizer"][value="extractive"]');
+      await mock.close();
+    }
+  });
+
+  test('a malformed file: its bad lines are listed with their numbers, the good lines load', async () => {
+    const text = [
+      JSON.stringify({ type: 'session', version: 3, id: 'broken-session', timestamp: '2025-01-01T00:00:00.000Z', cwd: '/tmp' }),
+      JSON.stringify({ type: 'message', id: 'a1', parentId: null, timestamp: '2025-01-01T00:00:01.000Z', message: { role: 'user', content: 'hello', timestamp: 1 } }),
+      '{"type": "message", this is not JSON',
+      JSON.stringify({ type: 'message', id: 'b2', parentId: 'a1', timestamp: '2025-01-01T00:00:02.000Z', message: { role: 'assistant', content: [{ type: 'text', text: 'hi' }], timestamp: 2 } }),
+      '',
+    ].join('\n');
+    const bytes = Buffer.from(text);
+    const expected = engine.SessionTree.fromBytes(bytes);
+    const errors = expected.loadErrors;
+    assert.deepEqual(errors.map((e) => e.line), [3]);
+
+    await page.setInputFiles('#file-input', { name: 'broken.jsonl', mimeType: 'application/x-ndjson', buffer: bytes });
+    await page.waitForSelector(`#tree[data-entry-count="${expected.entryCount}"]`);
+    const list = page.locator('[data-role="load-errors"]');
+    assert.equal(await list.isVisible(), true);
+    assert.equal(await list.getAttribute('data-error-count'), String(errors.length));
+    for (const e of errors) {
+      const item = page.locator(`[data-role="load-errors"] li[data-line="${e.line}"]`);
+      assert.equal(await item.isVisible(), true);
+      const itemText = await item.textContent();
+      assert.match(itemText, new RegExp(`line ${e.line}\\b`));
+      assert.ok(itemText.includes(e.code));
+    }
+    assert.equal(await page.getAttribute('[data-leaf="true"]', 'data-entry-id'), expected.leafId);
+    expected.free();
+  });
+
+  test('a 50,000-entry session: the tree stays virtualized and the plan follows the slider', async (t) => {
+    const bytes = Buffer.from(syntheticSession(50000));
+    const expected = engine.SessionTree.fromBytes(bytes);
+    assert.equal(expected.entryCount, 50000);
+    let started = Date.now();
+    await page.setInputFiles('#file-input', { name: 'synthetic-50k.jsonl', mimeType: 'application/x-ndjson', buffer: bytes });
+    await page.waitForSelector('#tree[data-entry-count="50000"]', { timeout: 60000 });
+    const loadMs = Date.now() - started;
+    assert.equal(await page.getAttribute('[data-leaf="true"]', 'data-entry-id'), expected.leafId);
+    // Only the rows in view (plus a margin) are in the DOM, also with folding off.
+    await page.uncheck('#collapse-runs');
+    assert.equal(await page.getAttribute('#tree', 'data-visible-rows'), '50000');
+    assert.ok((await page.locator('#tree .row').count()) < 200, 'the tree is virtualized');
+    await page.$eval('#tree', (tree) => (tree.scrollTop = tree.scrollHeight / 2));
+    await page.waitForFunction(() => document.querySelectorAll('#tree .row').length > 0 && document.querySelectorAll('#tree .row').length < 200);
+    await page.check('#collapse-runs');
+
+    const { reserveTokens } = await settingsOnPage();
+    const prep = expected.prepareCompaction({ keepRecentTokens: 30000, reserveTokens });
+    assert.ok(prep);
+    started = Date.now();
+    await setRange('keepRecentTokens', 30000);
+    await waitForAttr('[data-cut-entry-id]', 'data-cut-entry-id', prep.firstKeptEntryId);
+    const sliderMs = Date.now() - started;
+    expected.free();
+    t.diagnostic(`50,000 entries: loaded and rendered in ${loadMs} ms; cut updated ${sliderMs} ms after the slider moved`);
+  });
+
+  test('no page errors and no request left 127.0.0.1', () => {
+    assert.deepEqual(pageErrors, []);
+    assert.deepEqual(foreignRequests, []);
+  });
+}
+
+/**
+ * A stand-in for an OpenAI-compatible server on 127.0.0.1 (with CORS, as a browser needs):
+ * records each `POST …/chat/completions` and answers with a fixed summary.
+ * @param {{ path: string, authorization: string | undefined, body: any }[]} calls
+ */
+function startMockOpenAi(calls) {
+  const cors = {
+    'access-control-allow-origin': '*',
+    'access-control-allow-headers': 'content-type, authorization',
+    'access-control-allow-methods': 'POST, OPTIONS',
+  };
+  const server = createServer((req, res) => {
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, cors);
+      res.end();
+      return;
+    }
+    let text = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk) => (text += chunk));
+    req.on('end', () => {
+      const body = JSON.parse(text);
+      calls.push({ path: req.url ?? '', authorization: req.headers.authorization, body });
+      const content = `## Goal\nSummary written by ${body.model} (call ${calls.length}).`;
+      res.writeHead(200, { ...cors, 'content-type': 'application/json' });
+      res.end(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content } }] }));
+    });
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      const address = /** @type {import('node:net').AddressInfo} */ (server.address());
+      resolve({
+        url: `http://127.0.0.1:${address.port}/`,
+        close: () =>
+          new Promise((done) => {
+            server.closeAllConnections();
+            server.close(() => done(undefined));
+          }),
+      });
+    });
+  });
+}
+
+/**
+ * A linear session of `count` entries (after the header): turns of a user message, an assistant
+ * tool call, its result and an assistant answer, with a usage on every assistant message.
+ * @param {number} count
+ */
+function syntheticSession(count) {
+  const lines = [JSON.stringify({ type: 'session', version: 3, id: 'synthetic-50k', timestamp: '2025-01-01T00:00:00.000Z', cwd: '/tmp/synthetic' })];
+  let parent = null;
+  const usage = (n) => ({ input: 1000 + n, output: 200, cacheRead: 0, cacheWrite: 0, totalTokens: 1200 + n });
+  for (let i = 0; i < count; i++) {
+    const id = `e${i.toString(16).padStart(7, '0')}`;
+    const turn = Math.floor(i / 4);
+    const ts = 1735689600000 + i * 1000;
+    let message;
+    switch (i % 4) {
+      case 0:
+        message = { role: 'user', content: `Turn ${turn}: please look at file ${turn % 97}.rs and fix the failing test.`, timestamp: ts };
+        break;
+      case 1:
+        message = { role: 'assistant', content: [{ type: 'toolCall', id: `call_${turn}`, name: 'read', arguments: { path: `src/file${turn % 97}.rs` } }], usage: usage(turn), stopReason: 'toolUse', timestamp: ts };
+        break;
+      case 2:
+        message = { role: 'toolResult', toolCallId: `call_${turn}`, toolName: 'read', content: [{ type: 'text', text: `fn f${turn}() {}\n`.repeat(20) }], isError: false, timestamp: ts };
+        break;
+      default:
+        message = { role: 'assistant', content: [{ type: 'text', text: `Fixed the test of turn ${turn}.` }], usage: usage(turn), stopReason: 'stop', timestamp: ts };
+    }
+    lines.push(JSON.stringify({ type: 'message', id, parentId: parent, timestamp: new Date(ts).toISOString(), message }));
+    parent = id;
+  }
+  return `${lines.join('\n')}\n`;
+}
