@@ -330,10 +330,21 @@ impl SessionTree {
     }
 
     /// The pruning decision for the current branch (SPEC §7); indices are entry indices.
+    /// Only the `message` entries the model still sees are considered (the kept region of the
+    /// latest compaction and everything after it): outputs already summarized away are not
+    /// sent to the model, so pruning them would lose history and save nothing.
     pub fn plan_prune(&self, config: &PruneConfig) -> PrunePlan {
-        let mut plan = plan_prune(&self.branch_source(), config);
+        let visible: Vec<usize> = plan_context(self, &self.branch)
+            .items
+            .iter()
+            .filter_map(|item| match item {
+                ContextItem::Message(i) => Some(*i),
+                _ => None,
+            })
+            .collect();
+        let mut plan = plan_prune(&Selection::new(self, &visible), config);
         for c in &mut plan.candidates {
-            c.index = self.branch[c.index];
+            c.index = visible[c.index];
         }
         plan
     }
@@ -380,4 +391,42 @@ fn message_span(raw: &str) -> Option<&str> {
         message: Option<&'a serde_json::value::RawValue>,
     }
     serde_json::from_str::<M>(raw).ok()?.message.map(|m| m.get())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn msg(id: &str, parent: Option<&str>, message: Value) -> Value {
+        json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2025-01-01T00:00:00Z", "message": message})
+    }
+
+    fn tool_pair(n: usize, parent: &str, size: usize) -> [Value; 2] {
+        let call = format!("c{n}");
+        [
+            msg(&format!("a{n}"), Some(parent), json!({"role": "assistant", "content": [{"type": "toolCall", "id": call, "name": "bash", "arguments": {}}], "stopReason": "toolUse"})),
+            msg(&format!("t{n}"), Some(&format!("a{n}")), json!({"role": "toolResult", "toolCallId": call, "toolName": "bash", "content": [{"type": "text", "text": "x".repeat(size)}]})),
+        ]
+    }
+
+    #[test]
+    fn pruning_skips_outputs_already_summarized() {
+        let mut entries = vec![msg("u0", None, json!({"role": "user", "content": "go"}))];
+        entries.extend(tool_pair(1, "u0", 40_000)); // before the compaction's kept region
+        entries.push(msg("u2", Some("t1"), json!({"role": "user", "content": "more"})));
+        entries.extend(tool_pair(3, "u2", 40_000));
+        entries.push(json!({"type": "compaction", "id": "k", "parentId": "t3", "timestamp": "2025-01-01T00:00:00Z", "summary": "s", "firstKeptEntryId": "u2", "tokensBefore": 1}));
+        entries.extend(tool_pair(4, "k", 40_000));
+        entries.extend(tool_pair(5, "t4", 40_000));
+        let tree = SessionTree::from_values(None, &entries);
+        let config = PruneConfig { protect_tokens: 10_000, minimum_savings: 0, protected_tools: vec![] };
+        let plan = tree.plan_prune(&config);
+        let ids: Vec<&str> = plan.candidates.iter().filter_map(|c| c.id.as_deref()).collect();
+        // t5 is inside the protect window; t1 was summarized away; t4 and t3 are visible.
+        assert_eq!(ids, vec!["t4", "t3"]);
+        // The pure function over the whole branch would also pick t1.
+        let pure = crate::prune::plan_prune(&tree.branch_source(), &config);
+        assert_eq!(pure.candidates.len(), 3);
+    }
 }
