@@ -141,24 +141,35 @@ impl SessionTree {
     /// Every entry as a [`TreeNode`] (file order): ids, links, type, role, label, tokens.
     #[wasm_bindgen(js_name = getTree, unchecked_return_type = "TreeNode[]")]
     pub fn get_tree(&self) -> Result<JsValue, JsValue> {
+        #[derive(serde::Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Node<'a> {
+            id: Option<&'a str>,
+            parent_id: Option<&'a str>,
+            #[serde(rename = "type")]
+            ty: std::borrow::Cow<'a, str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            role: Option<std::borrow::Cow<'a, str>>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            label: Option<&'a str>,
+            tokens: u64,
+            children: Vec<&'a str>,
+            line: usize,
+        }
         let t = &*self.s();
-        let nodes: Vec<Value> = (0..t.entry_count())
+        let nodes: Vec<Node<'_>> = (0..t.entry_count())
             .map(|i| {
                 let m = t.meta(i);
-                let children: Vec<&str> = t.children_of(i).iter().filter_map(|&c| t.meta(c).id.as_deref()).collect();
-                let mut node = json!({
-                    "id": m.id, "parentId": m.parent_id,
-                    "type": m.kind.name().map_or_else(|| entry_type(t.raw(i)), str::to_owned),
-                    "tokens": m.message_of_tokens(),
-                    "children": children, "line": t.line_of(i),
-                });
-                if let Some(role) = m.message.as_ref().and_then(|msg| msg.role.name().map(str::to_owned).or_else(|| role_of(t.raw(i)))) {
-                    node["role"] = Value::from(role);
+                Node {
+                    id: m.id.as_deref(),
+                    parent_id: m.parent_id.as_deref(),
+                    ty: m.kind.name().map_or_else(|| entry_type(t.raw(i)).into(), Into::into),
+                    role: m.message.as_ref().and_then(|msg| msg.role.name().map(Into::into).or_else(|| role_of(t.raw(i)).map(Into::into))),
+                    label: m.id.as_deref().and_then(|id| t.label(id)),
+                    tokens: m.message_of_tokens(),
+                    children: t.children_of(i).iter().filter_map(|&c| t.meta(c).id.as_deref()).collect(),
+                    line: t.line_of(i),
                 }
-                if let Some(label) = m.id.as_deref().and_then(|id| t.label(id)) {
-                    node["label"] = Value::from(label);
-                }
-                node
             })
             .collect();
         from_serde(&nodes)
