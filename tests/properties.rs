@@ -217,6 +217,24 @@ proptest! {
     }
 
     #[test]
+    fn load_save_load_is_identity(steps in prop::collection::vec(step(), 1..60)) {
+        use session_compaction::jsonl::{parse_session, ParseOptions};
+        let tree = build(&steps);
+        let text = tree.to_jsonl();
+        // value path: parse → save → parse gives the same values
+        let first = parse_session(&text, &ParseOptions::strict()).expect("strict load of a saved session");
+        let saved = first.to_jsonl();
+        let second = parse_session(&saved, &ParseOptions::strict()).expect("strict reload");
+        prop_assert_eq!(&first.entries, &second.entries);
+        prop_assert_eq!(&first.header, &second.header);
+        prop_assert_eq!(first.entries, entries_of(&tree));
+        // raw path: the handle writes unchanged entries byte for byte
+        let (handle, errors) = SessionTree::from_jsonl(text.clone(), &ParseOptions::strict()).expect("handle load");
+        prop_assert!(errors.is_empty());
+        prop_assert_eq!(handle.to_jsonl(), text);
+    }
+
+    #[test]
     fn walks_terminate_on_cycles(n in 2usize..30, links in prop::collection::vec(any::<u8>(), 2..30)) {
         // every entry's parent is another random entry: cycles everywhere
         let entries: Vec<Value> = (0..n).map(|i| json!({
