@@ -5,7 +5,9 @@
 //      is missing, then `npm run build` when pkg/ is missing or older than its sources;
 //   2. runs the package's CLI (pkg/bin/session-compaction.mjs) on the real session bundled in the
 //      package (pkg/sample/pi-session-with-compactions.jsonl, a copy of examples/sessions/…):
-//      `plan` (what a compaction would do now) and `context` (what the model sees).
+//      `plan` (what a compaction would do now), `context` (what the model sees) and `compact`
+//      (the compaction done in memory with the extractive summarizer: the context before and
+//      after, and the beginning of the summary; the file is not modified).
 //
 // Usage: npm start                       the bundled real session
 //        npm start -- path/to/file.jsonl another session file
@@ -56,6 +58,18 @@ const REPORT = [
     ],
     args: ['context', '--first', '4', '--last', '6', '--max-chars', '400'],
   },
+  {
+    title: '3. Compaction, done — `session-compaction compact` (extractive summarizer, in memory)',
+    explain: [
+      'The compaction itself, run in memory (the file is not modified: `--write` would append the entry):',
+      'the engine assembles the prompts and calls the summarizer — here the extractive summarizer of the',
+      'package, which quotes the conversation section by section and needs no model or API key',
+      '(`--endpoint URL` or `--openai BASE_URL --model NAME` use a real one) — then composes the summary,',
+      'appends the `compaction` entry and rebuilds the context. Shown: the context before and after',
+      '(messages the model receives, estimated tokens), the new entry, and the beginning of the summary.',
+    ],
+    args: ['compact', '--preview', '1500'],
+  },
 ];
 
 function main() {
@@ -72,7 +86,7 @@ function main() {
     run(process.execPath, [CLI, ...args], { label: `session-compaction ${step.args[0]}` });
   }
   console.log(`\n${rule('═')}`);
-  console.log('Try the other commands: session-compaction tree | prune | validate [file]  (pkg/bin/session-compaction.mjs --help)');
+  console.log('Try the other commands: session-compaction tree | prune | validate | navigate [file]  (pkg/bin/session-compaction.mjs --help)');
 }
 
 // ── setup ───────────────────────────────────────────────────────────────────────────────────

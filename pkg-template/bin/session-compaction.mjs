@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // session-compaction: runs the compaction engine on a pi session file (JSONL) and shows what it
-// would do. Commands: plan, context, prune [--write], tree, validate (see `--help`).
-// Exit codes: 0 ok · 1 `validate` found errors · 2 bad usage, unreadable or unusable input.
+// would do. Commands: plan, context, prune [--write], tree, validate, and the two that write
+// summaries: compact [--write] and navigate [--summarize] [--write] (see `--help`).
+// Exit codes: 0 ok · 1 `validate` found errors · 2 bad usage, unreadable or unusable input ·
+// 3 the summarizer (remote endpoint or model) failed · 130 interrupted before anything was written.
 // Node >= 20, no dependencies beyond Node's built-ins and this package.
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as engine from '../index.node.mjs';
@@ -10,8 +13,11 @@ import {
   CliError,
   EXIT_FINDINGS,
   EXIT_INPUT,
+  EXIT_INTERRUPTED,
   EXIT_OK,
+  EXIT_SUMMARIZER,
   SAMPLE_FILE,
+  appendLineAtomic,
   bytes,
   clip,
   colorEnabled,
@@ -19,6 +25,7 @@ import {
   makeStyle,
   num,
   oneLine,
+  openaiComplete,
   plural,
   readSessionFile,
   table,
@@ -32,6 +39,8 @@ const DEFAULT_MAX_CHARS = 600;
 const WARNING_CODES = new Set(['E_UNANSWERED_TOOL_CALL']);
 /** At most this many load warnings are printed one by one. */
 const MAX_LOAD_WARNINGS = 20;
+/** Error codes of a failed summarizer (exit code 3). */
+const SUMMARIZER_CODES = new Set(['E_MODEL', 'E_REMOTE', 'E_SUMMARIZATION']);
 
 // ── options and commands ────────────────────────────────────────────────────────────────────
 
@@ -52,12 +61,26 @@ const OPTIONS = {
   full: { type: 'boolean', help: 'show everything: no truncation (context), no collapsed runs (tree)' },
   strict: { type: 'boolean', help: 'refuse files with malformed lines (default: skip them with a warning)' },
   progress: { type: 'boolean', help: 'show the loading progress bar even when stderr is not a terminal' },
+  endpoint: { type: 'string', arg: 'url', help: 'summarize with a remote endpoint: POST {systemPrompt, prompt} as JSON, reply {summary}' },
+  openai: { type: 'string', arg: 'base-url', help: 'summarize with an OpenAI-compatible API: POST <base-url>/chat/completions, key from $OPENAI_API_KEY' },
+  model: { type: 'string', arg: 'name', help: 'the model of --openai (e.g. gpt-4o-mini)' },
+  instructions: { type: 'string', arg: 'text', help: 'extra focus for the summary (added as "Additional focus: …")' },
+  summarize: { type: 'boolean', help: 'summarize the branch being left into a branch_summary entry' },
+  preview: { type: 'string', arg: 'n', help: 'show only the first n characters of the summary (default: all of it)' },
   help: { type: 'boolean', short: 'h', help: 'show help' },
   version: { type: 'boolean', short: 'V', help: 'print the version' },
 };
 const COMMON = ['strict', 'progress', 'help'];
 
-/** @type {Record<string, {summary: string, usage: string, options: string[], run: (s: Session, o: Opts, io: Io) => number}>} */
+/** Options choosing and steering the summarizer (compact, navigate). */
+const MODEL_OPTIONS = ['endpoint', 'openai', 'model', 'instructions'];
+
+/**
+ * `target`: the command takes `[file] <targetId>` instead of `[file]`. `notes`: extra help
+ * paragraphs. `optionHelp`: a command's own wording of a shared option.
+ * @type {Record<string, {summary: string, usage: string, options: string[], target?: boolean, notes?: string[],
+ *   optionHelp?: Record<string, string>, run: (s: Session, o: Opts, io: Io, target?: string) => number | Promise<number>}>}
+ */
 const COMMANDS = {
   plan: {
     summary: 'what a compaction would summarize and keep (cut point, tokens, files)',
@@ -89,6 +112,43 @@ const COMMANDS = {
     options: ['json'],
     run: cmdValidate,
   },
+  compact: {
+    summary: 'summarize the history now: the compaction entry, the context before and after',
+    usage:
+      'compact [file] [--endpoint url | --openai base-url --model name] [--instructions text] ' +
+      '[--keep-recent-tokens n] [--reserve-tokens n] [--write] [--json] [--leaf id] [--preview n]',
+    options: ['json', 'leaf', 'keep-recent-tokens', 'reserve-tokens', ...MODEL_OPTIONS, 'write', 'preview'],
+    notes: [
+      'The summarizer: without --endpoint or --openai, the extractive summarizer of the package, which',
+      'quotes the conversation section by section and needs no model and no API key. --endpoint URL',
+      'POSTs {systemPrompt, prompt, purpose, maxTokens} as JSON and reads {summary} from the reply.',
+      '--openai BASE_URL --model NAME calls POST BASE_URL/chat/completions with the key of the',
+      'environment variable OPENAI_API_KEY as a Bearer token (the key is never printed).',
+      'Without --write nothing is written: the compaction happens in memory and is shown.',
+    ],
+    optionHelp: { write: 'append the compaction entry to the file (atomically), keep <file>.bak' },
+    run: cmdCompact,
+  },
+  navigate: {
+    summary: 'move the leaf to an entry, optionally summarizing the branch being left',
+    usage:
+      'navigate [file] <targetId> [--summarize] [--endpoint url | --openai base-url --model name] ' +
+      '[--instructions text] [--write] [--json] [--leaf id] [--preview n]',
+    options: ['json', 'leaf', 'summarize', ...MODEL_OPTIONS, 'write', 'preview'],
+    target: true,
+    notes: [
+      'A user message (or custom message) as the target goes back to the editor: its text is printed',
+      'and its parent becomes the new leaf; any other entry becomes the leaf itself. --leaf sets the',
+      'leaf navigated away from (default: the session leaf).',
+      'With --summarize the branch being left is summarized (the summarizers of `compact`; default:',
+      'extractive) and attached as a branch_summary entry under the new leaf.',
+      'The leaf itself is not stored in the JSONL file (a loaded session continues at its last entry).',
+      'With --write the appended branch_summary entry is what persists: it needs --summarize, and the',
+      'file then reopens at that entry, i.e. on the branch of the new leaf.',
+    ],
+    optionHelp: { write: 'append the branch_summary entry to the file (atomically), keep <file>.bak' },
+    run: cmdNavigate,
+  },
 };
 
 /**
@@ -100,8 +160,8 @@ const COMMANDS = {
 
 // ── main ────────────────────────────────────────────────────────────────────────────────────
 
-/** @param {string[]} argv @returns {number} the exit code */
-function main(argv) {
+/** @param {string[]} argv @returns {Promise<number>} the exit code */
+async function main(argv) {
   const style = makeStyle(colorEnabled(process.stdout));
   const errStyle = makeStyle(colorEnabled(process.stderr));
   /** @type {string[]} */
@@ -118,7 +178,7 @@ function main(argv) {
     lines.length = 0;
   };
   try {
-    const code = run(argv, io);
+    const code = await run(argv, io);
     flush();
     return code;
   } catch (error) {
@@ -128,6 +188,15 @@ function main(argv) {
       return error.exitCode;
     }
     const code = /** @type {any} */ (error)?.code;
+    if (code === 'E_ABORTED') {
+      process.stderr.write(`${errStyle.red(`${NAME}: interrupted:`)} ${/** @type {Error} */ (error).message}; nothing was written\n`);
+      return EXIT_INTERRUPTED;
+    }
+    if (typeof code === 'string' && SUMMARIZER_CODES.has(code)) {
+      // The message is the summarizer's (the HTTP status and the reply's error text; never a key).
+      process.stderr.write(`${errStyle.red(`${NAME}: error: the summarizer failed:`)} ${/** @type {Error} */ (error).message} (${code}); nothing was written\n`);
+      return EXIT_SUMMARIZER;
+    }
     if (typeof code === 'string' && code.startsWith('E_') && code !== 'E_INTERNAL') {
       // The engine refused the input (its message names the entry or line).
       process.stderr.write(`${errStyle.red(`${NAME}: error:`)} ${/** @type {Error} */ (error).message} (${code})\n`);
@@ -141,7 +210,7 @@ function main(argv) {
   }
 }
 
-/** @param {string[]} argv @param {Io} io */
+/** @param {string[]} argv @param {Io} io @returns {number | Promise<number>} */
 function run(argv, io) {
   let parsed;
   try {
@@ -187,9 +256,22 @@ function run(argv, io) {
   for (const name of Object.keys(opts)) {
     if (!allowed.has(name)) throw new CliError(`option --${name} does not apply to \`${command}\`\n${hint(command)}`);
   }
-  if (rest.length > 1) throw new CliError(`\`${command}\` takes one file, got ${rest.length}: ${rest.join(' ')}\n${hint(command)}`);
-  const session = openSession(rest[0], opts, io);
-  return spec.run(session, opts, io);
+  let file = rest[0];
+  /** @type {string | undefined} */
+  let target;
+  if (spec.target) {
+    if (rest.length === 0 || (rest.length === 1 && /[/\\]|\.jsonl$/i.test(rest[0]) && existsSync(rest[0]))) {
+      const got = rest.length ? ` (${rest[0]} is a file: pass the entry id after it)` : '';
+      throw new CliError(`\`${command}\` needs the id of the entry to go to${got}\n${hint(command)}`);
+    }
+    if (rest.length > 2) throw new CliError(`\`${command}\` takes a file and an entry id, got ${rest.length} arguments: ${rest.join(' ')}\n${hint(command)}`);
+    target = rest[rest.length - 1];
+    file = rest.length === 2 ? rest[0] : undefined;
+  } else if (rest.length > 1) {
+    throw new CliError(`\`${command}\` takes one file, got ${rest.length}: ${rest.join(' ')}\n${hint(command)}`);
+  }
+  const session = openSession(file, opts, io);
+  return spec.run(session, opts, io, target);
 }
 
 /** @param {string} [command] */
@@ -199,12 +281,12 @@ function hint(command) {
 
 /** @param {string} [command] */
 function helpText(command) {
-  const optionLines = (/** @type {string[]} */ names) =>
+  const optionLines = (/** @type {string[]} */ names, /** @type {Record<string, string>} */ own = {}) =>
     table(
       names.map((name) => {
         const o = /** @type {any} */ (OPTIONS)[name];
         const flag = `${o.short ? `-${o.short}, ` : ''}--${name}${o.arg ? ` <${o.arg}>` : ''}`;
-        return [flag, o.help];
+        return [flag, own[name] ?? o.help];
       }),
     );
   if (command && COMMANDS[command]) {
@@ -214,9 +296,10 @@ function helpText(command) {
       '',
       `  ${spec.summary}.`,
       '  Without a file, the sample session shipped in the package is used.',
+      ...(spec.notes ? ['', ...spec.notes.map((line) => `  ${line}`)] : []),
       '',
       'Options:',
-      ...optionLines([...spec.options, ...COMMON]),
+      ...optionLines([...spec.options, ...COMMON], spec.optionHelp),
     ].join('\n');
   }
   return [
@@ -234,7 +317,8 @@ function helpText(command) {
     ...optionLines([...COMMON, 'version']),
     '',
     `Run \`${NAME} <command> --help\` for the options of a command.`,
-    'Exit codes: 0 ok, 1 validate found errors, 2 bad usage or unreadable input.',
+    'Exit codes: 0 ok, 1 validate found errors, 2 bad usage or unreadable input,',
+    '3 the summarizer (endpoint or model) failed, 130 interrupted (nothing written).',
   ].join('\n');
 }
 
@@ -1074,6 +1158,376 @@ function cmdValidate(/** @type {Session} */ session, /** @type {Opts} */ opts, /
   return errors ? EXIT_FINDINGS : EXIT_OK;
 }
 
+// ── compact and navigate: the summarizer ────────────────────────────────────────────────────
+
+/**
+ * @typedef {{ kind: 'extractive' | 'endpoint' | 'openai', label: string, json: Record<string, string>,
+ *   model: { complete: (request: any) => Promise<string> } | { remoteEndpoint: string } }} Summarizer
+ */
+
+/** The summarizer chosen by --endpoint / --openai --model (default: extractive). @returns {Summarizer} */
+function summarizerFrom(/** @type {Opts} */ opts, /** @type {Io} */ io) {
+  const endpoint = opts.endpoint === undefined ? undefined : String(opts.endpoint);
+  const base = opts.openai === undefined ? undefined : String(opts.openai);
+  const model = opts.model === undefined ? undefined : String(opts.model);
+  if (endpoint !== undefined && base !== undefined) {
+    throw new CliError('--endpoint and --openai exclude each other: choose one summarizer');
+  }
+  if (model !== undefined && base === undefined) {
+    throw new CliError('--model names the model of --openai: pass --openai <base-url> too');
+  }
+  if (endpoint !== undefined) {
+    const url = httpUrl(endpoint, 'endpoint');
+    return {
+      kind: 'endpoint',
+      label: `remote endpoint ${displayUrl(url)}`,
+      json: { kind: 'endpoint', endpoint: displayUrl(url) },
+      model: { remoteEndpoint: endpoint },
+    };
+  }
+  if (base !== undefined) {
+    if (model === undefined || model.trim() === '') throw new CliError('--openai needs --model <name> (the model of that API)');
+    const url = httpUrl(base, 'openai');
+    const apiKey = process.env.OPENAI_API_KEY || undefined;
+    if (!apiKey) io.warn('OPENAI_API_KEY is not set: the requests carry no Authorization header');
+    return {
+      kind: 'openai',
+      label: `${model} through the OpenAI-compatible API at ${displayUrl(url)}`,
+      json: { kind: 'openai', baseUrl: displayUrl(url), model },
+      model: { complete: openaiComplete({ baseUrl: base, model, apiKey }) },
+    };
+  }
+  return {
+    kind: 'extractive',
+    label: 'extractive: quotes the conversation, no model is called (--endpoint or --openai use one)',
+    json: { kind: 'extractive' },
+    model: { complete: engine.extractiveSummarizer },
+  };
+}
+
+/** An http(s) URL option, or a usage error. */
+function httpUrl(/** @type {string} */ text, /** @type {string} */ option) {
+  let url;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new CliError(`--${option}: not a URL: "${text}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new CliError(`--${option}: expected an http:// or https:// URL, got "${text}"`);
+  }
+  return url;
+}
+
+/** A URL for display: credentials in it are masked. */
+function displayUrl(/** @type {URL} */ url) {
+  if (!url.username && !url.password) return url.href;
+  const copy = new URL(url.href);
+  copy.username = copy.username ? '***' : '';
+  copy.password = copy.password ? '***' : '';
+  return copy.href;
+}
+
+/**
+ * Runs `work` with an AbortSignal that the first Ctrl-C aborts (the engine then rejects with
+ * E_ABORTED and appends nothing); a second Ctrl-C ends the process at once. On a terminal, a
+ * status line on stderr says what is running.
+ * @template T
+ * @param {string} status @param {(signal: AbortSignal) => Promise<T>} work
+ * @returns {Promise<T>}
+ */
+async function interruptible(status, work) {
+  const controller = new AbortController();
+  const onSigint = () => {
+    process.stderr.write('\ninterrupt: stopping the summarizer (press Ctrl-C again to quit at once)\n');
+    controller.abort();
+  };
+  process.once('SIGINT', onSigint);
+  const tty = Boolean(process.stderr.isTTY);
+  if (tty) process.stderr.write(`${status} …`);
+  try {
+    return await work(controller.signal);
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+    if (tty) process.stderr.write('\r\u001b[K');
+  }
+}
+
+/**
+ * Refuses --write where it cannot work: the bundled sample, and a file whose rewrite would lose
+ * malformed lines (a file in an old format must be rewritten: migrated to v3).
+ */
+function checkWritable(/** @type {Session} */ session, /** @type {string} */ command) {
+  if (session.sample) throw new CliError(`${command} --write needs a file: it does not modify the bundled sample session`);
+  if (needsRewrite(session) && session.loadErrors.length) {
+    throw new CliError(
+      `${session.display}: refusing to rewrite a file in format v${session.formatVersion} with ` +
+        `${plural(session.loadErrors.length, 'malformed line')} (first: ${lineMessage(session.loadErrors[0])}); ` +
+        'they would be lost. The file is unchanged.',
+    );
+  }
+}
+
+/** A file in format v1/v2 cannot take a v3 entry at its end: it is rewritten, migrated. */
+function needsRewrite(/** @type {Session} */ session) {
+  return session.formatVersion !== null && session.formatVersion < 3;
+}
+
+/**
+ * Writes `entry` (already appended in the handle) to the file: appended as one JSONL line to
+ * the original bytes (format v3), or the whole session rewritten in format v3 (older formats);
+ * atomically, the original kept as <file>.bak.
+ * @returns {{ backup: string, entryId: string, mode: 'appended' | 'rewritten', formatVersion: number | null }}
+ */
+function persistEntry(/** @type {Session} */ session, /** @type {any} */ entry) {
+  const backup = `${session.path}.bak`;
+  const expect = { size: session.size, mtimeMs: session.mtimeMs };
+  if (needsRewrite(session)) {
+    writeFileAtomic(session.path, session.tree.toJsonl(), { backup, expect });
+    return { backup, entryId: entry.id, mode: 'rewritten', formatVersion: session.formatVersion };
+  }
+  appendLineAtomic(session.path, JSON.stringify(entry), { backup, expect });
+  return { backup, entryId: entry.id, mode: 'appended', formatVersion: session.formatVersion };
+}
+
+/** The messages the model sees and their estimated tokens. */
+function contextSize(/** @type {any} */ tree) {
+  return { messages: tree.buildLlmMessages().length, tokens: tree.estimateContextTokens() };
+}
+
+/** Prints a summary text indented, the whole of it or its first `preview` characters. */
+function printText(/** @type {Io} */ io, /** @type {string} */ text, /** @type {number | undefined} */ preview) {
+  const c = clip(text, { maxChars: preview ?? 0 });
+  for (const line of c.text.split('\n')) io.out(`  ${line}`.trimEnd());
+  if (c.cutChars > 0) {
+    io.out(io.style.dim(`  … ${plural(c.cutChars, 'more character')} not shown (--preview ${preview ?? 0})`));
+  }
+}
+
+/** The written / not written line after a --write command. */
+function printWritten(
+  /** @type {Io} */ io,
+  /** @type {Session} */ session,
+  /** @type {ReturnType<typeof persistEntry> | null} */ written,
+  /** @type {string} */ what,
+) {
+  const { style } = io;
+  if (written) {
+    io.out(
+      `  ${style.green('written:')} ${session.display}: ${what} ${written.entryId} ` +
+        `${written.mode === 'appended' ? 'appended' : 'added'}; original kept as ${written.backup}`,
+    );
+    if (written.mode === 'rewritten') {
+      io.out(`  note: the file was in format v${written.formatVersion}; it is now written in format v3 (migrated)`);
+    }
+  } else if (!session.sample) {
+    io.out(style.dim(`  nothing written: run with --write to append the ${what} (the original is kept as ${session.display}.bak)`));
+  } else {
+    io.out(style.dim('  nothing written (the bundled sample session is never modified; pass a file to use --write)'));
+  }
+}
+
+// ── compact ─────────────────────────────────────────────────────────────────────────────────
+
+async function cmdCompact(/** @type {Session} */ session, /** @type {Opts} */ opts, /** @type {Io} */ io) {
+  warnLoadErrors(session, io);
+  const { tree } = session;
+  const { style } = io;
+  /** @type {Record<string, number>} */
+  const settings = {};
+  const keep = intOption(opts, 'keep-recent-tokens');
+  const reserve = intOption(opts, 'reserve-tokens');
+  if (keep !== undefined) settings.keepRecentTokens = keep;
+  if (reserve !== undefined) settings.reserveTokens = reserve;
+  const preview = intOption(opts, 'preview');
+  const summarizer = summarizerFrom(opts, io);
+  if (opts.write) checkWritable(session, 'compact');
+
+  const before = contextSize(tree);
+  const leafBefore = tree.leafId ?? null;
+  // What the engine would refuse ("Already compacted" / "Nothing to compact") is not an error here.
+  if (!tree.prepareCompaction(settings)) {
+    const lastIsCompaction = tree.getBranch().at(-1)?.type === 'compaction';
+    const why = tree.getBranch().length === 0
+      ? 'the branch is empty'
+      : lastIsCompaction
+        ? 'the branch ends in a compaction: it is already compacted'
+        : 'nothing before the cut point to summarize (SPEC §12.2)';
+    if (opts.json) {
+      printJson(io, { file: session.path, sample: session.sample, summarizer: summarizer.json, nothingToCompact: why, before, written: null });
+      return EXIT_OK;
+    }
+    reportHeader('compaction', session, io);
+    io.out('');
+    io.out(`  nothing to compact: ${why}. ${session.sample ? '' : `${session.display} is unchanged.`}`.trimEnd());
+    return EXIT_OK;
+  }
+
+  const instructions = opts.instructions === undefined ? undefined : String(opts.instructions);
+  const done = await interruptible(`compacting with the ${summarizer.kind} summarizer`, (signal) =>
+    tree.compact({ ...summarizer.model, customInstructions: instructions, settings, signal }),
+  );
+  const after = contextSize(tree);
+  const entry = /** @type {any} */ (done.compactionEntry);
+  const written = opts.write ? persistEntry(session, entry) : null;
+
+  if (opts.json) {
+    printJson(io, {
+      file: session.path,
+      sample: session.sample,
+      summarizer: summarizer.json,
+      before,
+      after,
+      compactionEntry: entry,
+      result: done.result,
+      written,
+      loadErrors: session.loadErrors,
+    });
+    return EXIT_OK;
+  }
+
+  reportHeader('compaction', session, io);
+  io.out(`  summarizer: ${summarizer.label}`);
+  io.out('');
+  io.out(style.bold('Context'));
+  const saved = before.tokens - after.tokens;
+  const percent = before.tokens > 0 ? ` (${saved >= 0 ? '−' : '+'}${((Math.abs(saved) / before.tokens) * 100).toFixed(1)} %)` : '';
+  io.out(
+    table(
+      [
+        [style.dim(''), style.dim('messages'), style.dim('est. tokens'), ''],
+        ['before', num(before.messages), num(before.tokens), ''],
+        ['after', num(after.messages), num(after.tokens), style.dim(`${saved >= 0 ? '−' : '+'}${num(Math.abs(saved))}${percent}`)],
+      ],
+      { align: 'lrrl' },
+    ).join('\n'),
+  );
+  io.out('');
+  io.out(style.bold('Compaction entry'));
+  const details = entry.details ?? {};
+  io.out(
+    table([
+      ['id', `${entry.id}  ${style.dim(`(child of the leaf ${leafBefore ?? '(none)'}; the new leaf)`)}`],
+      ['first kept entry', String(entry.firstKeptEntryId)],
+      ['tokens before', `${num(entry.tokensBefore)}  ${style.dim('(from the last fresh provider usage; 0 when there is none)')}`],
+      ['files', `${num(details.readFiles?.length ?? 0)} read, ${num(details.modifiedFiles?.length ?? 0)} modified`],
+      ['summary', `${num(entry.summary.length)} characters; short summary ${num(entry.shortSummary?.length ?? 0)}`],
+    ]).join('\n'),
+  );
+  io.out('');
+  io.out(style.bold('Short summary'));
+  printText(io, entry.shortSummary ?? '', undefined);
+  io.out('');
+  io.out(style.bold('Summary'));
+  printText(io, entry.summary, preview);
+  io.out('');
+  printWritten(io, session, written, 'compaction entry');
+  return EXIT_OK;
+}
+
+// ── navigate ────────────────────────────────────────────────────────────────────────────────
+
+async function cmdNavigate(
+  /** @type {Session} */ session,
+  /** @type {Opts} */ opts,
+  /** @type {Io} */ io,
+  /** @type {string | undefined} */ target,
+) {
+  warnLoadErrors(session, io);
+  const { tree } = session;
+  const { style } = io;
+  const targetId = String(target);
+  const preview = intOption(opts, 'preview');
+  const summarize = Boolean(opts.summarize);
+  if (opts.write && !summarize) {
+    throw new CliError(
+      'navigate --write needs --summarize: the leaf is not stored in the session file, only the appended ' +
+        'branch_summary entry is (see `navigate --help`)',
+    );
+  }
+  const usesModel = MODEL_OPTIONS.some((name) => opts[name] !== undefined);
+  if (usesModel && !summarize) {
+    throw new CliError('--endpoint, --openai, --model and --instructions apply to the branch summary: add --summarize');
+  }
+  const summarizer = summarizerFrom(opts, io);
+  if (opts.write) checkWritable(session, 'navigate');
+  const targetEntry = /** @type {any} */ (tree.getEntry(targetId));
+  if (!targetEntry) throw new CliError(`${session.display}: no entry with id ${targetId}`);
+  const oldLeafId = tree.leafId ?? null;
+  const instructions = opts.instructions === undefined ? undefined : String(opts.instructions);
+
+  const out = await interruptible(summarize ? `summarizing the branch with the ${summarizer.kind} summarizer` : 'navigating', (signal) =>
+    tree.navigateTree(targetId, { summarize, customInstructions: instructions, ...(summarize ? summarizer.model : {}), signal }),
+  );
+  if (out.aborted) throw Object.assign(new Error('Branch summary aborted'), { code: 'E_ABORTED' });
+  const summaryEntry = /** @type {any} */ (out.summaryEntry);
+  const written = opts.write && summaryEntry ? persistEntry(session, summaryEntry) : null;
+  const targetKind = targetEntry.type === 'message' ? `${targetEntry.message?.role ?? '?'} message` : targetEntry.type;
+  const newLeafId = out.newLeafId ?? null;
+  // The leaf the navigation chose (the summary entry, when there is one, is its child).
+  const navigatedTo = summaryEntry ? (summaryEntry.parentId ?? null) : newLeafId;
+
+  if (opts.json) {
+    printJson(io, {
+      file: session.path,
+      sample: session.sample,
+      targetId,
+      oldLeafId,
+      navigatedTo,
+      newLeafId,
+      editorText: out.editorText ?? null,
+      summarizer: summarize ? summarizer.json : null,
+      summaryEntry: summaryEntry ?? null,
+      written,
+    });
+    return EXIT_OK;
+  }
+
+  reportHeader('tree navigation', session, io);
+  const leafNote =
+    out.editorText !== undefined
+      ? `the target's parent: a ${targetKind} goes back to the editor`
+      : 'the target itself';
+  io.out(
+    table([
+      ['target', `${targetId}  ${style.dim(targetKind)}`],
+      ['old leaf', oldLeafId ?? '(none)'],
+      ['new leaf', `${navigatedTo ?? '(none: before the first entry)'}  ${style.dim(`(${leafNote})`)}`],
+      ...(summaryEntry ? [['then', `${summaryEntry.id}  ${style.dim('(the branch_summary entry under it is the leaf now)')}`]] : []),
+    ]).join('\n'),
+  );
+  if (out.editorText !== undefined) {
+    io.out('');
+    io.out(style.bold('Editor text'));
+    printText(io, out.editorText, preview);
+  }
+  io.out('');
+  if (!summarize) {
+    io.out(style.dim('  no branch summary (--summarize writes one); the leaf itself is not stored in the session file'));
+    return EXIT_OK;
+  }
+  if (!summaryEntry) {
+    io.out(`  no branch summary: the branch being left has no entries to summarize${opts.write ? `; ${session.display} is unchanged` : ''}`);
+    return EXIT_OK;
+  }
+  io.out(style.bold('Branch summary entry'));
+  const details = summaryEntry.details ?? {};
+  io.out(
+    table([
+      ['id', summaryEntry.id],
+      ['parent', `${summaryEntry.parentId ?? '(none: a new root)'}  ${style.dim('(the new leaf)')}`],
+      ['fromId', `${summaryEntry.fromId}  ${style.dim('(the leaf navigated away from)')}`],
+      ['summarizer', summarizer.label],
+      ['files', `${num(details.readFiles?.length ?? 0)} read, ${num(details.modifiedFiles?.length ?? 0)} modified`],
+    ]).join('\n'),
+  );
+  io.out('');
+  printText(io, summaryEntry.summary, preview);
+  io.out('');
+  printWritten(io, session, written, 'branch_summary entry');
+  return EXIT_OK;
+}
+
 // ── run ─────────────────────────────────────────────────────────────────────────────────────
 
 // A closed pipe (`… | head`) is not an error.
@@ -1081,4 +1535,4 @@ process.stdout.on('error', (error) => {
   if (/** @type {any} */ (error).code === 'EPIPE') process.exit(process.exitCode ?? 0);
   throw error;
 });
-process.exitCode = main(process.argv.slice(2));
+process.exitCode = await main(process.argv.slice(2));

@@ -1,5 +1,6 @@
 // Helpers of the session-compaction CLI (bin/session-compaction.mjs): output styling and
-// formatting, loading a session file (with a progress bar for big files), atomic rewrites.
+// formatting, loading a session file (with a progress bar for big files), atomic rewrites and
+// appends, and the `complete` callback of an OpenAI-compatible chat-completions API.
 // Node built-ins only.
 import {
   closeSync,
@@ -7,6 +8,7 @@ import {
   fstatSync,
   fsyncSync,
   openSync,
+  readFileSync,
   readSync,
   renameSync,
   rmSync,
@@ -25,10 +27,15 @@ export const SAMPLE_FILE = fileURLToPath(
 export const PROGRESS_THRESHOLD = 20 * 1024 * 1024;
 const CHUNK = 4 * 1024 * 1024;
 
-/** Exit codes: 0 ok, 1 validation found errors, 2 bad usage or unusable input. */
+/**
+ * Exit codes: 0 ok, 1 validation found errors, 2 bad usage or unusable input, 3 the summarizer
+ * (remote endpoint or model) failed, 130 interrupted (Ctrl-C) before anything was written.
+ */
 export const EXIT_OK = 0;
 export const EXIT_FINDINGS = 1;
 export const EXIT_INPUT = 2;
+export const EXIT_SUMMARIZER = 3;
+export const EXIT_INTERRUPTED = 130;
 
 /** An error whose message is the complete explanation for the user; ends the run with `exitCode`. */
 export class CliError extends Error {
@@ -311,7 +318,7 @@ export function headerVersion(data) {
  * temp file + rename), then writes a temp file in the same folder (same mode), fsyncs it and
  * renames it over the original. If anything fails, the original is untouched.
  * @param {string} file
- * @param {string} text
+ * @param {string | Uint8Array} text the new content (a string is written as UTF-8)
  * @param {{ backup?: string, expect?: { size: number, mtimeMs: number } }} [options]
  *   `expect`: refuse (CliError) when the file changed on disk since it was read.
  */
@@ -337,7 +344,7 @@ export function writeFileAtomic(file, text, { backup, expect } = {}) {
   try {
     const fd = openSync(tmp, 'wx', stat.mode & 0o777);
     try {
-      const data = Buffer.from(text, 'utf8');
+      const data = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
       let offset = 0;
       while (offset < data.length) offset += writeSync(fd, data, offset, data.length - offset);
       fsyncSync(fd);
@@ -360,4 +367,108 @@ export function writeFileAtomic(file, text, { backup, expect } = {}) {
   } catch {
     // ignore
   }
+}
+
+/**
+ * Appends one line (a JSONL entry) to `file` atomically, through {@link writeFileAtomic}: the
+ * original bytes are kept exactly as they are (a missing final line break is added first), the
+ * original is kept as `backup`, and `expect` refuses a file that changed since it was read.
+ * @param {string} file
+ * @param {string} line without its line break
+ * @param {{ backup?: string, expect?: { size: number, mtimeMs: number } }} [options]
+ */
+export function appendLineAtomic(file, line, options = {}) {
+  let current;
+  try {
+    current = readFileSync(file);
+  } catch (error) {
+    throw new CliError(`cannot read ${file}: ${describeFsError(error)}: nothing written`);
+  }
+  const separator = current.length > 0 && current[current.length - 1] !== 0x0a ? '\n' : '';
+  writeFileAtomic(file, Buffer.concat([current, Buffer.from(`${separator}${line}\n`, 'utf8')]), options);
+}
+
+// ── OpenAI-compatible API ───────────────────────────────────────────────────────────────────
+
+/**
+ * A `complete(request)` callback (see the package's `CompleteFn`) for an OpenAI-compatible
+ * chat-completions API: `POST {baseUrl}/chat/completions` with
+ * `{model, messages: [{role: "system", content: systemPrompt}, {role: "user", content: prompt}],
+ * max_tokens}` and `Authorization: Bearer <apiKey>` (none without a key); resolves to
+ * `choices[0].message.content`.
+ *
+ * Failures reject with an `Error` whose message never contains the key (nor any request
+ * header): a non-2xx reply carries `status` and `headers` (the response's `Headers`), so the
+ * engine's retries (`checkCompaction`) see 429/5xx and honour `retry-after`; a network failure
+ * reads "fetch failed: …" (retried as transient); an abort of `request.signal` rejects with the
+ * `AbortError` of `fetch`.
+ * @param {{ baseUrl: string, model: string, apiKey?: string, fetch?: typeof globalThis.fetch }} config
+ * @returns {(request: { systemPrompt: string, prompt: string, maxTokens: number, signal?: AbortSignal }) => Promise<string>}
+ */
+export function openaiComplete({ baseUrl, model, apiKey, fetch: fetchImpl = globalThis.fetch }) {
+  const url = `${baseUrl.replace(/\/+$/, '')}/chat/completions`;
+  /** Removes the key from a text that may echo it (some servers quote the header they refused). */
+  const redact = (/** @type {unknown} */ text) => (apiKey ? String(text).split(apiKey).join('[redacted]') : String(text));
+  return async (request) => {
+    /** @type {Record<string, string>} */
+    const headers = { 'content-type': 'application/json', accept: 'application/json' };
+    if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+    const body = JSON.stringify({
+      model,
+      messages: [
+        { role: 'system', content: request.systemPrompt },
+        { role: 'user', content: request.prompt },
+      ],
+      max_tokens: request.maxTokens,
+    });
+    /** @type {Response} */
+    let response;
+    let text;
+    try {
+      response = await fetchImpl(url, { method: 'POST', headers, body, signal: request.signal });
+      text = await response.text();
+    } catch (error) {
+      if (/** @type {any} */ (error)?.name === 'AbortError') throw error;
+      const cause = /** @type {any} */ (error)?.cause;
+      const why = cause?.code ?? cause?.message ?? /** @type {any} */ (error)?.message ?? String(error);
+      throw new Error(redact(`fetch failed: cannot reach ${url}: ${why}`));
+    }
+    if (!response.ok) {
+      const detail = errorDetail(text);
+      const error = /** @type {Error & { status?: number, headers?: Headers }} */ (
+        new Error(
+          redact(`${url} answered HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}${detail ? `: ${detail}` : ''}`),
+        )
+      );
+      error.status = response.status;
+      error.headers = response.headers;
+      throw error;
+    }
+    let reply;
+    try {
+      reply = JSON.parse(text);
+    } catch {
+      throw new Error(`${url}: the reply is not JSON: ${redact(oneLine(text, 120))}`);
+    }
+    const content = reply?.choices?.[0]?.message?.content;
+    if (typeof content === 'string') return content;
+    if (Array.isArray(content)) {
+      // Some compatible servers answer with content parts.
+      return content.map((part) => (typeof part === 'string' ? part : typeof part?.text === 'string' ? part.text : '')).join('');
+    }
+    const why = typeof reply?.error?.message === 'string' ? `: ${redact(oneLine(reply.error.message, 200))}` : '';
+    throw new Error(`${url}: the reply has no choices[0].message.content${why}`);
+  };
+}
+
+/** The error text of an API reply body: `error.message` of a JSON body, else the start of the text. */
+function errorDetail(/** @type {string} */ text) {
+  try {
+    const body = JSON.parse(text);
+    const message = body?.error?.message ?? body?.message ?? body?.error;
+    if (typeof message === 'string') return oneLine(message, 300);
+  } catch {
+    // not JSON
+  }
+  return oneLine(text, 300);
 }

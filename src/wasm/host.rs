@@ -119,6 +119,9 @@ impl Complete for JsComplete {
 pub struct RemoteComplete {
     /// The endpoint URL.
     pub url: String,
+    /// The JS AbortSignal of the operation: an abort also cancels the HTTP request in flight
+    /// (otherwise it would run on, and keep a Node.js process alive until the server answers).
+    pub signal: JsValue,
 }
 
 impl Complete for RemoteComplete {
@@ -127,6 +130,7 @@ impl Complete for RemoteComplete {
             "purpose": request.purpose, "maxTokens": request.max_tokens});
         let req = gloo_net::http::Request::post(&self.url)
             .header("content-type", "application/json")
+            .abort_signal(self.signal.dyn_ref())
             .body(body.to_string())
             .map_err(|e| Error::Remote { status: 0, message: format!("cannot build the request: {e}") })?;
         let resp = req.send().await.map_err(|e| Error::Remote { status: 0, message: format!("request to the summarizer failed: {e}") })?;
@@ -167,7 +171,7 @@ pub fn host_model(options: &JsValue, signal: &JsValue) -> std::result::Result<Op
         return Err(js_error("E_INVALID_ARGUMENT", "options.complete must be a function (request) => Promise<string>"));
     }
     if let Some(url) = get(options, "remoteEndpoint").as_string() {
-        return Ok(Some(HostModel::Remote(RemoteComplete { url })));
+        return Ok(Some(HostModel::Remote(RemoteComplete { url, signal: signal.clone() })));
     }
     Ok(None)
 }
@@ -203,19 +207,38 @@ impl Hooks for JsHooks {
 /// `Date.now()` and `setTimeout`.
 pub struct JsClock;
 
+/// Clears a `setTimeout` timer when dropped, so that a wait given up (an abort during a retry
+/// backoff drops the sleeping future) leaves no pending timer behind: in Node.js a pending timer
+/// keeps the process alive until it fires (up to `maxWaitMs`). Clearing a fired timer is a no-op.
+struct TimerGuard(JsValue);
+
+impl Drop for TimerGuard {
+    fn drop(&mut self) {
+        if self.0.is_undefined() {
+            return;
+        }
+        if let Some(clear) = get(&js_sys::global(), "clearTimeout").dyn_ref::<Function>() {
+            let _ = clear.call1(&JsValue::UNDEFINED, &self.0);
+        }
+    }
+}
+
 impl Clock for JsClock {
     fn now_ms(&self) -> f64 {
         js_sys::Date::now()
     }
     async fn sleep(&self, ms: f64) {
+        let mut timer = JsValue::UNDEFINED;
         let promise = Promise::new(&mut |resolve, _| {
             let set_timeout = get(&js_sys::global(), "setTimeout");
-            if let Some(f) = set_timeout.dyn_ref::<Function>() {
-                let _ = f.call2(&JsValue::UNDEFINED, &resolve, &JsValue::from_f64(ms));
-            } else {
-                let _ = resolve.call0(&JsValue::UNDEFINED);
+            match set_timeout.dyn_ref::<Function>().map(|f| f.call2(&JsValue::UNDEFINED, &resolve, &JsValue::from_f64(ms))) {
+                Some(Ok(id)) => timer = id,
+                _ => {
+                    let _ = resolve.call0(&JsValue::UNDEFINED);
+                }
             }
         });
+        let _guard = TimerGuard(timer);
         let _ = JsFuture::from(promise).await;
     }
 }

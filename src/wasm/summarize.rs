@@ -227,7 +227,9 @@ impl SessionTree {
             };
             *engine.templates.borrow_mut() = templates();
             let out = engine.navigate_tree(&target_id, model.as_ref(), &hooks, &run, Some(&signal), js_sys::Date::now()).await.map_err(error_js)?;
-            let mut v = json!({"cancelled": out.cancelled, "newLeafId": out.new_leaf_id});
+            // A cancelled or aborted navigation leaves the leaf where it was: report that leaf.
+            let new_leaf_id = if out.cancelled { engine.session().borrow().leaf_id().map(str::to_owned) } else { out.new_leaf_id };
+            let mut v = json!({"cancelled": out.cancelled, "newLeafId": new_leaf_id});
             if out.aborted {
                 v["aborted"] = Value::Bool(true);
             }
