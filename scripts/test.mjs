@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Runs every test of the repository, in order, and prints which step failed:
 //   cargo test → build (scripts/build.mjs) → tsc → node --test tests/js → Deno and Bun smoke
-//   tests of the web entry → browser test of the web demo (tests/browser, Chromium) → packaging
-//   test (scripts/pack-test.mjs).
+//   tests of the web entry → the async suite under Deno (tests/deno/async.mjs: compaction with
+//   callbacks, hooks, abort, and a remote endpoint served on 127.0.0.1) → browser test of the
+//   web demo (tests/browser, Chromium) → packaging test (scripts/pack-test.mjs).
 // A failing step does not stop the independent ones; steps that need the build are skipped
 // when the build fails. Exit code 1 when any step failed.
 // Usage: node scripts/test.mjs [step-name ...]   (npm test; names as in the summary, e.g. "bun")
@@ -46,6 +47,16 @@ const STEPS = [
         });
       }
     },
+  },
+  {
+    name: 'deno async',
+    needsBuild: true,
+    run: () =>
+      run(
+        npmBin('deno'),
+        ['run', '--allow-read', '--allow-net=127.0.0.1', '--allow-env=CONFORMANCE_DIR', 'tests/deno/async.mjs'],
+        { label: 'deno async suite (web entry)', env: denoEnv },
+      ),
   },
   {
     name: 'bun',
