@@ -376,9 +376,17 @@ impl SessionEngine {
             }
             entry["fromExtension"] = Value::Bool(true);
         }
+        let (len_before, leaf_before) = {
+            let s = self.session.borrow();
+            (s.entry_count(), s.leaf_id().map(str::to_owned))
+        };
         self.session.borrow_mut().append_entry(entry.clone())?;
-        // The entry is in: the after-hook may fail, but the compaction stands.
-        hooks.call("session_compact", json!({"type": "session_compact", "compactionEntry": entry, "fromExtension": from_extension})).await?;
+        let after = hooks.call("session_compact", json!({"type": "session_compact", "compactionEntry": entry, "fromExtension": from_extension})).await;
+        if let Err(e) = after {
+            // A failing hook fails the operation and nothing stays appended (SPEC §11).
+            self.session.borrow_mut().truncate(len_before, leaf_before.as_deref())?;
+            return Err(e);
+        }
         Ok(CompactOutcome { entry, result, from_extension })
     }
 
@@ -464,6 +472,7 @@ impl SessionEngine {
         if signal.is_aborted() {
             return Ok(NavigateOutcome { cancelled: true, aborted: true, ..Default::default() });
         }
+        let len_before = self.session.borrow().entry_count();
         self.session.borrow_mut().set_leaf(new_leaf.as_deref())?;
         let mut summary_entry = None;
         let mut from_extension = false;
@@ -492,7 +501,11 @@ impl SessionEngine {
             event["summaryEntry"] = e.clone();
             event["fromExtension"] = Value::Bool(from_extension);
         }
-        hooks.call("session_tree", event).await?;
+        if let Err(e) = hooks.call("session_tree", event).await {
+            // A failing hook fails the operation: undo the summary entry and the move.
+            self.session.borrow_mut().truncate(len_before, old_leaf.as_deref())?;
+            return Err(e);
+        }
         Ok(NavigateOutcome { editor_text, cancelled: false, aborted: false, summary_entry, new_leaf_id })
     }
 
@@ -513,6 +526,8 @@ impl SessionEngine {
         events: &E,
         abort: Option<&AbortSignal>,
     ) -> Result<CheckOutcome> {
+        // One operation at a time: a busy session is neither pruned nor compacted.
+        let (_guard, signal) = self.begin(abort)?;
         let mut outcome = CheckOutcome::default();
         // The estimate is taken before pruning: the check subtracts the pruned tokens (SPEC §7),
         // and an estimate made after pruning would already lack them (counted twice).
@@ -557,13 +572,6 @@ impl SessionEngine {
         outcome.reason = Some(reason.to_string());
         let will_retry = reason == "overflow";
         events.emit(json!({"type": "auto_compaction_start", "reason": reason}));
-        let (_guard, signal) = match self.begin(abort) {
-            Ok(g) => g,
-            Err(e) => {
-                events.emit(json!({"type": "auto_compaction_end", "aborted": false, "willRetry": false, "errorMessage": e.to_string()}));
-                return Err(e);
-            }
-        };
         let model = Retrying { candidates, policy: &check.retry, clock, signal: &signal };
         let run = CompactRun { settings: check.settings.clone(), custom_instructions: None };
         let result = self.compact_inner(&model, hooks, &run, &signal, clock.now_ms()).await;

@@ -270,6 +270,19 @@ impl SessionTree {
         Ok(i)
     }
 
+    /// Removes the entries appended after the session had `len` entries and moves the leaf back
+    /// to `leaf` (rollback of an operation whose after-hook failed). O(session).
+    pub fn truncate(&mut self, len: usize, leaf: Option<&str>) -> Result<()> {
+        if len >= self.metas.len() {
+            return self.set_leaf(leaf);
+        }
+        self.metas.truncate(len);
+        self.raws.truncate(len);
+        self.lines.truncate(len);
+        self.reindex();
+        self.set_leaf(leaf)
+    }
+
     /// Replaces entry `i` (same id) — used by pruning. The metadata is recomputed.
     pub fn replace_entry(&mut self, i: usize, entry: Value) {
         self.metas[i] = EntryMeta::from_value(&entry);

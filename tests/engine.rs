@@ -807,15 +807,24 @@ fn failing_hooks_fail_with_e_hook_and_append_nothing() {
 }
 
 #[test]
-fn a_failing_after_hook_reports_e_hook_but_the_compaction_stands() {
-    // session_compact runs after the append: the error is reported, the entry cannot be undone.
+fn a_failing_after_hook_fails_with_e_hook_and_rolls_the_entry_back() {
+    // session_compact runs after the append: a failure is reported and the entry is removed
+    // again, so a failing hook never leaves anything appended (issue: hooks).
     let log = Log::default();
     let model = FakeModel::new("m", &log);
     let engine = simple_engine();
+    let (count_before, leaf_before) = {
+        let s = engine.session().borrow();
+        (s.entry_count(), s.leaf_id().map(str::to_owned))
+    };
     let hooks = FakeHooks::new(&log).on("session_compact", Reply::Fail("late".into()));
     let err = block_on(engine.compact(&model, &hooks, &run(150), None, T_COMPACT)).unwrap_err();
     assert_eq!(err, Error::Hook { hook: "session_compact".into(), message: "late".into() });
-    assert_eq!(compaction_count(&engine), 1);
+    assert_eq!(compaction_count(&engine), 0);
+    let s = engine.session().borrow();
+    assert_eq!(s.entry_count(), count_before);
+    assert_eq!(s.leaf_id().map(str::to_owned), leaf_before);
+    drop(s);
     assert!(!engine.is_busy());
 }
 
@@ -1883,5 +1892,20 @@ fn check_while_a_compaction_runs_is_busy() {
     gate.open();
     pool.run_until_stalled();
     assert!(take(&slot).is_ok());
+    assert!(!engine.is_busy());
+}
+
+#[test]
+fn a_failing_session_tree_hook_undoes_the_navigation() {
+    let log = Log::default();
+    let model = FakeModel::new("m", &log);
+    let hooks = FakeHooks::new(&log).on("session_tree", Reply::Fail("nope".into()));
+    let engine = tree_engine();
+    let (count, old_leaf) = (engine.session().borrow().entry_count(), leaf(&engine));
+    let r = NavigateRun { summarize: true, ..Default::default() };
+    let err = block_on(engine.navigate_tree("e3", Some(&model), &hooks, &r, None, T_COMPACT)).unwrap_err();
+    assert_eq!(err.code(), "E_HOOK");
+    assert_eq!(engine.session().borrow().entry_count(), count, "the branch summary was removed again");
+    assert_eq!(leaf(&engine), old_leaf, "the leaf is back where it was");
     assert!(!engine.is_busy());
 }
