@@ -1,7 +1,7 @@
 //! Pure functions of the JavaScript API (camelCase names of the reference). Each converts its
 //! arguments, calls the core function named in its doc, and converts the result back.
 
-use super::convert::{bad_arg, from_option, from_serde, to_js, to_typed, to_value, to_values};
+use super::convert::{arg_index, arg_number, arg_opt_number, arg_opt_string, arg_string, arg_strings, bad_arg, from_option, from_serde, to_js, to_typed, to_value, to_values};
 use crate::context::{build_session_context, LeafSelector};
 use crate::entries::EntryList;
 use crate::prepare::{CompactionSettings, FileOpsLists};
@@ -61,14 +61,16 @@ pub fn estimate_tokens(#[wasm_bindgen(unchecked_param_type = "AgentMessage")] me
 #[wasm_bindgen(js_name = findCutPoint, unchecked_return_type = "CutPointResult")]
 pub fn find_cut_point(
     #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
-    #[wasm_bindgen(js_name = startIndex)] start_index: u32,
-    #[wasm_bindgen(js_name = endIndex)] end_index: u32,
-    #[wasm_bindgen(js_name = keepRecentTokens)] keep_recent_tokens: f64,
+    #[wasm_bindgen(js_name = startIndex, unchecked_param_type = "number")] start_index: JsValue,
+    #[wasm_bindgen(js_name = endIndex, unchecked_param_type = "number")] end_index: JsValue,
+    #[wasm_bindgen(js_name = keepRecentTokens, unchecked_param_type = "number")] keep_recent_tokens: JsValue,
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&entries, "entries")?;
     let list = EntryList::new(&values);
-    let keep = if keep_recent_tokens.is_finite() && keep_recent_tokens > 0.0 { keep_recent_tokens as u64 } else { 0 };
-    from_serde(&crate::cut_point::find_cut_point(&list, start_index as usize, end_index as usize, keep))
+    let (start, end) = (arg_index(&start_index, "startIndex")?, arg_index(&end_index, "endIndex")?);
+    let keep = arg_number(&keep_recent_tokens, "keepRecentTokens")?;
+    let keep = if keep > 0.0 { keep.min(u64::MAX as f64) as u64 } else { 0 };
+    from_serde(&crate::cut_point::find_cut_point(&list, start, end, keep))
 }
 
 /// `prepareCompaction(pathEntries, settings?)` → the preparation or `undefined`. SPEC §5, §12.
@@ -85,12 +87,13 @@ pub fn prepare_compaction(
 /// `shouldCompact(contextTokens, contextWindow, settings?)`. SPEC §5.
 #[wasm_bindgen(js_name = shouldCompact)]
 pub fn should_compact(
-    #[wasm_bindgen(js_name = contextTokens)] context_tokens: f64,
-    #[wasm_bindgen(js_name = contextWindow)] context_window: f64,
+    #[wasm_bindgen(js_name = contextTokens, unchecked_param_type = "number")] context_tokens: JsValue,
+    #[wasm_bindgen(js_name = contextWindow, unchecked_param_type = "number")] context_window: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings>")] settings: JsValue,
 ) -> Result<bool, JsValue> {
+    let (tokens, window) = (arg_number(&context_tokens, "contextTokens")?, arg_number(&context_window, "contextWindow")?);
     let settings: CompactionSettings = to_typed(&settings, "settings")?;
-    Ok(crate::prepare::should_compact(context_tokens, context_window, &settings))
+    Ok(crate::prepare::should_compact(tokens, window, &settings))
 }
 
 /// `estimateContextTokens(pathEntries)`: last fresh usage + estimates after it. SPEC §12.3.
@@ -104,9 +107,10 @@ pub fn estimate_context_tokens(#[wasm_bindgen(js_name = pathEntries, unchecked_p
 #[wasm_bindgen(js_name = isContextOverflow)]
 pub fn is_context_overflow(
     #[wasm_bindgen(js_name = assistantMessage, unchecked_param_type = "AgentMessage")] message: JsValue,
-    #[wasm_bindgen(js_name = contextWindow)] context_window: Option<f64>,
+    #[wasm_bindgen(js_name = contextWindow, unchecked_optional_param_type = "number")] context_window: JsValue,
 ) -> Result<bool, JsValue> {
-    Ok(crate::overflow::is_context_overflow(&to_value(&message, "assistantMessage")?, context_window))
+    let window = arg_opt_number(&context_window, "contextWindow")?;
+    Ok(crate::overflow::is_context_overflow(&to_value(&message, "assistantMessage")?, window))
 }
 
 /// `buildSessionContext(entries, leafId?)`: `undefined` → last entry, `null` → empty. SPEC §6.
@@ -150,11 +154,11 @@ pub fn serialize_conversation(#[wasm_bindgen(unchecked_param_type = "AgentMessag
 pub fn prune_tool_outputs(
     #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "Partial<PruneConfig>")] config: JsValue,
-    #[wasm_bindgen(unchecked_optional_param_type = "number")] now: Option<f64>,
+    #[wasm_bindgen(unchecked_optional_param_type = "number")] now: JsValue,
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&entries, "entries")?;
     let config: PruneConfig = to_typed(&config, "config")?;
-    let now = now.unwrap_or_else(js_sys::Date::now);
+    let now = arg_opt_number(&now, "now")?.unwrap_or_else(js_sys::Date::now);
     let r = crate::prune::prune_tool_outputs(&EntryList::new(&values), &config, now);
     let pruned: Vec<Value> = r.pruned_entries.into_iter().map(|(_, e)| e).collect();
     from_serde(&json!({"prunedCount": r.pruned_count, "tokensSaved": r.tokens_saved, "prunedEntries": pruned}))
@@ -164,10 +168,12 @@ pub fn prune_tool_outputs(
 #[wasm_bindgen(js_name = collectEntriesForBranchSummary, unchecked_return_type = "BranchCollection")]
 pub fn collect_entries_for_branch_summary(
     #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
-    #[wasm_bindgen(js_name = oldLeafId)] old_leaf_id: Option<String>,
-    #[wasm_bindgen(js_name = targetId)] target_id: String,
+    #[wasm_bindgen(js_name = oldLeafId, unchecked_param_type = "string | null")] old_leaf_id: JsValue,
+    #[wasm_bindgen(js_name = targetId, unchecked_param_type = "string")] target_id: JsValue,
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&entries, "entries")?;
+    let old_leaf_id = arg_opt_string(&old_leaf_id, "oldLeafId")?;
+    let target_id = arg_string(&target_id, "targetId")?;
     let list = EntryList::new(&values);
     let (idx, common) = crate::tree::collect_entries_for_branch_summary(&list, old_leaf_id.as_deref(), &target_id);
     let picked: Vec<&Value> = idx.iter().map(|&i| &values[i]).collect();
@@ -178,10 +184,10 @@ pub fn collect_entries_for_branch_summary(
 #[wasm_bindgen(js_name = prepareBranchEntries, unchecked_return_type = "BranchEntriesResult")]
 pub fn prepare_branch_entries(
     #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
-    #[wasm_bindgen(js_name = tokenBudget)] token_budget: Option<f64>,
+    #[wasm_bindgen(js_name = tokenBudget, unchecked_optional_param_type = "number")] token_budget: JsValue,
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&entries, "entries")?;
-    let budget = token_budget.filter(|b| b.is_finite() && *b > 0.0).map_or(0, |b| b as u64);
+    let budget = arg_opt_number(&token_budget, "tokenBudget")?.filter(|b| b.is_finite() && *b > 0.0).map_or(0, |b| b as u64);
     let r = crate::branch::prepare_branch_entries(&EntryList::new(&values), budget);
     from_serde(&json!({
         "messages": r.messages,
@@ -195,7 +201,11 @@ pub fn prepare_branch_entries(
 /// default: every good line is kept and each bad one reported with its line number; with
 /// `strict: true` the first bad line throws (`E_PARSE`, `E_MISSING_FIELD`, `E_HEADER`). SPEC §1.
 #[wasm_bindgen(js_name = parseSession, unchecked_return_type = "ParsedSessionResult")]
-pub fn parse_session(jsonl: String, #[wasm_bindgen(unchecked_optional_param_type = "ParseSessionOptions")] options: JsValue) -> Result<JsValue, JsValue> {
+pub fn parse_session(
+    #[wasm_bindgen(unchecked_param_type = "string")] jsonl: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "ParseSessionOptions")] options: JsValue,
+) -> Result<JsValue, JsValue> {
+    let jsonl = arg_string(&jsonl, "jsonl")?;
     let opts = parse_options(&options)?;
     let parsed = crate::jsonl::parse_session(&jsonl, &opts).map_err(to_js)?;
     from_serde(&json!({"header": parsed.header, "entries": parsed.entries, "errors": parsed.errors, "migrated": parsed.migrated}))
@@ -249,7 +259,11 @@ pub fn default_prune_config() -> Result<JsValue, JsValue> {
 /// `"compaction-summary.md"`) for this module instance. Errors `E_TEMPLATE` for an unknown name
 /// or a template that does not parse. SPEC §9.
 #[wasm_bindgen(js_name = setPromptTemplate)]
-pub fn set_prompt_template(name: String, text: String) -> Result<(), JsValue> {
+pub fn set_prompt_template(
+    #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+) -> Result<(), JsValue> {
+    let (name, text) = (arg_string(&name, "name")?, arg_string(&text, "text")?);
     TEMPLATES.with(|t| t.borrow_mut().set(&name, &text)).map_err(to_js)
 }
 
@@ -261,8 +275,9 @@ pub fn reset_prompt_templates() {
 
 /// `getPromptTemplate(name)`: the template text in force (`""` for an unknown name).
 #[wasm_bindgen(js_name = getPromptTemplate)]
-pub fn get_prompt_template(name: String) -> String {
-    TEMPLATES.with(|t| t.borrow().get(&name).to_string())
+pub fn get_prompt_template(#[wasm_bindgen(unchecked_param_type = "string")] name: JsValue) -> Result<String, JsValue> {
+    let name = arg_string(&name, "name")?;
+    Ok(TEMPLATES.with(|t| t.borrow().get(&name).to_string()))
 }
 
 /// `promptTemplateNames()`: the ten template names.
@@ -274,7 +289,11 @@ pub fn prompt_template_names() -> Vec<String> {
 /// `formatFileOperations(readFiles, modifiedFiles)`: the `<read-files>` / `<modified-files>`
 /// block. SPEC §8.
 #[wasm_bindgen(js_name = formatFileOperations)]
-pub fn format_file_operations(#[wasm_bindgen(js_name = readFiles)] read_files: Vec<String>, #[wasm_bindgen(js_name = modifiedFiles)] modified_files: Vec<String>) -> Result<String, JsValue> {
+pub fn format_file_operations(
+    #[wasm_bindgen(js_name = readFiles, unchecked_param_type = "string[]")] read_files: JsValue,
+    #[wasm_bindgen(js_name = modifiedFiles, unchecked_param_type = "string[]")] modified_files: JsValue,
+) -> Result<String, JsValue> {
+    let (read_files, modified_files) = (arg_strings(&read_files, "readFiles")?, arg_strings(&modified_files, "modifiedFiles")?);
     crate::prompts::format_file_operations(&templates(), &read_files, &modified_files).map_err(to_js)
 }
 
@@ -285,11 +304,12 @@ pub fn format_file_operations(#[wasm_bindgen(js_name = readFiles)] read_files: V
 #[wasm_bindgen(js_name = findValidCutPoints, unchecked_return_type = "number[]")]
 pub fn find_valid_cut_points(
     #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
-    #[wasm_bindgen(js_name = startIndex)] start_index: u32,
-    #[wasm_bindgen(js_name = endIndex)] end_index: u32,
+    #[wasm_bindgen(js_name = startIndex, unchecked_param_type = "number")] start_index: JsValue,
+    #[wasm_bindgen(js_name = endIndex, unchecked_param_type = "number")] end_index: JsValue,
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&entries, "entries")?;
-    from_serde(&crate::cut_point::find_valid_cut_points(&EntryList::new(&values), start_index as usize, end_index as usize))
+    let (start, end) = (arg_index(&start_index, "startIndex")?, arg_index(&end_index, "endIndex")?);
+    from_serde(&crate::cut_point::find_valid_cut_points(&EntryList::new(&values), start, end))
 }
 
 /// `findTurnStartIndex(entries, entryIndex, startIndex)`: index of the entry starting the turn
@@ -297,11 +317,12 @@ pub fn find_valid_cut_points(
 #[wasm_bindgen(js_name = findTurnStartIndex)]
 pub fn find_turn_start_index(
     #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
-    #[wasm_bindgen(js_name = entryIndex)] entry_index: u32,
-    #[wasm_bindgen(js_name = startIndex)] start_index: u32,
+    #[wasm_bindgen(js_name = entryIndex, unchecked_param_type = "number")] entry_index: JsValue,
+    #[wasm_bindgen(js_name = startIndex, unchecked_param_type = "number")] start_index: JsValue,
 ) -> Result<f64, JsValue> {
     let values = to_values(&entries, "entries")?;
-    Ok(crate::cut_point::find_turn_start_index(&EntryList::new(&values), entry_index as usize, start_index as usize) as f64)
+    let (entry, start) = (arg_index(&entry_index, "entryIndex")?, arg_index(&start_index, "startIndex")?);
+    Ok(crate::cut_point::find_turn_start_index(&EntryList::new(&values), entry, start) as f64)
 }
 
 /// `getLastAssistantUsage(entries)`: the `usage` of the last assistant message whose
@@ -352,7 +373,8 @@ pub fn compute_file_lists(#[wasm_bindgen(js_name = fileOps, unchecked_param_type
 /// `parseJsonlLenient(text)`: every line that parses as JSON, in order (blank and malformed
 /// lines skipped). SPEC §1.
 #[wasm_bindgen(js_name = parseJsonlLenient, unchecked_return_type = "unknown[]")]
-pub fn parse_jsonl_lenient(text: String) -> Result<JsValue, JsValue> {
+pub fn parse_jsonl_lenient(#[wasm_bindgen(unchecked_param_type = "string")] text: JsValue) -> Result<JsValue, JsValue> {
+    let text = arg_string(&text, "text")?;
     from_serde(&crate::jsonl::parse_jsonl_lenient(&text))
 }
 
@@ -361,10 +383,12 @@ pub fn parse_jsonl_lenient(text: String) -> Result<JsValue, JsValue> {
 /// reproducible migrations. `generatedIdsUsed` counts the ids drawn. SPEC §1.
 #[wasm_bindgen(js_name = parseSessionWithIds, unchecked_return_type = "ParsedSessionWithIdsResult")]
 pub fn parse_session_with_ids(
-    jsonl: String,
-    #[wasm_bindgen(js_name = generatedIds)] generated_ids: Vec<String>,
+    #[wasm_bindgen(unchecked_param_type = "string")] jsonl: JsValue,
+    #[wasm_bindgen(js_name = generatedIds, unchecked_param_type = "string[]")] generated_ids: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "ParseSessionOptions")] options: JsValue,
 ) -> Result<JsValue, JsValue> {
+    let jsonl = arg_string(&jsonl, "jsonl")?;
+    let generated_ids = arg_strings(&generated_ids, "generatedIds")?;
     let opts = parse_options(&options)?;
     let mut used = 0usize;
     let mut random = crate::jsonl::RandomIds::with_taken(generated_ids.iter().cloned());

@@ -7,6 +7,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 /// A JS `Error` with `name = "SessionCompactionError"` and `code` set to a stable code.
 pub fn js_error(code: &str, message: &str) -> JsValue {
@@ -79,5 +80,87 @@ pub fn from_option<T: Serialize>(v: Option<T>) -> Result<JsValue, JsValue> {
     match v {
         Some(v) => from_serde(&v),
         None => Ok(JsValue::UNDEFINED),
+    }
+}
+
+/// A required string argument (`E_INVALID_ARGUMENT` for anything else).
+pub fn arg_string(v: &JsValue, what: &str) -> Result<String, JsValue> {
+    v.as_string().ok_or_else(|| bad_arg(what, format!("expected a string, got {}", js_kind(v))))
+}
+
+/// An optional string argument: `undefined`/`null` → `None`.
+pub fn arg_opt_string(v: &JsValue, what: &str) -> Result<Option<String>, JsValue> {
+    if v.is_undefined() || v.is_null() {
+        Ok(None)
+    } else {
+        arg_string(v, what).map(Some)
+    }
+}
+
+/// An array of strings.
+pub fn arg_strings(v: &JsValue, what: &str) -> Result<Vec<String>, JsValue> {
+    let arr = v.dyn_ref::<js_sys::Array>().ok_or_else(|| bad_arg(what, format!("expected an array of strings, got {}", js_kind(v))))?;
+    arr.iter().enumerate().map(|(i, s)| s.as_string().ok_or_else(|| bad_arg(what, format!("item {i} is {}, not a string", js_kind(&s))))).collect()
+}
+
+/// A number argument (not NaN).
+pub fn arg_number(v: &JsValue, what: &str) -> Result<f64, JsValue> {
+    match v.as_f64() {
+        Some(n) if !n.is_nan() => Ok(n),
+        _ => Err(bad_arg(what, format!("expected a number, got {}", js_kind(v)))),
+    }
+}
+
+/// An optional number argument: `undefined`/`null` → `None`.
+pub fn arg_opt_number(v: &JsValue, what: &str) -> Result<Option<f64>, JsValue> {
+    if v.is_undefined() || v.is_null() {
+        Ok(None)
+    } else {
+        arg_number(v, what).map(Some)
+    }
+}
+
+/// A non-negative integer index argument.
+pub fn arg_index(v: &JsValue, what: &str) -> Result<usize, JsValue> {
+    let n = arg_number(v, what)?;
+    if n < 0.0 || n.fract() != 0.0 || !n.is_finite() {
+        return Err(bad_arg(what, format!("expected a non-negative integer, got {n}")));
+    }
+    Ok(n.min(usize::MAX as f64) as usize)
+}
+
+/// Bytes from a `Uint8Array` (or `ArrayBuffer`).
+pub fn arg_bytes(v: &JsValue, what: &str) -> Result<Vec<u8>, JsValue> {
+    if let Some(a) = v.dyn_ref::<js_sys::Uint8Array>() {
+        return Ok(a.to_vec());
+    }
+    if let Some(b) = v.dyn_ref::<js_sys::ArrayBuffer>() {
+        return Ok(js_sys::Uint8Array::new(b).to_vec());
+    }
+    Err(bad_arg(what, format!("expected a Uint8Array, got {}", js_kind(v))))
+}
+
+/// A short name of a JS value's type, for messages.
+fn js_kind(v: &JsValue) -> &'static str {
+    if v.is_undefined() {
+        "undefined"
+    } else if v.is_null() {
+        "null"
+    } else if v.as_string().is_some() {
+        "a string"
+    } else if v.as_f64().is_some() {
+        "a number"
+    } else if v.as_bool().is_some() {
+        "a boolean"
+    } else if v.is_bigint() {
+        "a BigInt"
+    } else if js_sys::Array::is_array(v) {
+        "an array"
+    } else if v.is_function() {
+        "a function"
+    } else if v.is_symbol() {
+        "a symbol"
+    } else {
+        "an object"
     }
 }

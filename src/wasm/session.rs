@@ -2,7 +2,7 @@
 //! [`crate::session::SessionTree`].
 
 use super::api::{parse_options, templates};
-use super::convert::{from_option, from_serde, parse_js, to_js, to_typed, to_value, to_values};
+use super::convert::{arg_bytes, arg_opt_number, arg_opt_string, arg_string, from_option, from_serde, parse_js, to_js, to_typed, to_value, to_values};
 use crate::entries::EntrySource;
 use crate::prepare::CompactionSettings;
 use crate::prune::PruneConfig;
@@ -55,14 +55,22 @@ impl SessionTree {
 impl SessionTree {
     /// Loads JSONL text (lenient unless `{strict: true}`; bad lines are in `loadErrors`). SPEC §1.
     #[wasm_bindgen(js_name = fromJsonl)]
-    pub fn from_jsonl(text: String, #[wasm_bindgen(unchecked_optional_param_type = "ParseSessionOptions")] options: JsValue) -> Result<SessionTree, JsValue> {
+    pub fn from_jsonl(
+        #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "ParseSessionOptions")] options: JsValue,
+    ) -> Result<SessionTree, JsValue> {
+        let text = arg_string(&text, "text")?;
         let opts = parse_options(&options)?;
         Core::from_jsonl(text, &opts).map(wrap).map_err(to_js)
     }
 
     /// Loads JSONL bytes (a file's contents): the fast path, no string conversion. SPEC §1.
     #[wasm_bindgen(js_name = fromBytes)]
-    pub fn from_bytes(bytes: Vec<u8>, #[wasm_bindgen(unchecked_optional_param_type = "ParseSessionOptions")] options: JsValue) -> Result<SessionTree, JsValue> {
+    pub fn from_bytes(
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "ParseSessionOptions")] options: JsValue,
+    ) -> Result<SessionTree, JsValue> {
+        let bytes = arg_bytes(&bytes, "bytes")?;
         let opts = parse_options(&options)?;
         Core::from_bytes(bytes, &opts).map(wrap).map_err(to_js)
     }
@@ -105,7 +113,11 @@ impl SessionTree {
 
     /// Moves the leaf (`null`: before the first entry). Unknown id: `E_NOT_FOUND`. SPEC §10.
     #[wasm_bindgen(js_name = setLeaf)]
-    pub fn set_leaf(&self, id: Option<String>) -> Result<(), JsValue> {
+    pub fn set_leaf(&self, #[wasm_bindgen(unchecked_param_type = "string | null")] id: JsValue) -> Result<(), JsValue> {
+        if id.is_undefined() {
+            return Err(super::convert::bad_arg("id", "expected an entry id, or null for \"before the first entry\""));
+        }
+        let id = arg_opt_string(&id, "id")?;
         self.s_mut()?.set_leaf(id.as_deref()).map_err(to_js)
     }
 
@@ -122,7 +134,8 @@ impl SessionTree {
 
     /// The entry with this id, or `undefined`.
     #[wasm_bindgen(js_name = getEntry, unchecked_return_type = "SessionEntry | undefined")]
-    pub fn get_entry(&self, id: String) -> Result<JsValue, JsValue> {
+    pub fn get_entry(&self, #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue) -> Result<JsValue, JsValue> {
+        let id = arg_string(&id, "id")?;
         let s = self.s();
         match s.index_of(&id) {
             Some(i) => parse_js(s.raw(i)),
@@ -132,7 +145,8 @@ impl SessionTree {
 
     /// The branch root→leaf (of `leafId`, default the current leaf) as entries.
     #[wasm_bindgen(js_name = getBranch, unchecked_return_type = "SessionEntry[]")]
-    pub fn get_branch(&self, #[wasm_bindgen(js_name = leafId)] leaf_id: Option<String>) -> Result<JsValue, JsValue> {
+    pub fn get_branch(&self, #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string")] leaf_id: JsValue) -> Result<JsValue, JsValue> {
+        let leaf_id = arg_opt_string(&leaf_id, "leafId")?;
         let s = self.s();
         let idx = s.branch_indices_to(leaf_id.as_deref()).map_err(to_js)?;
         entries_json(&s, &idx)
@@ -177,7 +191,8 @@ impl SessionTree {
 
     /// Ids of the children of `id` (file order). Unknown id: `E_NOT_FOUND`.
     #[wasm_bindgen(js_name = getChildren)]
-    pub fn get_children(&self, id: String) -> Result<Vec<String>, JsValue> {
+    pub fn get_children(&self, #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue) -> Result<Vec<String>, JsValue> {
+        let id = arg_string(&id, "id")?;
         let s = self.s();
         let i = s.index_of(&id).ok_or_else(|| to_js(crate::Error::NotFound { id: id.clone() }))?;
         Ok(s.children_of(i).iter().filter_map(|&c| s.meta(c).id.clone()).collect())
@@ -185,8 +200,9 @@ impl SessionTree {
 
     /// The label of an entry (the last `label` entry for it wins), or `undefined`.
     #[wasm_bindgen(js_name = getLabel)]
-    pub fn get_label(&self, id: String) -> Option<String> {
-        self.s().label(&id).map(str::to_owned)
+    pub fn get_label(&self, #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue) -> Result<Option<String>, JsValue> {
+        let id = arg_string(&id, "id")?;
+        Ok(self.s().label(&id).map(str::to_owned))
     }
 
     /// The compaction preparation of the current branch, or `undefined`. SPEC §5, §12.
@@ -244,7 +260,8 @@ impl SessionTree {
     /// Prunes old tool outputs of the current branch inside the handle and returns
     /// `{prunedCount, tokensSaved, prunedEntries}` (newest first). `now`: ms (default now). SPEC §7.
     #[wasm_bindgen(js_name = pruneToolOutputs, unchecked_return_type = "PruneResult")]
-    pub fn prune_tool_outputs(&self, #[wasm_bindgen(unchecked_optional_param_type = "Partial<PruneConfig>")] config: JsValue, #[wasm_bindgen(unchecked_optional_param_type = "number")] now: Option<f64>) -> Result<JsValue, JsValue> {
+    pub fn prune_tool_outputs(&self, #[wasm_bindgen(unchecked_optional_param_type = "Partial<PruneConfig>")] config: JsValue, #[wasm_bindgen(unchecked_optional_param_type = "number")] now: JsValue) -> Result<JsValue, JsValue> {
+        let now = arg_opt_number(&now, "now")?;
         let config: PruneConfig = to_typed(&config, "config")?;
         let (plan, changed) = self.s_mut()?.prune_tool_outputs(&config, now.unwrap_or_else(js_sys::Date::now));
         from_serde(&json!({"prunedCount": changed.len(), "tokensSaved": plan.tokens_saved, "prunedEntries": changed}))

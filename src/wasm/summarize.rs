@@ -214,9 +214,10 @@ impl SessionTree {
     /// Navigates to `targetId` (SPEC §10), optionally summarizing the branch being left; resolves
     /// to `{editorText?, cancelled, aborted?, summaryEntry?, newLeafId}`.
     #[wasm_bindgen(js_name = navigateTree, unchecked_return_type = "Promise<NavigateTreeResult>")]
-    pub fn navigate_tree(&self, #[wasm_bindgen(js_name = targetId)] target_id: String, #[wasm_bindgen(unchecked_param_type = "NavigateTreeOptions")] options: JsValue) -> Promise {
+    pub fn navigate_tree(&self, #[wasm_bindgen(js_name = targetId, unchecked_param_type = "string")] target_id: JsValue, #[wasm_bindgen(unchecked_param_type = "NavigateTreeOptions")] options: JsValue) -> Promise {
         let engine = self.engine.clone();
         future_to_promise(async move {
+            let target_id = super::convert::arg_string(&target_id, "targetId")?;
             let (signal, js_signal) = link_signal(&get(&options, "signal"));
             let model = host_model(&options, &js_signal)?;
             let hooks = JsHooks { obj: get(&options, "hooks"), signal: js_signal };

@@ -546,3 +546,51 @@ describe('pure functions', () => {
     for (const key of /** @type {const} */ (['read', 'written', 'edited'])) assert.ok(Array.isArray(prep.fileOps[key]));
   });
 });
+
+describe('arguments of the wrong type are E_INVALID_ARGUMENT errors, never a crash', () => {
+  const session = readFileSync(new URL('../../examples/sessions/pi-session-large.jsonl', import.meta.url), 'utf8');
+  const tree = sc.SessionTree.fromJsonl(session);
+  const branch = tree.getBranch();
+  /** @type {[string, () => unknown][]} */
+  const calls = [
+    ['parseSession(5)', () => sc.parseSession(/** @type {any} */ (5))],
+    ['parseSession({})', () => sc.parseSession(/** @type {any} */ ({}))],
+    ['parseSession()', () => /** @type {any} */ (sc.parseSession)()],
+    ['SessionTree.fromJsonl(5)', () => sc.SessionTree.fromJsonl(/** @type {any} */ (5))],
+    ['SessionTree.fromJsonl(undefined)', () => sc.SessionTree.fromJsonl(/** @type {any} */ (undefined))],
+    ['SessionTree.fromBytes("abc")', () => sc.SessionTree.fromBytes(/** @type {any} */ ('abc'))],
+    ['SessionTree.fromBytes(5)', () => sc.SessionTree.fromBytes(/** @type {any} */ (5))],
+    ['tree.getEntry(5)', () => tree.getEntry(/** @type {any} */ (5))],
+    ['tree.getEntry()', () => /** @type {any} */ (tree).getEntry()],
+    ['tree.getChildren({})', () => tree.getChildren(/** @type {any} */ ({}))],
+    ['tree.setLeaf(5)', () => tree.setLeaf(/** @type {any} */ (5))],
+    ['tree.setLeaf(undefined)', () => tree.setLeaf(/** @type {any} */ (undefined))],
+    ['tree.getBranch(5)', () => tree.getBranch(/** @type {any} */ (5))],
+    ['tree.getLabel(null)', () => tree.getLabel(/** @type {any} */ (null))],
+    ['tree.pruneToolOutputs({}, "now")', () => tree.pruneToolOutputs({}, /** @type {any} */ ('now'))],
+    ['getPromptTemplate(5)', () => sc.getPromptTemplate(/** @type {any} */ (5))],
+    ['setPromptTemplate("branch-summary.md", 5)', () => sc.setPromptTemplate('branch-summary.md', /** @type {any} */ (5))],
+    ['collectEntriesForBranchSummary(branch, 5, "x")', () => sc.collectEntriesForBranchSummary(branch, /** @type {any} */ (5), 'x')],
+    ['collectEntriesForBranchSummary(undefined)', () => /** @type {any} */ (sc.collectEntriesForBranchSummary)(undefined)],
+    ['formatFileOperations(undefined, undefined)', () => sc.formatFileOperations(/** @type {any} */ (undefined), /** @type {any} */ (undefined))],
+    ['formatFileOperations([1, 2], [])', () => sc.formatFileOperations(/** @type {any} */ ([1, 2]), [])],
+    ['findCutPoint(branch, -1, 10, 100)', () => sc.findCutPoint(branch, -1, 10, 100)],
+    ['findCutPoint(branch, 0, 10, NaN)', () => sc.findCutPoint(branch, 0, 10, NaN)],
+    ['findCutPoint([], 10n, 0, 0)', () => sc.findCutPoint([], /** @type {any} */ (10n), 0, 0)],
+    ['shouldCompact("abc", "x")', () => sc.shouldCompact(/** @type {any} */ ('abc'), /** @type {any} */ ('x'))],
+    ['pruneToolOutputs([], {}, 10n)', () => sc.pruneToolOutputs([], {}, /** @type {any} */ (10n))],
+    ['parseSessionWithIds("", [1])', () => sc.parseSessionWithIds('', /** @type {any} */ ([1]))],
+  ];
+  for (const [name, call] of calls) {
+    test(name, () => {
+      assert.throws(call, (/** @type {any} */ e) => {
+        assert.equal(e.code, 'E_INVALID_ARGUMENT', `${name}: ${e}`);
+        assert.match(e.message, /invalid argument `\w+`/);
+        return true;
+      });
+    });
+  }
+  test('the module still works after all of them', () => {
+    assert.equal(sc.SessionTree.fromJsonl(session).entryCount, tree.entryCount);
+  });
+});
