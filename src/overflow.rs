@@ -94,7 +94,7 @@ pub fn estimate_context_tokens<S: EntrySource + ?Sized>(path: &S) -> f64 {
     }
     let indices: Vec<usize> = (0..path.len()).collect();
     let ctx = crate::context::build_context_for_path(path, &indices);
-    ctx.messages.iter().map(|m| MessageMeta::from_value(m).tokens as f64).sum()
+    ctx.messages.iter().map(|m| MessageMeta::from_value(m).tokens).sum::<u64>() as f64
 }
 
 /// Tokens a path entry contributes to the built context (0 for entries outside it).

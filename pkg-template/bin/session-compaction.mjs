@@ -65,6 +65,7 @@ const OPTIONS = {
   openai: { type: 'string', arg: 'base-url', help: 'summarize with an OpenAI-compatible API: POST <base-url>/chat/completions, key from $OPENAI_API_KEY' },
   model: { type: 'string', arg: 'name', help: 'the model of --openai (e.g. gpt-4o-mini)' },
   instructions: { type: 'string', arg: 'text', help: 'extra focus for the summary (added as "Additional focus: …")' },
+  timeout: { type: 'string', arg: 'seconds', help: 'give up when the summarizer has not answered after this long (default 600; 0 = never)' },
   summarize: { type: 'boolean', help: 'summarize the branch being left into a branch_summary entry' },
   preview: { type: 'string', arg: 'n', help: 'show only the first n characters of the summary (default: all of it)' },
   help: { type: 'boolean', short: 'h', help: 'show help' },
@@ -73,7 +74,7 @@ const OPTIONS = {
 const COMMON = ['strict', 'progress', 'help'];
 
 /** Options choosing and steering the summarizer (compact, navigate). */
-const MODEL_OPTIONS = ['endpoint', 'openai', 'model', 'instructions'];
+const MODEL_OPTIONS = ['endpoint', 'openai', 'model', 'instructions', 'timeout'];
 
 /**
  * `target`: the command takes `[file] <targetId>` instead of `[file]`. `notes`: extra help
@@ -1236,21 +1237,43 @@ function displayUrl(/** @type {URL} */ url) {
  * @param {string} status @param {(signal: AbortSignal) => Promise<T>} work
  * @returns {Promise<T>}
  */
-async function interruptible(status, work) {
+async function interruptible(status, work, timeoutSeconds = 600) {
   const controller = new AbortController();
   const onSigint = () => {
     process.stderr.write('\ninterrupt: stopping the summarizer (press Ctrl-C again to quit at once)\n');
     controller.abort();
   };
   process.once('SIGINT', onSigint);
+  let timedOut = false;
+  const timer =
+    timeoutSeconds > 0
+      ? setTimeout(() => {
+          timedOut = true;
+          controller.abort();
+        }, timeoutSeconds * 1000)
+      : undefined;
   const tty = Boolean(process.stderr.isTTY);
   if (tty) process.stderr.write(`${status} …`);
   try {
     return await work(controller.signal);
+  } catch (error) {
+    if (timedOut) {
+      throw new CliError(`the summarizer did not answer within ${timeoutSeconds} s (--timeout): nothing written`, EXIT_SUMMARIZER);
+    }
+    throw error;
   } finally {
+    clearTimeout(timer);
     process.removeListener('SIGINT', onSigint);
     if (tty) process.stderr.write('\r\u001b[K');
   }
+}
+
+/** `--timeout` in seconds (default 600; 0 = never). */
+function timeoutOf(/** @type {Opts} */ values) {
+  if (values.timeout === undefined) return 600;
+  const n = Number(values.timeout);
+  if (!Number.isFinite(n) || n < 0) throw new CliError(`--timeout takes a number of seconds, got "${values.timeout}"`);
+  return n;
 }
 
 /**
@@ -1366,6 +1389,7 @@ async function cmdCompact(/** @type {Session} */ session, /** @type {Opts} */ op
   const instructions = opts.instructions === undefined ? undefined : String(opts.instructions);
   const done = await interruptible(`compacting with the ${summarizer.kind} summarizer`, (signal) =>
     tree.compact({ ...summarizer.model, customInstructions: instructions, settings, signal }),
+    timeoutOf(opts),
   );
   const after = contextSize(tree);
   const entry = /** @type {any} */ (done.compactionEntry);
@@ -1458,6 +1482,7 @@ async function cmdNavigate(
 
   const out = await interruptible(summarize ? `summarizing the branch with the ${summarizer.kind} summarizer` : 'navigating', (signal) =>
     tree.navigateTree(targetId, { summarize, customInstructions: instructions, ...(summarize ? summarizer.model : {}), signal }),
+    timeoutOf(opts),
   );
   if (out.aborted) throw Object.assign(new Error('Branch summary aborted'), { code: 'E_ABORTED' });
   const summaryEntry = /** @type {any} */ (out.summaryEntry);

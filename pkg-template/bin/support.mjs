@@ -10,6 +10,7 @@ import {
   openSync,
   readFileSync,
   readSync,
+  realpathSync,
   renameSync,
   rmSync,
   statSync,
@@ -323,6 +324,12 @@ export function headerVersion(data) {
  *   `expect`: refuse (CliError) when the file changed on disk since it was read.
  */
 export function writeFileAtomic(file, text, { backup, expect } = {}) {
+  // Write through symbolic links: the rename replaces the link's target, not the link.
+  try {
+    file = realpathSync(file);
+  } catch {
+    // a missing file is reported by statSync below
+  }
   const stat = statSync(file);
   if (expect && (stat.size !== expect.size || stat.mtimeMs !== expect.mtimeMs)) {
     throw new CliError(`${file} changed on disk while it was being processed: nothing written`);
