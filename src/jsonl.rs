@@ -104,16 +104,27 @@ fn find_newline(bytes: &[u8], from: usize) -> Option<usize> {
     const HI: u64 = 0x8080_8080_8080_8080;
     const NL: u64 = 0x0a0a_0a0a_0a0a_0a0a;
     let mut i = from;
-    while i + 8 <= bytes.len() {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(&bytes[i..i + 8]);
-        let x = u64::from_le_bytes(word) ^ NL;
+    while let Some(word) = bytes.get(i..i + 8).and_then(|w| <&[u8; 8]>::try_from(w).ok()) {
+        // An array reference, not `copy_from_slice` (a `memcpy` call when optimized for size).
+        let x = u64::from_le_bytes(*word) ^ NL;
         if (x.wrapping_sub(LO) & !x & HI) != 0 {
             break;
         }
         i += 8;
     }
     bytes.get(i..)?.iter().position(|&b| b == b'\n').map(|p| i + p)
+}
+
+/// `start..end` without the JSON whitespace at both ends.
+fn trim_json_ws(bytes: &[u8], start: usize, end: usize) -> (usize, usize) {
+    let (mut a, mut b) = (start, end);
+    while a < b && is_json_ws(bytes[a]) {
+        a += 1;
+    }
+    while b > a && is_json_ws(bytes[b - 1]) {
+        b -= 1;
+    }
+    (a, b)
 }
 
 /// Calls `f` for every non-blank line, in order.
@@ -126,14 +137,7 @@ fn for_each_segment(bytes: &[u8], mut f: impl FnMut(Segment)) {
             Some(nl) => (nl, nl + 1, true),
             None => (bytes.len(), bytes.len() + 1, false),
         };
-        let mut a = pos;
-        let mut b = end;
-        while a < b && is_json_ws(bytes[a]) {
-            a += 1;
-        }
-        while b > a && is_json_ws(bytes[b - 1]) {
-            b -= 1;
-        }
+        let (a, b) = trim_json_ws(bytes, pos, end);
         if a < b {
             f(Segment { raw: RawLine { line, range: a..b }, terminated });
         }
@@ -260,7 +264,7 @@ pub fn parse_line_value(text: &[u8]) -> std::result::Result<Value, serde_json::E
 /// divergence documented there). `utf8_checked`: the buffer is known to be valid UTF-8.
 fn parse_line_meta(text: &[u8], utf8_checked: bool) -> std::result::Result<EntryMeta, serde_json::Error> {
     if utf8_checked || std::str::from_utf8(text).is_ok() {
-        if let Ok(meta) = EntryMeta::from_json(text) {
+        if let Ok(meta) = EntryMeta::from_json_serde(text) {
             // Fields the metadata does not read are skipped without a depth limit: a line that
             // could nest deeper than the value parser allows is checked by the value parser.
             if !may_exceed_depth(text) {
@@ -400,16 +404,75 @@ pub struct JsonlMetas {
     pub errors: Vec<LineError>,
 }
 
+/// The raw path's line loop. Each line is first handed to the one-pass scanner
+/// ([`crate::meta::scan_entry`]), which also finds where the line's object ends, so that a good
+/// line costs one pass and no separate search for its line end. When the scanner gives up, or
+/// something other than whitespace follows the object on its line, the line takes the general
+/// path of [`for_each_segment`] + [`parse_line_meta`], with the same result.
 fn metas_of(bytes: &[u8], utf8_checked: bool) -> JsonlMetas {
     let mut out = JsonlMetas::default();
-    for_each_segment(bytes, |seg| {
-        let text = &bytes[seg.raw.range.clone()];
-        match parse_line_meta(text, utf8_checked) {
-            Ok(meta) => out.lines.push(MetaLine { raw: seg.raw, meta }),
-            Err(e) => out.errors.push(LineError { line: seg.raw.line, error: line_parse_error(&seg, text, &e) }),
-        }
-    });
+    // A rough guess of the entry count (lines average some hundreds of bytes), to grow less.
+    out.lines.reserve(bytes.len() / 2048);
+    scan_lines(
+        bytes,
+        utf8_checked,
+        |l| {
+            out.lines.push(l);
+            true
+        },
+        |e| out.errors.push(e),
+    );
     out
+}
+
+/// The line loop of [`metas_of`]: calls `good` for each good line and `bad` for each bad one,
+/// in file order; stops when `good` returns false.
+fn scan_lines(bytes: &[u8], utf8_checked: bool, mut good: impl FnMut(MetaLine) -> bool, mut bad: impl FnMut(LineError)) {
+    let mut scanner = crate::meta::EntryScanner::default();
+    let n = bytes.len();
+    let mut pos = if bytes.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+    let mut line = 0usize;
+    while pos <= n {
+        line += 1;
+        let mut a = pos;
+        while a < n && matches!(bytes[a], b' ' | b'\t' | b'\r') {
+            a += 1;
+        }
+        if a < n && bytes[a] == b'{' {
+            if let Some((meta, end)) = scanner.scan(bytes, a) {
+                let mut e = end;
+                while e < n && matches!(bytes[e], b' ' | b'\t' | b'\r') {
+                    e += 1;
+                }
+                if e == n || bytes[e] == b'\n' {
+                    if !good(MetaLine { raw: RawLine { line, range: a..end }, meta }) {
+                        return;
+                    }
+                    pos = e + 1;
+                    continue;
+                }
+            }
+        }
+        // General path for this one line.
+        let (end, next, terminated) = match find_newline(bytes, pos) {
+            Some(nl) => (nl, nl + 1, true),
+            None => (n, n + 1, false),
+        };
+        let (a, b) = trim_json_ws(bytes, pos, end);
+        if a < b {
+            let seg = Segment { raw: RawLine { line, range: a..b }, terminated };
+            let text = &bytes[a..b];
+            match parse_line_meta(text, utf8_checked) {
+                Ok(meta) => {
+                    if !good(MetaLine { raw: seg.raw, meta }) {
+                        return;
+                    }
+                }
+                Err(e) => bad(LineError { line, error: line_parse_error(&seg, text, &e) }),
+            }
+        }
+        pos = next;
+    }
 }
 
 /// Splits a buffer into lines and extracts each good line's [`EntryMeta`] without building a
@@ -905,23 +968,45 @@ fn raw_session_of(
     options: &ParseOptions,
     next_id: Option<&mut dyn FnMut() -> String>,
 ) -> Result<RawSession> {
-    let JsonlMetas { lines, mut errors } = metas_of(bytes, utf8_checked);
-    let first_line = lines.first().map_or(1, |l| l.raw.line);
-    let header = lines.first().and_then(|l| parse_line_value(&bytes[l.raw.range.clone()]).ok());
+    // The first good line (the header) apart from the others, so that the entries need not be
+    // shifted afterwards.
+    // A v1/v2 file is migrated through the value path, which redoes every line: the scan stops
+    // at a good header that calls for a migration.
+    let mut first: Option<MetaLine> = None;
+    let mut header: Option<Value> = None;
+    let mut migrate = false;
+    let mut lines: Vec<MetaLine> = Vec::with_capacity(bytes.len() / 2048);
+    let mut errors = Vec::new();
+    scan_lines(
+        bytes,
+        utf8_checked,
+        |l| {
+            if first.is_some() {
+                lines.push(l);
+                return true;
+            }
+            header = parse_line_value(&bytes[l.raw.range.clone()]).ok();
+            let plan = version_plan(header.as_ref());
+            migrate = (plan.v1 || plan.v2) && header_problem(header.as_ref(), l.raw.line).is_none();
+            first = Some(l);
+            !migrate
+        },
+        |e| errors.push(e),
+    );
+    let first_line = first.as_ref().map_or(1, |l| l.raw.line);
     if let Some(reason) = header_problem(header.as_ref(), first_line) {
         errors.push(header_error(first_line, reason));
         check_strict(options, &mut errors)?;
         return Ok(RawSession { errors, ..Default::default() });
     }
     let plan = version_plan(header.as_ref());
-    if plan.v1 || plan.v2 {
+    if migrate {
         // Migration rewrites entries: take the value path and write the result out.
         let values = values_of(bytes);
         return session_of(values, options, next_id).map(raw_from_parsed);
     }
-    let mut lines = lines.into_iter();
-    let header_line = lines.next().map(|l| l.raw);
-    let entries: Vec<MetaLine> = lines.collect();
+    let header_line = first.map(|l| l.raw);
+    let entries = lines;
     for e in &entries {
         let field = if e.meta.kind == EntryKind::Other {
             // Unknown or missing `type`: look at the line itself (rare).
@@ -1055,6 +1140,37 @@ mod tests {
             assert_eq!(a.errors, b.errors, "{:?}", String::from_utf8_lossy(c));
             assert_eq!(a.values.len(), b.lines.len());
         }
+    }
+
+    #[test]
+    fn fast_line_loop_matches_the_value_path() {
+        let text = concat!(
+            "\u{feff}{\"type\":\"message\",\"id\":\"a\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\r\n",
+            "  \t{\"type\":\"custom\",\"id\":\"b\"} \t\r\n",
+            "{\"type\":\"custom\",\"id\":\"c\"} x\n",
+            "{\"type\":\"custom\",\"id\":\"d\"}{\"id\":\"e\"}\n",
+            "\n   \n",
+            "{\"type\":\"model_change\",\"id\":\"f\",\"provider\":\"p\",\"modelId\":\"m\"}\n",
+            "{\"type\":\"custom\",\"id\":\"g\",\"n\":[-1.5e-3,0,{}]}\n",
+            "{\"type\":\"custom\",\"id\":\"h\",\"s\":\"\u{7}\"}\n",
+            "[1,2]\n",
+            "{\"type\":\"message\",\"id\":\"i\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"\u{e9}\\ud83d\"}]}}\n",
+            "{\"type\":\"custom\",\"id\":\"j\"",
+        );
+        let bytes = text.as_bytes().to_vec();
+        let a = parse_jsonl_bytes(&bytes);
+        let b = scan_jsonl(&bytes);
+        assert_eq!(a.errors, b.errors);
+        assert_eq!(a.lines, b.lines.iter().map(|l| l.raw.line).collect::<Vec<_>>());
+        for (v, m) in a.values.iter().zip(&b.lines) {
+            let parsed: Value = serde_json::from_slice(&bytes[m.raw.range.clone()]).unwrap_or(Value::Null);
+            if !parsed.is_null() {
+                assert_eq!(&parsed, v);
+            }
+            assert_eq!(format!("{:?}", m.meta), format!("{:?}", EntryMeta::from_value(v)));
+        }
+        assert_eq!(b.lines.iter().map(|l| l.raw.line).collect::<Vec<_>>(), vec![1, 2, 7, 8, 10, 11]);
+        assert_eq!(b.errors.iter().map(|e| e.line).collect::<Vec<_>>(), vec![3, 4, 9, 12]);
     }
 
     #[test]

@@ -18,10 +18,49 @@ use std::collections::{HashMap, HashSet};
 /// appended entries (O(1) each).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TreeIndex {
-    by_id: HashMap<String, usize>,
-    children: HashMap<String, Vec<usize>>,
+    /// Per id (of an entry, or named by a `parentId`): the entry holding it and its children.
+    /// One map and one key per id, with a fast hasher: building the index costs about one
+    /// allocation per entry.
+    nodes: HashMap<String, Node, foldhash::fast::RandomState>,
     labels: HashMap<String, String>,
     len: usize,
+}
+
+/// What the index knows about one id.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Node {
+    /// The last entry with this id (`None`: only named by `parentId`s so far).
+    index: Option<usize>,
+    /// The entries whose `parentId` is this id, in source order.
+    children: Children,
+}
+
+/// A list of entry indices that needs no allocation for up to one element (most entries have
+/// one child).
+#[derive(Debug, Clone, Default, PartialEq)]
+enum Children {
+    #[default]
+    None,
+    One(usize),
+    Many(Vec<usize>),
+}
+
+impl Children {
+    fn push(&mut self, i: usize) {
+        match self {
+            Children::None => *self = Children::One(i),
+            Children::One(a) => *self = Children::Many(vec![*a, i]),
+            Children::Many(v) => v.push(i),
+        }
+    }
+
+    fn as_slice(&self) -> &[usize] {
+        match self {
+            Children::None => &[],
+            Children::One(a) => std::slice::from_ref(a),
+            Children::Many(v) => v,
+        }
+    }
 }
 
 /// `parentId` as a link: a non-empty string (the reference tests it for truthiness).
@@ -40,7 +79,7 @@ fn truncate_at_repeat(path: &mut Vec<usize>) {
 impl TreeIndex {
     /// Indexes every entry of `entries`, in order.
     pub fn new<S: EntrySource + ?Sized>(entries: &S) -> Self {
-        let mut index = Self { by_id: HashMap::with_capacity(entries.len()), ..Self::default() };
+        let mut index = Self { nodes: HashMap::with_capacity_and_hasher(entries.len(), Default::default()), ..Self::default() };
         for i in 0..entries.len() {
             index.push(entries.meta(i));
         }
@@ -57,10 +96,20 @@ impl TreeIndex {
             return;
         }
         if let Some(id) = &meta.id {
-            self.by_id.insert(id.clone(), i);
+            match self.nodes.get_mut(id.as_str()) {
+                Some(node) => node.index = Some(i),
+                None => {
+                    self.nodes.insert(id.clone(), Node { index: Some(i), children: Children::None });
+                }
+            }
         }
         if let Some(p) = parent_link(meta) {
-            self.children.entry(p.to_string()).or_default().push(i);
+            match self.nodes.get_mut(p) {
+                Some(node) => node.children.push(i),
+                None => {
+                    self.nodes.insert(p.to_string(), Node { index: None, children: Children::One(i) });
+                }
+            }
         }
         if meta.kind == EntryKind::Label {
             if let Some(target) = &meta.target_id {
@@ -88,7 +137,7 @@ impl TreeIndex {
 
     /// Index of the entry with this id (the last one for duplicate ids).
     pub fn get(&self, id: &str) -> Option<usize> {
-        self.by_id.get(id).copied()
+        self.nodes.get(id).and_then(|n| n.index)
     }
 
     /// Index of entry `i`'s parent, if its `parentId` names an entry (`i < entries.len()`).
@@ -100,7 +149,7 @@ impl TreeIndex {
     /// without id or shadowed by a later entry with the same id.
     pub fn children<S: EntrySource + ?Sized>(&self, entries: &S, i: usize) -> &[usize] {
         match entries.meta(i).id.as_deref() {
-            Some(id) if self.get(id) == Some(i) => self.children.get(id).map_or(&[], Vec::as_slice),
+            Some(id) if self.get(id) == Some(i) => self.nodes.get(id).map_or(&[], |n| n.children.as_slice()),
             _ => &[],
         }
     }
