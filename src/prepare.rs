@@ -201,16 +201,40 @@ pub fn prepare_compaction<S: EntrySource + ?Sized>(path: &S, settings: &Compacti
     preparation_from_plan(path, settings, &plan)
 }
 
-/// Materializes the preparation of a [`PreparationPlan`] made by [`plan_compaction`] on `path`.
-pub fn preparation_from_plan<S: EntrySource + ?Sized>(
+/// A preparation whose messages are of any representation `M` (parsed JSON values for the pure
+/// functions, JSON text spliced from stored entries for the session handle).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreparationParts<M> {
+    /// Id of the first entry kept verbatim.
+    pub first_kept_entry_id: String,
+    /// Messages summarized into the history summary.
+    pub messages_to_summarize: Vec<M>,
+    /// Messages of the split turn before the cut.
+    pub turn_prefix_messages: Vec<M>,
+    /// Messages kept verbatim.
+    pub recent_messages: Vec<M>,
+    /// The cut falls inside a turn.
+    pub is_split_turn: bool,
+    /// Context tokens of the last fresh usage (provider count), 0 without one.
+    pub tokens_before: f64,
+    /// Summary of the previous compaction on the branch.
+    pub previous_summary: Option<String>,
+    /// Files read / written / edited by the summarized part.
+    pub file_ops: FileOps,
+}
+
+/// The parts of the preparation of a [`PreparationPlan`] made by [`plan_compaction`] on `path`,
+/// with each entry's message produced by `message` (`None`: the entry has none). Returns `None`
+/// when the first kept entry has no id or nothing would be summarized (SPEC §12.2).
+pub fn preparation_parts<S: EntrySource + ?Sized, M>(
     path: &S,
-    settings: &CompactionSettings,
     plan: &PreparationPlan,
-) -> Option<CompactionPreparation> {
+    message: impl Fn(usize) -> Option<M>,
+) -> Option<PreparationParts<M>> {
     let cut = plan.cut_point;
     let first_kept_entry_id = path.meta(cut.first_kept_entry_index).id.clone()?;
     let history_end = if cut.is_split_turn { cut.turn_start_index as usize } else { cut.first_kept_entry_index };
-    let collect = |from: usize, to: usize| -> Vec<Value> { (from..to).filter_map(|i| message_of(&path.entry(i))).collect() };
+    let collect = |from: usize, to: usize| -> Vec<M> { (from..to).filter_map(&message).collect() };
     let messages_to_summarize = collect(plan.boundary_start, history_end);
     let turn_prefix_messages =
         if cut.is_split_turn { collect(cut.turn_start_index as usize, cut.first_kept_entry_index) } else { Vec::new() };
@@ -238,7 +262,7 @@ pub fn preparation_from_plan<S: EntrySource + ?Sized>(
             file_ops.add_message(m);
         }
     }
-    Some(CompactionPreparation {
+    Some(PreparationParts {
         first_kept_entry_id,
         messages_to_summarize,
         turn_prefix_messages,
@@ -246,7 +270,27 @@ pub fn preparation_from_plan<S: EntrySource + ?Sized>(
         is_split_turn: cut.is_split_turn,
         tokens_before,
         previous_summary,
-        file_ops: FileOpsLists::from(&file_ops),
+        file_ops,
+    })
+}
+
+/// Materializes the preparation of a [`PreparationPlan`] made by [`plan_compaction`] on `path`
+/// (messages as `messageOf`, SPEC §2). See [`preparation_parts`].
+pub fn preparation_from_plan<S: EntrySource + ?Sized>(
+    path: &S,
+    settings: &CompactionSettings,
+    plan: &PreparationPlan,
+) -> Option<CompactionPreparation> {
+    let parts = preparation_parts(path, plan, |i| message_of(&path.entry(i)))?;
+    Some(CompactionPreparation {
+        first_kept_entry_id: parts.first_kept_entry_id,
+        messages_to_summarize: parts.messages_to_summarize,
+        turn_prefix_messages: parts.turn_prefix_messages,
+        recent_messages: parts.recent_messages,
+        is_split_turn: parts.is_split_turn,
+        tokens_before: parts.tokens_before,
+        previous_summary: parts.previous_summary,
+        file_ops: FileOpsLists::from(&parts.file_ops),
         settings: settings.clone(),
     })
 }

@@ -307,6 +307,61 @@ impl SessionTree {
         preparation_from_plan(&branch, settings, &plan)
     }
 
+    /// The preparation of the current branch as JSON text (the shape of
+    /// [`CompactionPreparation`]), its messages spliced from the stored entry texts without
+    /// parsing them: the fast path of the JS `SessionTree.prepareCompaction`. SPEC §5.
+    pub fn prepare_compaction_json(&self, settings: &CompactionSettings) -> Option<String> {
+        let branch = self.branch_source();
+        let plan = plan_compaction(&branch, settings)?;
+        let parts = crate::prepare::preparation_parts(&branch, &plan, |pos| {
+            let i = self.branch[pos];
+            match self.metas[i].kind {
+                EntryKind::Message => message_span(self.raw(i)).map(Cow::Borrowed),
+                EntryKind::CustomMessage | EntryKind::BranchSummary => {
+                    crate::messages::message_of(&self.entry(i)).map(|m| Cow::Owned(m.to_string()))
+                }
+                _ => None,
+            }
+        })?;
+        #[derive(serde::Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Rest<'a> {
+            is_split_turn: bool,
+            tokens_before: f64,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            previous_summary: Option<&'a str>,
+            file_ops: crate::prepare::FileOpsLists,
+            settings: &'a CompactionSettings,
+        }
+        let rest = serde_json::to_string(&Rest {
+            is_split_turn: parts.is_split_turn,
+            tokens_before: parts.tokens_before,
+            previous_summary: parts.previous_summary.as_deref(),
+            file_ops: crate::prepare::FileOpsLists::from(&parts.file_ops),
+            settings,
+        })
+        .ok()?;
+        let arrays = [&parts.messages_to_summarize, &parts.turn_prefix_messages, &parts.recent_messages];
+        let mut out = String::with_capacity(arrays.iter().flat_map(|a| a.iter()).map(|m| m.len() + 1).sum::<usize>() + rest.len() + 128);
+        out.push_str("{\"firstKeptEntryId\":");
+        out.push_str(&serde_json::to_string(&parts.first_kept_entry_id).ok()?);
+        for (name, list) in ["messagesToSummarize", "turnPrefixMessages", "recentMessages"].iter().zip(arrays) {
+            out.push_str(",\"");
+            out.push_str(name);
+            out.push_str("\":[");
+            for (k, m) in list.iter().enumerate() {
+                if k > 0 {
+                    out.push(',');
+                }
+                out.push_str(m);
+            }
+            out.push(']');
+        }
+        out.push(',');
+        out.push_str(rest.strip_prefix('{').unwrap_or(&rest));
+        Some(out)
+    }
+
     /// The context of the current branch (SPEC §6).
     pub fn build_session_context(&self) -> SessionContext {
         crate::context::build_context_for_path(self, &self.branch)

@@ -213,7 +213,10 @@ proptest! {
         let settings = CompactionSettings { keep_recent_tokens: keep, ..Default::default() };
         let path: Vec<Value> = tree.branch_indices().iter().map(|&i| tree.entry(i).into_owned()).collect();
         let pure = prepare_compaction(&EntryList::new(&path), &settings);
-        prop_assert_eq!(pure, tree.prepare_compaction(&settings));
+        prop_assert_eq!(&pure, &tree.prepare_compaction(&settings));
+        // the handle's spliced JSON says exactly the same
+        let spliced: Option<Value> = tree.prepare_compaction_json(&settings).map(|t| serde_json::from_str(&t).expect("valid JSON"));
+        prop_assert_eq!(spliced, pure.map(|p| serde_json::to_value(p).unwrap()));
     }
 
     #[test]

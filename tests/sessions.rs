@@ -615,3 +615,18 @@ proptest! {
     }
 }
 
+
+#[test]
+fn spliced_preparation_json_equals_the_materialized_one_on_real_sessions() {
+    use session_compaction::prepare::CompactionSettings;
+    for name in ["pi-session-large.jsonl", "pi-session-with-compactions.jsonl", "pi-session-v1-format.jsonl"] {
+        let text = std::fs::read_to_string(format!("{}/examples/sessions/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let (tree, _) = session_compaction::session::SessionTree::from_jsonl(text, &session_compaction::jsonl::ParseOptions::lenient()).unwrap();
+        for keep in [1_000, 20_000, 60_000] {
+            let settings = CompactionSettings { keep_recent_tokens: keep, ..Default::default() };
+            let spliced: Option<serde_json::Value> = tree.prepare_compaction_json(&settings).map(|t| serde_json::from_str(&t).unwrap());
+            let full = tree.prepare_compaction(&settings).map(|p| serde_json::to_value(p).unwrap());
+            assert_eq!(spliced, full, "{name} keep {keep}");
+        }
+    }
+}
