@@ -13,13 +13,13 @@
 //     ever echoed in an error.
 // Run: node --test tests/js/async.test.mjs
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import * as sc from '../../pkg/index.node.mjs';
+import { collect, diff, entrySource, isObject } from './support/vectors.mjs';
 
 /** @typedef {import('../../pkg/index.node.mjs').CompleteRequest} CompleteRequest */
 /** @typedef {import('../../pkg/index.node.mjs').SessionEntry} SessionEntry */
@@ -164,94 +164,7 @@ const apiError = (message, fields = {}) => Object.assign(new Error(message), fie
 // ---------------------------------------------------------------------------------------------
 // Conformance vectors (compact, generateBranchSummary)
 
-/** @param {string} dir @returns {string[]} */
-function collect(dir) {
-  /** @type {string[]} */
-  const out = [];
-  for (const name of readdirSync(dir).sort()) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...collect(path));
-    else if (name.endsWith('.json')) out.push(path);
-  }
-  return out;
-}
-
-/** @type {Map<string, any[]>} */
-const fileCache = new Map();
-/** @param {string} rel */
-function fileLines(rel) {
-  let lines = fileCache.get(rel);
-  if (!lines) {
-    lines = readFileSync(join(DIR, rel), 'utf8')
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map((l) => JSON.parse(l));
-    fileCache.set(rel, lines);
-  }
-  return lines;
-}
-
-/** `input.entries`: inline, `{file}` or `{file, ids}` (README "Entry sources"). @param {any} spec @returns {any[]} */
-function resolveEntries(spec) {
-  if (Array.isArray(spec)) return structuredClone(spec);
-  const entries = fileLines(spec.file).slice(1);
-  if (!Array.isArray(spec.ids)) return structuredClone(entries);
-  const byId = new Map(entries.map((e) => [e.id, e]));
-  return spec.ids.map((/** @type {string} */ id) => {
-    const entry = byId.get(id);
-    if (!entry) throw new Error(`${spec.file}: no entry with id ${id}`);
-    return structuredClone(entry);
-  });
-}
-
-/** @param {unknown} v */
-function show(v) {
-  const s = JSON.stringify(v) ?? String(v);
-  return s.length > 300 ? `${s.slice(0, 300)}…` : s;
-}
-
-/** @param {unknown} v @returns {v is Record<string, any>} */
-const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-/**
- * The first difference between a vector's `expected` and an output, or null (key order ignored,
- * numbers as doubles, NaN written as null, `$entryMessage` and `$digest` forms).
- * @param {any} exp @param {any} act @param {any[] | null} entries @param {string} path @returns {string | null}
- */
-function diff(exp, act, entries, path) {
-  if (isObject(exp) && '$entryMessage' in exp) {
-    const entry = entries?.[exp.$entryMessage];
-    if (!entry) return `${path}: $entryMessage ${exp.$entryMessage} without file entries`;
-    return diff(entry.message, act, entries, path);
-  }
-  if (isObject(exp) && '$digest' in exp) {
-    if (typeof act !== 'string') return `${path}: expected the digest of a string, got ${show(act)}`;
-    const hash = createHash('sha256').update(act, 'utf8').digest('hex');
-    return hash === exp.sha256 ? null : `${path}: digest mismatch (length ${act.length} vs ${exp.utf16Length}); head ${show(act.slice(0, 200))} vs ${show(String(exp.head).slice(0, 200))}`;
-  }
-  if (typeof exp === 'number' && typeof act === 'number') return exp === act ? null : `${path}: expected ${exp}, got ${act}`;
-  if (exp === null && typeof act === 'number' && Number.isNaN(act)) return null;
-  if (Array.isArray(exp)) {
-    if (!Array.isArray(act)) return `${path}: expected an array, got ${show(act)}`;
-    if (exp.length !== act.length) return `${path}: expected ${exp.length} items, got ${act.length}: ${show(act)}`;
-    for (let i = 0; i < exp.length; i++) {
-      const d = diff(exp[i], act[i], entries, `${path}[${i}]`);
-      if (d) return d;
-    }
-    return null;
-  }
-  if (isObject(exp)) {
-    if (!isObject(act)) return `${path}: expected an object, got ${show(act)}`;
-    for (const [k, v] of Object.entries(exp)) {
-      if (!(k in act) || act[k] === undefined) return `${path}: missing key ${k} (expected ${show(v)})`;
-      const d = diff(v, act[k], entries, `${path}.${k}`);
-      if (d) return d;
-    }
-    for (const k of Object.keys(act)) if (!(k in exp) && act[k] !== undefined) return `${path}: unexpected key ${k} = ${show(act[k])}`;
-    return null;
-  }
-  return exp === act ? null : `${path}: expected ${show(exp)}, got ${show(act)}`;
-}
+const { resolveEntries } = entrySource(DIR);
 
 /**
  * A canned `complete` for a vector (as tests/runner/summary_ops.rs does natively): the reply of
