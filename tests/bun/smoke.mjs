@@ -1,122 +1,14 @@
 // Bun smoke test of the web entry of the built package (pkg/index.web.mjs).
 //   bun tests/bun/smoke.mjs [bytes|auto]
-// bytes (default): init(<the .wasm bytes>); auto: init() finds and reads the file itself.
-// Checks: the E_NOT_INITIALIZED guard (functions, the class, the constants) before init(); then
-// parseSession, SessionTree.fromJsonl on a real session, prepareCompaction, buildSessionContext,
-// the frozen defaults, error codes and `using` disposal.
-import * as web from '../../pkg/index.web.mjs';
+// The checks are in tests/web-smoke/smoke.mjs; this file supplies Bun's file reading.
+import { smoke } from '../web-smoke/smoke.mjs';
 
 const mode = process.argv[2] ?? 'bytes';
 const root = new URL('../../', import.meta.url);
 const cargoToml = await Bun.file(new URL('Cargo.toml', root)).text();
 const expected = cargoToml.match(/^\[package\][^[]*?^version\s*=\s*"([^"]+)"/ms)[1];
 const session = await Bun.file(new URL('examples/sessions/pi-session-with-compactions.jsonl', root)).text();
-let passed = 0;
-let failed = 0;
-
-function check(name, fn) {
-  try {
-    fn();
-    passed++;
-  } catch (error) {
-    failed++;
-    console.error(`FAIL ${name}: ${error?.stack ?? error}`);
-  }
-}
-
-function assert(condition, message) {
-  if (!condition) throw new Error(message);
-}
-
-const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
-
-function throwsCode(code, fn) {
-  let caught;
-  try {
-    fn();
-  } catch (error) {
-    caught = error;
-  }
-  if (!(caught instanceof Error) || caught.code !== code) {
-    throw new Error(`expected an Error with code ${code}, got ${caught}`);
-  }
-}
-
-// ---- before init() ----
-check('version() before init() throws E_NOT_INITIALIZED', () => throwsCode('E_NOT_INITIALIZED', () => web.version()));
-check('parseSession before init() throws E_NOT_INITIALIZED', () =>
-  throwsCode('E_NOT_INITIALIZED', () => web.parseSession(session)),
-);
-check('SessionTree.fromJsonl before init() throws E_NOT_INITIALIZED', () =>
-  throwsCode('E_NOT_INITIALIZED', () => web.SessionTree.fromJsonl(session)),
-);
-check('DEFAULT_COMPACTION_SETTINGS before init() throws E_NOT_INITIALIZED', () =>
-  throwsCode('E_NOT_INITIALIZED', () => web.DEFAULT_COMPACTION_SETTINGS.reserveTokens),
-);
-
-// ---- init ----
-const input =
-  mode === 'auto'
-    ? undefined
-    : new Uint8Array(await Bun.file(new URL('pkg/web/session_compaction_bg.wasm', root)).arrayBuffer());
-await Promise.all([web.init(input), web.init(input)]);
-await web.init();
-
-check(`version() after init (${mode}) is ${expected}`, () => {
-  const got = web.version();
-  assert(got === expected, `got ${got}`);
-});
-
-check('parseSession reads the real session', () => {
-  const parsed = web.parseSession(session, { strict: true });
-  assert(parsed.header?.type === 'session', 'header');
-  assert(parsed.entries.length === 1002, `entries: ${parsed.entries.length}`);
-  assert(parsed.errors.length === 0, 'errors');
-});
-
-check('SessionTree.fromJsonl: prepareCompaction and buildSessionContext on the real session', () => {
-  using tree = web.SessionTree.fromJsonl(session);
-  assert(tree.entryCount === 1002, `entryCount ${tree.entryCount}`);
-  const branch = tree.getBranch();
-  assert(branch.at(-1).id === tree.leafId, 'leaf');
-  const prep = tree.prepareCompaction();
-  assert(prep && branch.some((e) => e.id === prep.firstKeptEntryId), 'firstKeptEntryId on the branch');
-  assert(prep.messagesToSummarize.length > 0 && prep.recentMessages.length > 0, 'preparation has both parts');
-  assert(typeof prep.previousSummary === 'string', 'the session has earlier compactions');
-  assert(same(prep, web.prepareCompaction(branch)), 'handle and pure prepareCompaction agree');
-  const ctx = tree.buildSessionContext();
-  assert(ctx.messages[0].role === 'compactionSummary', `first context message: ${ctx.messages[0].role}`);
-  assert(same(ctx, web.buildSessionContext(web.parseSession(session).entries)), 'handle and pure context agree');
-  assert(same(JSON.parse(tree.buildSessionContextJson()), ctx.messages), 'buildSessionContextJson');
-  assert(tree.toJsonl() === session, 'toJsonl is byte-equal');
-});
-
-check('`using` frees the handle at the end of the block', () => {
-  let escaped;
-  {
-    using tree = web.SessionTree.fromJsonl(session);
-    escaped = tree;
-  }
-  let threw = false;
-  try {
-    escaped.entryCount;
-  } catch {
-    threw = true;
-  }
-  assert(threw, 'a disposed handle refuses calls');
-});
-
-check('DEFAULT_* constants are filled and frozen', () => {
-  assert(web.DEFAULT_COMPACTION_SETTINGS.reserveTokens === 16384, 'reserveTokens');
-  assert(Object.isFrozen(web.DEFAULT_COMPACTION_SETTINGS), 'frozen settings');
-  assert(Object.isFrozen(web.DEFAULT_PRUNE_CONFIG.protectedTools), 'frozen protectedTools');
-});
-
-check('errors carry codes', () => {
-  throwsCode('E_PARSE', () => web.parseSession('{"type":"session","id":"s","version":3}\n{oops\n', { strict: true }));
-  using tree = web.SessionTree.fromJsonl(session);
-  throwsCode('E_NOT_FOUND', () => tree.setLeaf('no-such-id'));
-});
-
+const readWasm = async () => new Uint8Array(await Bun.file(new URL('pkg/web/session_compaction_bg.wasm', root)).arrayBuffer());
+const { passed, failed } = await smoke({ mode, expected, session, readWasm });
 console.log(`bun ${Bun.version} (${mode}): ${passed} passed, ${failed} failed`);
 if (failed > 0) process.exit(1);
