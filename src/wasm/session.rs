@@ -59,17 +59,9 @@ impl SessionTree {
         #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "ParseSessionOptions")] options: JsValue,
     ) -> Result<SessionTree, JsValue> {
-        if text.as_string().is_none() && !text.is_string() {
-            return Err(super::convert::bad_arg("text", "expected a string"));
-        }
+        let text = arg_string(&text, "text")?;
         let opts = parse_options(&options)?;
-        // UTF-8 encoding in JS (TextEncoder) is much faster than passing a large string through
-        // the generated glue; fall back to the glue where there is no TextEncoder.
-        let bytes = match utf8_bytes(&text) {
-            Some(b) => b,
-            None => arg_string(&text, "text")?.into_bytes(),
-        };
-        Core::from_bytes(bytes, &opts).map(wrap).map_err(to_js)
+        Core::from_jsonl(text, &opts).map(wrap).map_err(to_js)
     }
 
     /// Loads JSONL bytes (a file's contents): the fast path, no string conversion. SPEC §1.
@@ -291,17 +283,6 @@ impl SessionTree {
     pub fn to_jsonl(&self) -> String {
         self.s().to_jsonl()
     }
-}
-
-/// `new TextEncoder().encode(text)` copied into wasm memory, when the runtime has TextEncoder.
-fn utf8_bytes(text: &JsValue) -> Option<Vec<u8>> {
-    use wasm_bindgen::JsCast;
-    let ctor = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("TextEncoder")).ok()?;
-    let ctor = ctor.dyn_ref::<js_sys::Function>()?;
-    let encoder = js_sys::Reflect::construct(ctor, &js_sys::Array::new()).ok()?;
-    let encode = js_sys::Reflect::get(&encoder, &JsValue::from_str("encode")).ok()?;
-    let out = encode.dyn_ref::<js_sys::Function>()?.call1(&encoder, text).ok()?;
-    out.dyn_ref::<js_sys::Uint8Array>().map(|a| a.to_vec())
 }
 
 /// The entries at `indices` as one JS array (spliced from their stored texts).
