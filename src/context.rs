@@ -6,7 +6,8 @@ use crate::messages::{branch_summary_message_of, compaction_summary_message_of, 
 use crate::meta::EntryKind;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::collections::{HashMap, HashSet};
+use crate::tree::TreeIndex;
+use std::collections::HashSet;
 
 /// Which leaf to build the context for.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -59,54 +60,25 @@ impl SessionContext {
     }
 }
 
-/// Index of each id (the last entry wins for duplicate ids).
-pub fn id_index<S: EntrySource + ?Sized>(entries: &S) -> HashMap<&str, usize> {
-    let mut map = HashMap::with_capacity(entries.len());
-    for i in 0..entries.len() {
-        if let Some(id) = entries.meta(i).id.as_deref() {
-            map.insert(id, i);
-        }
-    }
-    map
-}
-
-/// Root-first path of indices ending at `leaf`, following `parentId` through `index`. A parent
-/// that is unknown ends the walk; a cycle ends it at the first repeated entry.
-pub fn path_to<S: EntrySource + ?Sized>(entries: &S, index: &HashMap<&str, usize>, leaf: usize) -> Vec<usize> {
-    let mut path = Vec::new();
-    let mut seen = HashSet::new();
-    let mut cur = Some(leaf);
-    while let Some(i) = cur {
-        if !seen.insert(i) {
-            break;
-        }
-        path.push(i);
-        cur = entries.meta(i).parent_id.as_deref().and_then(|p| index.get(p).copied());
-    }
-    path.reverse();
-    path
-}
-
 /// Resolves a [`LeafSelector`] to an index (`None`: empty context).
-pub fn resolve_leaf<S: EntrySource + ?Sized>(entries: &S, index: &HashMap<&str, usize>, leaf: &LeafSelector) -> Option<usize> {
+pub fn resolve_leaf<S: EntrySource + ?Sized>(entries: &S, index: &TreeIndex, leaf: &LeafSelector) -> Option<usize> {
     let last = entries.len().checked_sub(1);
     match leaf {
         LeafSelector::BeforeFirst => None,
         LeafSelector::Last => last,
-        LeafSelector::Id(id) => index.get(id.as_str()).copied().or(last),
+        LeafSelector::Id(id) => index.get(id).or(last),
     }
 }
-
 
 /// Builds the context of the branch ending at `leaf` (SPEC §6): settings along the whole
 /// path, then the messages (with a compaction on the path: its summary, the kept entries from
 /// `firstKeptEntryId` up to it, then everything after it).
 pub fn build_session_context<S: EntrySource + ?Sized>(entries: &S, leaf: &LeafSelector) -> SessionContext {
-    let index = id_index(entries);
+    let index = TreeIndex::new(entries);
     let Some(leaf_index) = resolve_leaf(entries, &index, leaf) else {
         return SessionContext::empty();
     };
-    let path = path_to(entries, &index, leaf_index);
+    let path = index.branch_to(entries, leaf_index);
     build_context_for_path(entries, &path)
 }
 

@@ -2,7 +2,7 @@
 //! §12.3 (fresh usage only).
 
 use crate::entries::EntrySource;
-use crate::meta::{EntryKind, MessageMeta, Role};
+use crate::meta::{MessageMeta, Role};
 use serde_json::Value;
 
 /// Provider error texts that mean "the prompt did not fit", lower-cased. `#` stands for one or
@@ -89,22 +89,12 @@ pub fn estimate_context_tokens<S: EntrySource + ?Sized>(path: &S) -> f64 {
     let last_compaction = crate::prepare::last_compaction_index(path);
     let from = last_compaction.map_or(0, |c| c + 1);
     if let Some((i, usage)) = crate::prepare::last_assistant_usage(path, from) {
-        let after: u64 = (i + 1..path.len()).map(|j| context_message_tokens(path, j)).sum();
+        let after: u64 = (i + 1..path.len()).map(|j| path.meta(j).message_of_tokens()).sum();
         return usage.context_tokens() + after as f64;
     }
     let indices: Vec<usize> = (0..path.len()).collect();
     let ctx = crate::context::build_context_for_path(path, &indices);
     ctx.messages.iter().map(|m| MessageMeta::from_value(m).tokens).sum::<u64>() as f64
-}
-
-/// Tokens a path entry contributes to the built context (0 for entries outside it).
-fn context_message_tokens<S: EntrySource + ?Sized>(path: &S, i: usize) -> u64 {
-    let meta = path.meta(i);
-    match meta.kind {
-        EntryKind::Message => meta.message_tokens(),
-        EntryKind::BranchSummary => meta.summary_len.div_ceil(4),
-        _ => 0,
-    }
 }
 
 #[cfg(test)]

@@ -11,7 +11,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-fn get(obj: &JsValue, key: &str) -> JsValue {
+/// `obj[key]` for objects and functions; `undefined` for anything else.
+pub(crate) fn get(obj: &JsValue, key: &str) -> JsValue {
     if obj.is_object() || obj.is_function() {
         Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
     } else {

@@ -5,7 +5,7 @@
 
 use super::api::templates;
 use super::convert::{from_serde, js_error, to_js, to_typed, to_value, to_values};
-use super::host::{host_model, link_signal, HostModel, JsClock, JsComplete, JsEvents, JsHooks};
+use super::host::{get, host_model, link_signal, HostModel, JsClock, JsComplete, JsEvents, JsHooks};
 use super::session::SessionTree;
 use crate::engine::{CheckOptions, CompactRun, NavigateRun, RetryPolicy};
 use crate::entries::EntryList;
@@ -75,13 +75,6 @@ export interface CheckCompactionResult {
 }
 "#;
 
-fn get(obj: &JsValue, key: &str) -> JsValue {
-    if obj.is_object() {
-        Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
-    } else {
-        JsValue::UNDEFINED
-    }
-}
 
 fn opt_string(obj: &JsValue, key: &str) -> Option<String> {
     get(obj, key).as_string()
