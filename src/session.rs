@@ -451,6 +451,40 @@ impl SessionTree {
     }
 }
 
+impl SessionTree {
+    /// The `type` of entry `i` (known kinds from the metadata; others read from the stored text).
+    pub fn entry_type(&self, i: usize) -> Cow<'_, str> {
+        if let Some(name) = self.metas[i].kind.name() {
+            return Cow::Borrowed(name);
+        }
+        #[derive(serde::Deserialize)]
+        struct T {
+            #[serde(rename = "type")]
+            ty: Option<Value>,
+        }
+        let ty = serde_json::from_str::<T>(self.raw(i)).ok().and_then(|t| t.ty);
+        Cow::Owned(ty.and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default())
+    }
+
+    /// `message.role` of entry `i` (`None` for entries without a message or a string role).
+    pub fn role(&self, i: usize) -> Option<Cow<'_, str>> {
+        let msg = self.metas[i].message.as_ref()?;
+        if let Some(name) = msg.role.name() {
+            return Some(Cow::Borrowed(name));
+        }
+        #[derive(serde::Deserialize)]
+        struct R {
+            role: Option<Value>,
+        }
+        #[derive(serde::Deserialize)]
+        struct E {
+            message: Option<R>,
+        }
+        let role = serde_json::from_str::<E>(self.raw(i)).ok()?.message?.role?;
+        role.as_str().map(|r| Cow::Owned(r.to_owned()))
+    }
+}
+
 /// The raw text of the `message` value inside an entry's JSON text.
 fn message_span(raw: &str) -> Option<&str> {
     #[derive(serde::Deserialize)]
@@ -476,6 +510,21 @@ mod tests {
             msg(&format!("a{n}"), Some(parent), json!({"role": "assistant", "content": [{"type": "toolCall", "id": call, "name": "bash", "arguments": {}}], "stopReason": "toolUse"})),
             msg(&format!("t{n}"), Some(&format!("a{n}")), json!({"role": "toolResult", "toolCallId": call, "toolName": "bash", "content": [{"type": "text", "text": "x".repeat(size)}]})),
         ]
+    }
+
+    #[test]
+    fn entry_type_and_role_of_known_and_unknown_entries() {
+        let entries = vec![
+            msg("u0", None, json!({"role": "user", "content": "go"})),
+            msg("x1", Some("u0"), json!({"role": "futureRole"})),
+            json!({"type": "future_thing", "id": "f2", "parentId": "x1"}),
+        ];
+        let tree = SessionTree::from_values(None, &entries);
+        assert_eq!(tree.entry_type(0), "message");
+        assert_eq!(tree.role(0).as_deref(), Some("user"));
+        assert_eq!(tree.role(1).as_deref(), Some("futureRole"));
+        assert_eq!(tree.entry_type(2), "future_thing");
+        assert_eq!(tree.role(2), None);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::engine::SessionEngine;
 use crate::session::SessionTree as Core;
 use std::cell::{Ref, RefMut};
 use std::rc::Rc;
-use serde_json::{json, Value};
+use serde_json::json;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -177,8 +177,8 @@ impl SessionTree {
                 Node {
                     id: m.id.as_deref(),
                     parent_id: m.parent_id.as_deref(),
-                    ty: m.kind.name().map_or_else(|| entry_type(t.raw(i)).into(), Into::into),
-                    role: m.message.as_ref().and_then(|msg| msg.role.name().map(Into::into).or_else(|| role_of(t.raw(i)).map(Into::into))),
+                    ty: t.entry_type(i),
+                    role: t.role(i),
                     label: m.id.as_deref().and_then(|id| t.label(id)),
                     tokens: m.message_of_tokens(),
                     children: t.children_of(i).iter().filter_map(|&c| t.meta(c).id.as_deref()).collect(),
@@ -298,26 +298,4 @@ fn entries_json(s: &Core, indices: &[usize]) -> Result<JsValue, JsValue> {
     parse_js(&text)
 }
 
-/// `type` of an entry's JSON text (only small fields are read).
-fn entry_type(raw: &str) -> String {
-    #[derive(serde::Deserialize)]
-    struct T {
-        #[serde(rename = "type")]
-        ty: Option<Value>,
-    }
-    serde_json::from_str::<T>(raw).ok().and_then(|t| t.ty).and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
-}
-
-/// `message.role` of an entry's JSON text.
-fn role_of(raw: &str) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct R {
-        role: Option<Value>,
-    }
-    #[derive(serde::Deserialize)]
-    struct E {
-        message: Option<R>,
-    }
-    serde_json::from_str::<E>(raw).ok()?.message?.role?.as_str().map(str::to_owned)
-}
 
