@@ -17,15 +17,6 @@ struct Canned {
     requests: RefCell<Vec<Value>>,
 }
 
-fn purpose_name(p: Purpose) -> &'static str {
-    match p {
-        Purpose::History => "history",
-        Purpose::Update => "update",
-        Purpose::TurnPrefix => "turnPrefix",
-        Purpose::Short => "short",
-        Purpose::Branch => "branch",
-    }
-}
 
 fn answer(r: &Value) -> Result<String> {
     match r.get("stopReason").and_then(Value::as_str) {
@@ -40,7 +31,8 @@ fn answer(r: &Value) -> Result<String> {
 
 impl Complete for Canned {
     async fn complete(&self, request: SummaryRequest) -> Result<String> {
-        let name = purpose_name(request.purpose);
+        let purpose = serde_json::to_value(request.purpose).unwrap_or(Value::Null);
+        let name = purpose.as_str().unwrap_or_default();
         let mut rec = json!({
             "purpose": name, "systemPrompt": request.system_prompt, "prompt": request.prompt,
             "messageTimestamp": self.now, "maxTokens": request.max_tokens,
