@@ -12,9 +12,9 @@
 
 use serde_json::{json, Map, Value};
 use session_compaction::context::{build_session_context, LeafSelector};
-use session_compaction::entries::{EntryList, EntrySource};
-use session_compaction::jsonl::{parse_session, scan_session, ParseOptions};
-use session_compaction::prepare::{prepare_compaction, CompactionSettings};
+use session_compaction::entry::{EntryList, EntrySource};
+use session_compaction::io::{parse_session, scan_session, ParseOptions};
+use session_compaction::plan::prepare::{prepare_compaction, CompactionSettings};
 use session_compaction::session::SessionTree;
 use session_compaction::tree::get_branch;
 use std::time::Instant;

@@ -256,7 +256,7 @@ function newest(path) {
 
 function ensureBuilt() {
   const wasm = join(ROOT, 'pkg', 'node', 'session_compaction_bg.wasm');
-  const sources = Math.max(newest(join(ROOT, 'src')), newest(join(ROOT, 'Cargo.toml')), newest(join(ROOT, 'pkg-template')), newest(join(ROOT, 'prompts')));
+  const sources = Math.max(newest(join(ROOT, 'src')), newest(join(ROOT, 'bindings')), newest(join(ROOT, 'Cargo.toml')), newest(join(ROOT, 'pkg-template')), newest(join(ROOT, 'prompts')));
   if (existsSync(wasm) && statSync(wasm).mtimeMs >= sources) return;
   console.log('[bench] pkg/ is missing or older than the sources: npm run build');
   sh(process.execPath, [join(ROOT, 'scripts', 'build.mjs')]);

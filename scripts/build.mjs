@@ -3,7 +3,8 @@
 //
 //   1. toolchain: the wasm32-unknown-unknown Rust target, and the wasm-bindgen CLI at exactly
 //      the version of the `wasm-bindgen` crate in Cargo.lock (installed with cargo if needed);
-//   2. cargo build --release --target wasm32-unknown-unknown --lib;
+//   2. cargo build --release --target wasm32-unknown-unknown -p session-compaction-wasm (the binding
+//      crate in bindings/wasm; the core crate at the root has no wasm code);
 //   3. wasm-bindgen --target nodejs (CommonJS) and --target web (ES module), then wasm-opt -Oz
 //      (binaryen from node_modules) on each .wasm; cached in <target>/npm-pkg/, redone only when
 //      the cargo output, a tool version or a flag changes;
@@ -75,7 +76,11 @@ async function main() {
   log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
-/** Version, description, license, lib name and target dir, from `cargo metadata`. */
+/**
+ * Version, description and license (of the core crate, which the npm package ships), the binding
+ * crate's lib name (the `.wasm` cargo writes), the output name of the generated files and the
+ * target dir, from `cargo metadata`.
+ */
 function crateMetadata() {
   if (!existsSync(join(ROOT, 'Cargo.lock'))) {
     log('Cargo.lock is missing: cargo generate-lockfile');
@@ -84,16 +89,23 @@ function crateMetadata() {
   const metadata = JSON.parse(
     capture('cargo', ['metadata', '--format-version', '1', '--no-deps', '--offline']),
   );
-  const manifest = join(ROOT, 'Cargo.toml');
-  const pkg = metadata.packages.find((p) => p.manifest_path === manifest);
-  if (!pkg) throw new UserError(`cargo metadata does not list the package of ${manifest}`);
-  const lib = pkg.targets.find((t) => t.kind.includes('cdylib'));
-  if (!lib) throw new UserError('Cargo.toml: the [lib] needs crate-type "cdylib" to build a .wasm');
+  const find = (manifest) => {
+    const pkg = metadata.packages.find((p) => p.manifest_path === manifest);
+    if (!pkg) throw new UserError(`cargo metadata does not list the package of ${manifest}`);
+    return pkg;
+  };
+  const core = find(join(ROOT, 'Cargo.toml'));
+  const binding = find(join(ROOT, 'bindings', 'wasm', 'Cargo.toml'));
+  const lib = binding.targets.find((t) => t.kind.includes('cdylib'));
+  if (!lib) throw new UserError('bindings/wasm/Cargo.toml: the [lib] needs crate-type "cdylib" to build a .wasm');
   return {
-    version: pkg.version,
-    description: pkg.description,
-    license: pkg.license,
-    libName: lib.name.replaceAll('-', '_'),
+    version: core.version,
+    description: core.description,
+    license: core.license,
+    bindingPackage: binding.name,
+    cargoLibName: lib.name.replaceAll('-', '_'),
+    // The generated files keep the core crate's name (session_compaction.js, …_bg.wasm).
+    libName: core.targets.find((t) => t.kind.includes('lib')).name.replaceAll('-', '_'),
     targetDir: metadata.target_directory,
   };
 }
@@ -155,14 +167,14 @@ function installedWasmBindgen() {
 }
 
 function cargoBuild(meta) {
-  log(`cargo build --release --target ${WASM_TARGET} --lib`);
-  run('cargo', ['build', '--release', '--target', WASM_TARGET, '--lib'], {
+  log(`cargo build --release --target ${WASM_TARGET} -p ${meta.bindingPackage}`);
+  run('cargo', ['build', '--release', '--target', WASM_TARGET, '-p', meta.bindingPackage], {
     label: 'cargo build',
     // Keep the `target_features` section (strip = true in Cargo.toml removes it): wasm-bindgen
     // reads it to know which Wasm features rustc used. wasm-opt strips all of it afterwards.
     env: { CARGO_PROFILE_RELEASE_STRIP: 'debuginfo' },
   });
-  const wasm = join(meta.targetDir, WASM_TARGET, 'release', `${meta.libName}.wasm`);
+  const wasm = join(meta.targetDir, WASM_TARGET, 'release', `${meta.cargoLibName}.wasm`);
   if (!existsSync(wasm)) throw new UserError(`cargo build did not produce ${wasm}`);
   return wasm;
 }
@@ -207,7 +219,7 @@ function bindgenAndOptimize({ wasmIn, staging, bindgenVersion, libName }) {
   for (const { dir, target, type } of FLAVOURS) {
     const out = join(staging, dir);
     log(`wasm-bindgen --target ${target} → ${dir}/`);
-    run('wasm-bindgen', [...WASM_BINDGEN_FLAGS, '--target', target, '--out-dir', out, wasmIn], {
+    run('wasm-bindgen', [...WASM_BINDGEN_FLAGS, '--target', target, '--out-name', libName, '--out-dir', out, wasmIn], {
       label: `wasm-bindgen --target ${target}`,
     });
     // Tells Node (and bundlers) how to read the generated .js files, whatever encloses them.

@@ -91,12 +91,15 @@ export function npmBin(name) {
   return path;
 }
 
-/** The `version` of the `[package]` table of Cargo.toml (the single source of the version). */
+/**
+ * The `version` of the `[workspace.package]` table of Cargo.toml (the single source of the
+ * version: both crates inherit it).
+ */
 export function crateVersion() {
   const toml = readFileSync(join(ROOT, 'Cargo.toml'), 'utf8');
-  const pkg = toml.match(/^\[package\]\s*$([\s\S]*?)(?=^\[|(?![\s\S]))/m);
-  const version = pkg && pkg[1].match(/^version\s*=\s*"([^"]+)"/m);
-  if (!version) throw new UserError('Cargo.toml: no `version` in the [package] table');
+  const table = toml.match(/^\[workspace\.package\]\s*$([\s\S]*?)(?=^\[|(?![\s\S]))/m);
+  const version = table && table[1].match(/^version\s*=\s*"([^"]+)"/m);
+  if (!version) throw new UserError('Cargo.toml: no `version` in the [workspace.package] table');
   return version[1];
 }
 

@@ -28,7 +28,7 @@ const REQUIRED = [
   join(PKG_DIR, 'web', 'session_compaction_bg.wasm'),
 ];
 /** Sources of pkg/: when one is newer than the last build, pkg/ is stale. */
-const BUILD_INPUTS = ['src', 'prompts', 'pkg-template', 'Cargo.toml', 'Cargo.lock', 'scripts/build.mjs', 'package-lock.json'];
+const BUILD_INPUTS = ['src', 'bindings', 'prompts', 'pkg-template', 'Cargo.toml', 'Cargo.lock', 'scripts/build.mjs', 'package-lock.json'];
 /** Written after each build this script runs (a build that changes no file leaves pkg/ dates alone). */
 const BUILD_STAMP = join(ROOT, 'node_modules', '.cache', 'session-compaction', 'start-build-stamp');
 

@@ -3,36 +3,36 @@
 //! A compaction engine for long LLM-agent sessions stored as pi / oh-my-pi JSON Lines session
 //! trees. Everything deterministic lives here in Rust (parsing, tree walks, token estimates,
 //! cut points, compaction preparation, pruning, context building, serialization, prompt
-//! rendering); model calls are delegated to the host. See `SPEC.md` (shipped with the
-//! conformance vectors) for the behaviour contract; each public item names its section.
+//! rendering); model calls are delegated to the host. `docs/SPEC.md` is the behaviour contract;
+//! each public item names its section.
+//!
+//! The modules, in pipeline order (each one uses only those above it):
+//!
+//! | module | stage |
+//! |---|---|
+//! | [`error`], [`js`] | the error type with stable codes; the JavaScript semantics the reference depends on |
+//! | [`model`] | typed serde shapes of headers, entries, messages and content blocks |
+//! | [`entry`] | per-entry metadata (type, ids, role, token estimate, usage, tool calls) read once; `messageOf` |
+//! | [`io`] | JSONL load and save, line-numbered errors, v1/v2 → v3 migration |
+//! | [`tree`] | id index, branches, children, common ancestors, labels, validation |
+//! | [`plan`] | cut points, `prepareCompaction`, pruning, overflow, file operations, branch entries |
+//! | [`context`] | `buildSessionContext` and `convertToLlm` |
+//! | [`prompt`] | templates, the template renderer, `serializeConversation` |
+//! | [`summarize`] | compaction and branch summaries through the host's model; the extractive summarizer |
+//! | [`session`] | the session handle and the engine (hooks, abort, triggers, retries, events) |
 
 #![deny(missing_docs)]
 
-pub mod branch;
-pub mod context;
-pub mod convert;
-pub mod cut_point;
-pub mod engine;
-pub mod entries;
 pub mod error;
-pub mod extractive;
-pub mod file_ops;
 pub mod js;
-pub mod jsonl;
-pub mod messages;
-pub mod overflow;
-pub mod meta;
 pub mod model;
-pub mod prepare;
-pub mod prune;
-pub mod session;
-pub mod summarize;
-pub mod serialize;
-pub mod prompts;
-pub mod template;
+pub mod entry;
+pub mod io;
 pub mod tree;
-
-#[cfg(target_arch = "wasm32")]
-pub mod wasm;
+pub mod plan;
+pub mod context;
+pub mod prompt;
+pub mod summarize;
+pub mod session;
 
 pub use error::{Error, Result};

@@ -7,14 +7,14 @@
 use futures_executor::{block_on, LocalPool};
 use futures_util::task::LocalSpawnExt;
 use serde_json::{json, Value};
-use session_compaction::engine::{
+use session_compaction::session::engine::{
     AbortSignal, CheckOptions, Clock, CompactRun, EventSink, Hooks, NavigateRun, NoHooks, RetryPolicy, SessionEngine,
     CONTINUE_PROMPT,
 };
 use session_compaction::js::format_iso_timestamp;
-use session_compaction::prepare::CompactionSettings;
-use session_compaction::prompts::{self, PromptTemplates};
-use session_compaction::prune::PruneConfig;
+use session_compaction::plan::prepare::CompactionSettings;
+use session_compaction::prompt::templates::{self as prompts, PromptTemplates};
+use session_compaction::plan::prune::PruneConfig;
 use session_compaction::session::SessionTree;
 use session_compaction::summarize::{Complete, Purpose, SummaryRequest, TURN_CONTEXT_SEPARATOR};
 use session_compaction::{Error, Result};
@@ -1316,7 +1316,7 @@ impl Check {
         msg: &Value,
         opts: &CheckOptions,
         candidates: &[FakeModel],
-    ) -> Result<session_compaction::engine::CheckOutcome> {
+    ) -> Result<session_compaction::session::engine::CheckOutcome> {
         block_on(engine.check_compaction(msg, opts, candidates, &self.hooks, &self.clock, &self.events, None))
     }
 }
@@ -1479,7 +1479,7 @@ fn prune_savings_are_not_counted_twice_without_usage() {
     let engine = SessionEngine::new(SessionTree::from_values(Some(header()), &entries));
     let full: f64 = {
         let s = engine.session().borrow();
-        session_compaction::overflow::estimate_context_tokens(&s.branch_source())
+        session_compaction::plan::overflow::estimate_context_tokens(&s.branch_source())
     };
     let mut opts = check_options(100_000.0);
     opts.prune = prune_config();
@@ -1488,7 +1488,7 @@ fn prune_savings_are_not_counted_twice_without_usage() {
     assert_eq!(out.context_tokens, full - 992.0);
     let after: f64 = {
         let s = engine.session().borrow();
-        session_compaction::overflow::estimate_context_tokens(&s.branch_source())
+        session_compaction::plan::overflow::estimate_context_tokens(&s.branch_source())
     };
     assert_eq!(after, out.context_tokens, "the decision uses the context as it now is");
 }

@@ -4,11 +4,11 @@
 //! `cargo test --test extractive -- --nocapture` prints the summaries.
 
 use serde_json::Value;
-use session_compaction::entries::{EntryList, EntrySource};
-use session_compaction::extractive::{extractive_summary, ExtractiveSummarizer, EXTRACTIVE_MARKER};
-use session_compaction::jsonl::{parse_session, ParseOptions};
-use session_compaction::prepare::{prepare_compaction, CompactionPreparation, CompactionSettings};
-use session_compaction::prompts::PromptTemplates;
+use session_compaction::entry::{EntryList, EntrySource};
+use session_compaction::summarize::extractive::{extractive_summary, ExtractiveSummarizer, EXTRACTIVE_MARKER};
+use session_compaction::io::{parse_session, ParseOptions};
+use session_compaction::plan::prepare::{prepare_compaction, CompactionPreparation, CompactionSettings};
+use session_compaction::prompt::templates::PromptTemplates;
 use session_compaction::summarize::{
     branch_summary_request, compact, compaction_requests, generate_branch_summary, BranchSummaryOptions, CompactionResult, Purpose,
 };

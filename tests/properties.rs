@@ -4,11 +4,11 @@
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use session_compaction::context::{build_session_context, LeafSelector};
-use session_compaction::cut_point::find_cut_point;
-use session_compaction::entries::{EntryList, EntrySource};
-use session_compaction::meta::Role;
-use session_compaction::prepare::{prepare_compaction, CompactionSettings};
-use session_compaction::prune::{prune_tool_outputs, PruneConfig};
+use session_compaction::plan::cut_point::find_cut_point;
+use session_compaction::entry::{EntryList, EntrySource};
+use session_compaction::entry::Role;
+use session_compaction::plan::prepare::{prepare_compaction, CompactionSettings};
+use session_compaction::plan::prune::{prune_tool_outputs, PruneConfig};
 use session_compaction::session::SessionTree;
 use std::collections::HashSet;
 
@@ -221,7 +221,7 @@ proptest! {
 
     #[test]
     fn load_save_load_is_identity(steps in prop::collection::vec(step(), 1..60)) {
-        use session_compaction::jsonl::{parse_session, ParseOptions};
+        use session_compaction::io::{parse_session, ParseOptions};
         let tree = build(&steps);
         let text = tree.to_jsonl();
         // value path: parse → save → parse gives the same values

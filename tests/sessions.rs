@@ -4,12 +4,12 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use session_compaction::entries::{EntryList, EntrySource};
-use session_compaction::jsonl::{
+use session_compaction::entry::{EntryList, EntrySource};
+use session_compaction::io::{
     migrate_to_current_version, parse_jsonl, parse_jsonl_bytes, parse_session, parse_session_bytes, parse_session_with_ids,
     scan_jsonl, scan_session, scan_session_with_ids, serialize_session, split_lines, LineError, ParseOptions, ParsedSession,
 };
-use session_compaction::meta::{EntryKind, EntryMeta};
+use session_compaction::entry::{EntryKind, EntryMeta};
 use session_compaction::tree::{collect_entries_for_branch_summary, get_branch, validate, IssueKind, TreeIndex};
 use session_compaction::Error;
 use std::collections::HashSet;
@@ -618,10 +618,10 @@ proptest! {
 
 #[test]
 fn spliced_preparation_json_equals_the_materialized_one_on_real_sessions() {
-    use session_compaction::prepare::CompactionSettings;
+    use session_compaction::plan::prepare::CompactionSettings;
     for name in ["pi-session-large.jsonl", "pi-session-with-compactions.jsonl", "pi-session-v1-format.jsonl"] {
         let text = std::fs::read_to_string(format!("{}/examples/sessions/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap();
-        let (tree, _) = session_compaction::session::SessionTree::from_jsonl(text, &session_compaction::jsonl::ParseOptions::lenient()).unwrap();
+        let (tree, _) = session_compaction::session::SessionTree::from_jsonl(text, &session_compaction::io::ParseOptions::lenient()).unwrap();
         for keep in [1_000, 20_000, 60_000] {
             let settings = CompactionSettings { keep_recent_tokens: keep, ..Default::default() };
             let spliced: Option<serde_json::Value> = tree.prepare_compaction_json(&settings).map(|t| serde_json::from_str(&t).unwrap());

@@ -4,10 +4,10 @@
 
 use libfuzzer_sys::fuzz_target;
 use session_compaction::context::{build_session_context, LeafSelector};
-use session_compaction::entries::EntrySource;
-use session_compaction::jsonl::{parse_session_bytes, ParseOptions};
-use session_compaction::prepare::{prepare_compaction, CompactionSettings};
-use session_compaction::prune::{prune_tool_outputs, PruneConfig};
+use session_compaction::entry::EntrySource;
+use session_compaction::io::{parse_session_bytes, ParseOptions};
+use session_compaction::plan::prepare::{prepare_compaction, CompactionSettings};
+use session_compaction::plan::prune::{prune_tool_outputs, PruneConfig};
 use session_compaction::session::SessionTree;
 
 fuzz_target!(|data: &[u8]| {
@@ -18,7 +18,7 @@ fuzz_target!(|data: &[u8]| {
         let _ = session_compaction::tree::validate(&list, Some(&parsed.lines));
         let _ = prepare_compaction(&list, &small);
         let ctx = build_session_context(&list, &LeafSelector::Last);
-        let _ = session_compaction::serialize::serialize_conversation(&ctx.messages);
+        let _ = session_compaction::prompt::serialize::serialize_conversation(&ctx.messages);
         let _ = prune_tool_outputs(&list, &prune, 1.0);
         let _ = parsed.to_jsonl();
         if let Some(first) = (0..list.len()).find_map(|i| list.meta(i).id.clone()) {

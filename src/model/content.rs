@@ -10,12 +10,12 @@ use serde_json::{Map, Value};
 
 /// A `text` block: `{type: "text", text}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct TextContent {
     /// Always `"text"`.
     #[serde(rename = "type")]
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"text\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"text\""))]
     pub kind: tag::Text,
     /// The text.
     pub text: String,
@@ -34,18 +34,18 @@ impl TextContent {
 
 /// A `thinking` block of an assistant message: `{type: "thinking", thinking, thinkingSignature?}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct ThinkingContent {
     /// Always `"thinking"`.
     #[serde(rename = "type")]
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"thinking\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"thinking\""))]
     pub kind: tag::Thinking,
     /// The model's reasoning text.
     pub thinking: String,
     /// The provider's opaque signature of the reasoning, when it gave one.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub thinking_signature: Option<String>,
     /// Fields this model does not know (for example `redacted`), kept for the round trip.
     #[serde(flatten)]
@@ -55,12 +55,12 @@ pub struct ThinkingContent {
 /// An `image` block: `{type: "image", data, mimeType}` (base64 data). Counts 4800 characters in
 /// the token estimate where images count (SPEC §3).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct ImageContent {
     /// Always `"image"`.
     #[serde(rename = "type")]
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"image\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"image\""))]
     pub kind: tag::Image,
     /// The image bytes, base64-encoded.
     pub data: String,
@@ -81,19 +81,19 @@ impl ImageContent {
 /// A `toolCall` block of an assistant message: `{type: "toolCall", id, name, arguments}`.
 /// The key order of `arguments` is preserved (it matters for `JSON.stringify`, SPEC §3).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCall {
     /// Always `"toolCall"`.
     #[serde(rename = "type")]
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"toolCall\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"toolCall\""))]
     pub kind: tag::ToolCall,
     /// The call id, echoed by the matching tool result's `toolCallId`.
     pub id: String,
     /// The tool name (`read`, `write`, `edit`, `bash`, …).
     pub name: String,
     /// The arguments object (for file tools, `path` is the file, SPEC §8).
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "Record<string, unknown>"))]
+    #[cfg_attr(feature = "tsify", tsify(type = "Record<string, unknown>"))]
     pub arguments: Map<String, Value>,
     /// Fields this model does not know (for example a streaming `partialJson`), kept for the
     /// round trip.
@@ -115,7 +115,7 @@ impl ToolCall {
 /// that is not an object is an error.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(
-    target_arch = "wasm32",
+    feature = "tsify",
     derive(tsify::Tsify),
     tsify(missing_as_null, hashmap_as_object, type = "TextContent | ThinkingContent | ImageContent | ToolCall")
 )]
@@ -229,7 +229,7 @@ impl From<ToolCall> for ContentBlock {
 /// The `content` of user, tool-result and custom messages and of `custom_message` entries: a
 /// plain string or an array of blocks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(untagged)]
 pub enum MessageContent {
     /// A plain string.

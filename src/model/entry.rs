@@ -15,12 +15,12 @@ use serde_json::{Map, Value};
 
 /// A `message` entry: one agent message in the tree. In the LLM context (SPEC §1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct MessageEntry {
     /// Always `"message"`.
     #[serde(rename = "type")]
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"message\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"message\""))]
     pub kind: tag::Message,
     /// The entry id (8 hex characters when made by the agent).
     pub id: String,
@@ -58,12 +58,12 @@ impl MessageEntry {
 /// A `compaction` entry: a summary replacing the history before `firstKeptEntryId`
 /// (SPEC §5, §6, §9).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionEntry {
     /// Always `"compaction"`.
     #[serde(rename = "type")]
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"compaction\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"compaction\""))]
     pub kind: tag::Compaction,
     /// The entry id.
     pub id: String,
@@ -76,7 +76,7 @@ pub struct CompactionEntry {
     pub summary: String,
     /// A short (PR-style) summary.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub short_summary: Option<String>,
     /// The first entry kept verbatim after the summary.
     pub first_kept_entry_id: String,
@@ -85,15 +85,15 @@ pub struct CompactionEntry {
     /// Extra data: `{readFiles, modifiedFiles}` when made by the engine; free-form when made by
     /// an extension.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "unknown"))]
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "unknown"))]
     pub details: Option<Value>,
     /// Data a hook asked to keep across the compaction.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "Record<string, unknown>"))]
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "Record<string, unknown>"))]
     pub preserve_data: Option<Map<String, Value>>,
     /// Made by an extension (its `details` are not the engine's file lists).
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub from_extension: Option<bool>,
     /// Fields this model does not know, kept for the round trip.
     #[serde(flatten)]
@@ -103,12 +103,12 @@ pub struct CompactionEntry {
 /// A `branch_summary` entry: the summary of a branch the user navigated away from (SPEC §10).
 /// In the LLM context as user-role text.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct BranchSummaryEntry {
     /// Always `"branch_summary"`.
     #[serde(rename = "type")]
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"branch_summary\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"branch_summary\""))]
     pub kind: tag::BranchSummary,
     /// The entry id.
     pub id: String,
@@ -124,11 +124,11 @@ pub struct BranchSummaryEntry {
     /// Extra data: `{readFiles, modifiedFiles}` when made by the engine; free-form when made by
     /// an extension.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "unknown"))]
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "unknown"))]
     pub details: Option<Value>,
     /// Made by an extension.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub from_extension: Option<bool>,
     /// Fields this model does not know, kept for the round trip.
     #[serde(flatten)]
@@ -138,12 +138,12 @@ pub struct BranchSummaryEntry {
 /// A `custom_message` entry: extension content shown to the model as user-role context
 /// (becomes a `custom` message, SPEC §2).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct CustomMessageEntry {
     /// Always `"custom_message"`.
     #[serde(rename = "type")]
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"custom_message\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"custom_message\""))]
     pub kind: tag::CustomMessage,
     /// The entry id.
     pub id: String,
@@ -160,7 +160,7 @@ pub struct CustomMessageEntry {
     pub display: bool,
     /// Extension-specific data (free-form).
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "unknown"))]
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "unknown"))]
     pub details: Option<Value>,
     /// Fields this model does not know, kept for the round trip.
     #[serde(flatten)]
@@ -169,12 +169,12 @@ pub struct CustomMessageEntry {
 
 /// A `custom` entry: extension data, never in the LLM context.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct CustomEntry {
     /// Always `"custom"`.
     #[serde(rename = "type")]
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"custom\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"custom\""))]
     pub kind: tag::Custom,
     /// The entry id.
     pub id: String,
@@ -187,7 +187,7 @@ pub struct CustomEntry {
     pub custom_type: String,
     /// The extension's data (free-form).
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "unknown"))]
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "unknown"))]
     pub data: Option<Value>,
     /// Fields this model does not know, kept for the round trip.
     #[serde(flatten)]
@@ -196,12 +196,12 @@ pub struct CustomEntry {
 
 /// A `label` entry: sets the label of entry `targetId`, or removes it when `label` is absent.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct LabelEntry {
     /// Always `"label"`.
     #[serde(rename = "type")]
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"label\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"label\""))]
     pub kind: tag::Label,
     /// The entry id.
     pub id: String,
@@ -214,7 +214,7 @@ pub struct LabelEntry {
     pub target_id: String,
     /// The label; absent (`None`) removes it.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub label: Option<String>,
     /// Fields this model does not know, kept for the round trip.
     #[serde(flatten)]
@@ -225,12 +225,12 @@ pub struct LabelEntry {
 /// The current form has `model` (`"provider/id"`) and `role?` (default `"default"`); older pi
 /// files write `provider` and `modelId` instead.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct ModelChangeEntry {
     /// Always `"model_change"`.
     #[serde(rename = "type")]
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"model_change\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"model_change\""))]
     pub kind: tag::ModelChange,
     /// The entry id.
     pub id: String,
@@ -241,19 +241,19 @@ pub struct ModelChangeEntry {
     pub timestamp: String,
     /// The new model as `"provider/id"`.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub model: Option<String>,
     /// The model role that changed (absent means `"default"`).
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub role: Option<String>,
     /// Older form: the provider.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub provider: Option<String>,
     /// Older form: the model id.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub model_id: Option<String>,
     /// Fields this model does not know, kept for the round trip.
     #[serde(flatten)]
@@ -263,12 +263,12 @@ pub struct ModelChangeEntry {
 /// A `thinking_level_change` entry (a setting; the context's `thinkingLevel` is the last one,
 /// default `"off"`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct ThinkingLevelChangeEntry {
     /// Always `"thinking_level_change"`.
     #[serde(rename = "type")]
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"thinking_level_change\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"thinking_level_change\""))]
     pub kind: tag::ThinkingLevelChange,
     /// The entry id.
     pub id: String,
@@ -286,12 +286,12 @@ pub struct ThinkingLevelChangeEntry {
 
 /// A `mode_change` entry (a setting; the context's `mode` is the last one, default `"none"`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct ModeChangeEntry {
     /// Always `"mode_change"`.
     #[serde(rename = "type")]
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"mode_change\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"mode_change\""))]
     pub kind: tag::ModeChange,
     /// The entry id.
     pub id: String,
@@ -304,7 +304,7 @@ pub struct ModeChangeEntry {
     pub mode: String,
     /// The mode's data (free-form; the context's `modeData`).
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "unknown"))]
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "unknown"))]
     pub data: Option<Value>,
     /// Fields this model does not know, kept for the round trip.
     #[serde(flatten)]
@@ -314,12 +314,12 @@ pub struct ModeChangeEntry {
 /// A `ttsr_injection` entry: rules injected into the conversation (collected, distinct and in
 /// first-seen order, into the context's `injectedTtsrRules`, SPEC §6).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct TtsrInjectionEntry {
     /// Always `"ttsr_injection"`.
     #[serde(rename = "type")]
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"ttsr_injection\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"ttsr_injection\""))]
     pub kind: tag::TtsrInjection,
     /// The entry id.
     pub id: String,
@@ -337,12 +337,12 @@ pub struct TtsrInjectionEntry {
 
 /// A `session_init` entry: how a sub-agent session was started (not in the LLM context).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionInitEntry {
     /// Always `"session_init"`.
     #[serde(rename = "type")]
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"session_init\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"session_init\""))]
     pub kind: tag::SessionInit,
     /// The entry id.
     pub id: String,
@@ -359,7 +359,7 @@ pub struct SessionInitEntry {
     pub tools: Vec<String>,
     /// The JSON schema its output must follow (free-form).
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "unknown"))]
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "unknown"))]
     pub output_schema: Option<Value>,
     /// Fields this model does not know, kept for the round trip.
     #[serde(flatten)]
@@ -377,7 +377,7 @@ pub struct SessionInitEntry {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(
-    target_arch = "wasm32",
+    feature = "tsify",
     derive(tsify::Tsify),
     tsify(
         missing_as_null,

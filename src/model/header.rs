@@ -15,34 +15,34 @@ use serde_json::Value;
 /// always written by the agents, are optional here so that any header round-trips. Fields of older formats (`provider`, `modelId`, `thinkingLevel`,
 /// `branchedFrom`) and anything else are kept in `extra`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionHeader {
     /// Always `"session"`.
     #[serde(rename = "type")]
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"session\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"session\""))]
     pub kind: tag::Session,
     /// Format version: 3 (absent in v1 files; loading migrates to 3).
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub version: Option<u32>,
     /// The session id (a UUID).
     pub id: String,
     /// When the session was created: an ISO-8601 string.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub timestamp: Option<String>,
     /// The working directory of the session.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub cwd: Option<String>,
     /// The session title, when set.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub title: Option<String>,
     /// Path of the session file this one was forked from.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub parent_session: Option<String>,
     /// Fields this model does not know, kept for the round trip.
     #[serde(flatten)]

@@ -13,11 +13,11 @@ use std::fmt;
 /// A `user` message: `{role: "user", content, timestamp}`. `content` is a string or blocks
 /// (`text`, `image`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct UserMessage {
     /// Always `"user"`.
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"user\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"user\""))]
     pub role: tag::User,
     /// The user's text, or blocks.
     pub content: MessageContent,
@@ -33,7 +33,7 @@ pub struct UserMessage {
 /// in [`StopReason::Other`] and written back unchanged.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(
-    target_arch = "wasm32",
+    feature = "tsify",
     derive(tsify::Tsify),
     tsify(type = "\"stop\" | \"length\" | \"toolUse\" | \"error\" | \"aborted\"")
 )]
@@ -104,7 +104,7 @@ impl<'de> Deserialize<'de> for StopReason {
 /// The provider's cost figures of one assistant turn (`usage.cost`), JavaScript numbers
 /// (typically USD).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct Cost {
     /// Cost of the uncached input tokens.
@@ -131,7 +131,7 @@ pub struct Cost {
 /// Context tokens = `totalTokens` if non-zero, else `input + output + cacheRead + cacheWrite`
 /// (SPEC §5).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     /// Uncached input (prompt) tokens.
@@ -144,11 +144,11 @@ pub struct Usage {
     pub cache_write: u64,
     /// Total tokens of the turn, when the provider reports it.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub total_tokens: Option<u64>,
     /// Cost figures, when known.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub cost: Option<Cost>,
     /// Fields this model does not know, kept for the round trip.
     #[serde(flatten)]
@@ -172,17 +172,17 @@ impl Usage {
 /// stopReason, errorMessage?, timestamp}`. `content` holds `text`, `thinking` and `toolCall`
 /// blocks.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct AssistantMessage {
     /// Always `"assistant"`.
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"assistant\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"assistant\""))]
     pub role: tag::Assistant,
     /// The answer's blocks.
     pub content: Vec<ContentBlock>,
     /// The provider API used (for example `"anthropic-messages"`), when recorded.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub api: Option<String>,
     /// The provider (for example `"anthropic"`); `provider/model` is the context's default model.
     pub provider: String,
@@ -190,13 +190,13 @@ pub struct AssistantMessage {
     pub model: String,
     /// Token usage reported by the provider.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub usage: Option<Usage>,
     /// Why the turn ended.
     pub stop_reason: StopReason,
     /// The error text of a failed turn.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub error_message: Option<String>,
     /// When the message was created: milliseconds since the Unix epoch.
     #[serde(with = "js_number")]
@@ -209,11 +209,11 @@ pub struct AssistantMessage {
 /// A `toolResult` message: the output of one tool call, `{role: "toolResult", toolCallId,
 /// toolName, content, isError, details?, prunedAt?, timestamp}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResultMessage {
     /// Always `"toolResult"`.
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"toolResult\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"toolResult\""))]
     pub role: tag::ToolResult,
     /// The `id` of the tool call this answers.
     pub tool_call_id: String,
@@ -225,12 +225,12 @@ pub struct ToolResultMessage {
     pub is_error: bool,
     /// Tool-specific structured data (free-form).
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "unknown"))]
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "unknown"))]
     pub details: Option<Value>,
     /// Set when the output was pruned (SPEC §7): milliseconds since the Unix epoch. A `null`
     /// (`Some(None)` in Rust) also counts as pruned.
     #[serde(default, with = "opt_nullable_js_number", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "number | null"))]
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "number | null"))]
     pub pruned_at: Option<Option<f64>>,
     /// When the message was created: milliseconds since the Unix epoch.
     #[serde(with = "js_number")]
@@ -244,11 +244,11 @@ pub struct ToolResultMessage {
 /// command, output, exitCode?, cancelled, truncated, fullOutputPath?, excludeFromContext?,
 /// meta?, timestamp}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct BashExecutionMessage {
     /// Always `"bashExecution"`.
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"bashExecution\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"bashExecution\""))]
     pub role: tag::BashExecution,
     /// The command line.
     pub command: String,
@@ -256,7 +256,7 @@ pub struct BashExecutionMessage {
     pub output: String,
     /// The exit code; `null` (`Some(None)` in Rust) when there was none (e.g. killed by a signal).
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "number | null"))]
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "number | null"))]
     pub exit_code: Option<Option<i64>>,
     /// The user cancelled the command.
     pub cancelled: bool,
@@ -264,15 +264,15 @@ pub struct BashExecutionMessage {
     pub truncated: bool,
     /// Where the full output was saved, when it was truncated.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub full_output_path: Option<String>,
     /// Excluded from the model's context (`!!cmd`, SPEC §12.5).
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub exclude_from_context: Option<bool>,
     /// Output metadata (truncation details, …).
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "Record<string, unknown>"))]
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "Record<string, unknown>"))]
     pub meta: Option<Map<String, Value>>,
     /// When the message was created: milliseconds since the Unix epoch.
     #[serde(with = "js_number")]
@@ -286,11 +286,11 @@ pub struct BashExecutionMessage {
 /// exitCode?, cancelled, truncated, fullOutputPath?, excludeFromContext?, meta?, timestamp}`.
 /// Counts 0 tokens and is never a cut point (SPEC §3, §4).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct PythonExecutionMessage {
     /// Always `"pythonExecution"`.
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"pythonExecution\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"pythonExecution\""))]
     pub role: tag::PythonExecution,
     /// The Python code.
     pub code: String,
@@ -298,7 +298,7 @@ pub struct PythonExecutionMessage {
     pub output: String,
     /// The exit code; `null` (`Some(None)` in Rust) when there was none.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "number | null"))]
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "number | null"))]
     pub exit_code: Option<Option<i64>>,
     /// The user cancelled the execution.
     pub cancelled: bool,
@@ -306,15 +306,15 @@ pub struct PythonExecutionMessage {
     pub truncated: bool,
     /// Where the full output was saved, when it was truncated.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub full_output_path: Option<String>,
     /// Excluded from the model's context (`$$code`).
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub exclude_from_context: Option<bool>,
     /// Output metadata (truncation details, …).
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "Record<string, unknown>"))]
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "Record<string, unknown>"))]
     pub meta: Option<Map<String, Value>>,
     /// When the message was created: milliseconds since the Unix epoch.
     #[serde(with = "js_number")]
@@ -328,11 +328,11 @@ pub struct PythonExecutionMessage {
 /// content, display, details?, timestamp}`. Also what a `custom_message` entry becomes
 /// (SPEC §2). Counts 0 tokens (SPEC §3) and becomes user text for the model (SPEC §6).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct CustomMessage {
     /// Always `"custom"`.
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"custom\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"custom\""))]
     pub role: tag::Custom,
     /// The extension's identifier for this kind of message.
     pub custom_type: String,
@@ -342,7 +342,7 @@ pub struct CustomMessage {
     pub display: bool,
     /// Extension-specific data (free-form).
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "unknown"))]
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "unknown"))]
     pub details: Option<Value>,
     /// When the message was created: milliseconds since the Unix epoch.
     #[serde(with = "js_number")]
@@ -355,11 +355,11 @@ pub struct CustomMessage {
 /// A `hookMessage` message: the v2 name of a `custom` message (same fields); loading a v2 file
 /// renames it to `custom` (SPEC §1). Counted like a tool result by the estimate (SPEC §3).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct HookMessage {
     /// Always `"hookMessage"`.
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"hookMessage\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"hookMessage\""))]
     pub role: tag::HookMessage,
     /// The hook's identifier for this kind of message.
     pub custom_type: String,
@@ -369,7 +369,7 @@ pub struct HookMessage {
     pub display: bool,
     /// Hook-specific data (free-form).
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "unknown"))]
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "unknown"))]
     pub details: Option<Value>,
     /// When the message was created: milliseconds since the Unix epoch.
     #[serde(with = "js_number")]
@@ -382,11 +382,11 @@ pub struct HookMessage {
 /// A `branchSummary` message: what a `branch_summary` entry becomes (SPEC §2),
 /// `{role: "branchSummary", summary, fromId, timestamp}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct BranchSummaryMessage {
     /// Always `"branchSummary"`.
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"branchSummary\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"branchSummary\""))]
     pub role: tag::BranchSummaryRole,
     /// The summary text.
     pub summary: String,
@@ -404,17 +404,17 @@ pub struct BranchSummaryMessage {
 /// A `compactionSummary` message: what a `compaction` entry becomes in the context (SPEC §6),
 /// `{role: "compactionSummary", summary, shortSummary?, tokensBefore, timestamp}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionSummaryMessage {
     /// Always `"compactionSummary"`.
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"compactionSummary\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"compactionSummary\""))]
     pub role: tag::CompactionSummary,
     /// The summary text.
     pub summary: String,
     /// The short (PR-style) summary, when there is one.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub short_summary: Option<String>,
     /// Context tokens before the compaction.
     pub tokens_before: u64,
@@ -430,7 +430,7 @@ pub struct CompactionSummaryMessage {
 /// One file of a [`FileMentionMessage`]: `{path, content, lineCount?, byteSize?,
 /// skippedReason?, image?}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct FileMentionFile {
     /// The mentioned path.
@@ -439,19 +439,19 @@ pub struct FileMentionFile {
     pub content: String,
     /// Number of lines of the file.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub line_count: Option<u64>,
     /// Size of the file in bytes.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub byte_size: Option<u64>,
     /// Why the body was not read (`"tooLarge"`, `"binary"`).
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub skipped_reason: Option<String>,
     /// The image, for an image file.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub image: Option<ImageContent>,
     /// Fields this model does not know, kept for the round trip.
     #[serde(flatten)]
@@ -461,11 +461,11 @@ pub struct FileMentionFile {
 /// A `fileMention` message (oh-my-pi's auto-read `@path` mentions): `{role: "fileMention",
 /// files, timestamp}`. Counts 0 tokens and is never a cut point (SPEC §3, §4).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object))]
 #[serde(rename_all = "camelCase")]
 pub struct FileMentionMessage {
     /// Always `"fileMention"`.
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "\"fileMention\""))]
+    #[cfg_attr(feature = "tsify", tsify(type = "\"fileMention\""))]
     pub role: tag::FileMention,
     /// The mentioned files.
     pub files: Vec<FileMentionFile>,
@@ -484,7 +484,7 @@ pub struct FileMentionMessage {
 /// written back unchanged). A value that is not an object is an error.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(
-    target_arch = "wasm32",
+    feature = "tsify",
     derive(tsify::Tsify),
     tsify(
         missing_as_null,

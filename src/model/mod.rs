@@ -1,7 +1,7 @@
 //! The typed data model of a session file (SPEC §1): serde types for the header, every entry
 //! type, every agent-message role and every content block, camelCase on the wire.
 //!
-//! The engine's algorithms work on [`serde_json::Value`] entries plus [`crate::meta`]; these types
+//! The engine's algorithms work on [`serde_json::Value`] entries plus [`crate::entry`]; these types
 //! are for hosts that build and read entries in Rust, and (compiled to wasm) they generate the
 //! TypeScript declarations of the npm package through tsify.
 //!
@@ -86,14 +86,3 @@ pub use message::{
 /// the round trip. In TypeScript, `Record<string, unknown>`, which every typed interface extends.
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;
 
-/// The TypeScript declaration of [`JsonObject`] (the structs' flattened `extra` refers to it by
-/// name, so each interface is declared as `interface X extends JsonObject { … }`).
-#[cfg(target_arch = "wasm32")]
-#[wasm_bindgen::prelude::wasm_bindgen(typescript_custom_section)]
-const TS_JSON_OBJECT: &str = r#"
-/**
- * A JSON object. Every entry, message and block type extends it: fields the model does not
- * know are allowed and are kept unchanged through a load and save.
- */
-export type JsonObject = Record<string, unknown>;
-"#;

@@ -185,7 +185,7 @@ test('the ErrorCode union lists every code the crate throws', () => {
   const thrown = new Set([...codes[1].matchAll(/"(E_[A-Z_]+)"/g)].map((m) => m[1]));
   // codes made by the binding layer and the web entry themselves
   for (const file of ['api.rs', 'convert.rs', 'session.rs']) {
-    const path = join(ROOT, 'src', 'wasm', file);
+    const path = join(ROOT, 'bindings', 'wasm', 'src', file);
     for (const m of read(path).matchAll(/js_error\(\s*"(E_[A-Z_]+)"/g)) thrown.add(m[1]);
   }
   thrown.add('E_NOT_INITIALIZED');

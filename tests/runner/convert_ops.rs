@@ -1,8 +1,8 @@
 //! Conformance ops of SPEC §6 (`convertToLlm`) and §8 (`serializeConversation`).
 
 use serde_json::{json, Value};
-use session_compaction::convert::convert_to_llm;
-use session_compaction::serialize::serialize_conversation;
+use session_compaction::context::convert::convert_to_llm;
+use session_compaction::prompt::serialize::serialize_conversation;
 
 fn messages(input: &Value) -> Result<&[Value], String> {
     input["messages"].as_array().map(Vec::as_slice).ok_or_else(|| "input.messages is not an array".to_string())

@@ -2,8 +2,8 @@
 //! README "loadSession"), `getBranch` (SPEC §1) and `collectEntriesForBranchSummary` (SPEC §10).
 
 use serde_json::{json, Value};
-use session_compaction::entries::{EntryList, EntrySource};
-use session_compaction::jsonl::{parse_jsonl_lenient, parse_session_with_ids, ParseOptions};
+use session_compaction::entry::{EntryList, EntrySource};
+use session_compaction::io::{parse_jsonl_lenient, parse_session_with_ids, ParseOptions};
 use session_compaction::tree::{collect_entries_for_branch_summary, get_branch};
 
 type R = Result<Value, String>;

@@ -23,7 +23,7 @@ pub struct Report {
 pub struct Ctx {
     pub dir: PathBuf,
     files: std::cell::RefCell<HashMap<String, std::rc::Rc<Vec<Value>>>>,
-    pub templates: session_compaction::prompts::PromptTemplates,
+    pub templates: session_compaction::prompt::templates::PromptTemplates,
 }
 
 impl Ctx {
@@ -77,7 +77,7 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 pub fn run_all(dir: &Path) -> Report {
-    let templates = session_compaction::prompts::PromptTemplates::from_dir(dir.join("templates")).expect("conformance templates");
+    let templates = session_compaction::prompt::templates::PromptTemplates::from_dir(dir.join("templates")).expect("conformance templates");
     let ctx = Ctx { dir: dir.to_path_buf(), files: Default::default(), templates };
     let mut files = Vec::new();
     collect(&dir.join("cases"), &mut files);

@@ -3,11 +3,11 @@
 
 use super::Ctx;
 use serde_json::{json, Value};
-use session_compaction::cut_point::{find_cut_point, find_turn_start_index, find_valid_cut_points};
-use session_compaction::entries::{EntryList, EntrySource};
-use session_compaction::file_ops::{extract_file_ops_from_message, FileOps};
-use session_compaction::meta::{estimate_tokens, EntryMeta, MessageMeta};
-use session_compaction::prepare::{
+use session_compaction::plan::cut_point::{find_cut_point, find_turn_start_index, find_valid_cut_points};
+use session_compaction::entry::{EntryList, EntrySource};
+use session_compaction::plan::file_ops::{extract_file_ops_from_message, FileOps};
+use session_compaction::entry::{estimate_tokens, EntryMeta, MessageMeta};
+use session_compaction::plan::prepare::{
     last_assistant_usage, plan_compaction, preparation_from_plan, should_compact, CompactionSettings, FileOpsLists,
 };
 
@@ -17,7 +17,7 @@ fn idx(v: &Value, key: &str) -> Result<usize, String> {
     v[key].as_u64().map(|n| n as usize).ok_or_else(|| format!("input.{key} is not an index"))
 }
 
-fn usage_of(input: &Value) -> session_compaction::meta::UsageMeta {
+fn usage_of(input: &Value) -> session_compaction::entry::UsageMeta {
     let msg = json!({"role": "assistant", "usage": input["usage"]});
     MessageMeta::from_value(&msg).usage.expect("usage object")
 }
@@ -100,7 +100,7 @@ pub fn run(ctx: &Ctx, op: &str, input: &Value) -> R {
         "pruneToolOutputs" => run_prune(ctx, input),
         "prepareBranchEntries" => run_branch_entries(ctx, input),
         "formatFileOperations" => {
-            let lists: session_compaction::file_ops::FileLists = serde_json::from_value(input.clone()).map_err(|e| e.to_string())?;
+            let lists: session_compaction::plan::file_ops::FileLists = serde_json::from_value(input.clone()).map_err(|e| e.to_string())?;
             Ok(json!({"text": format_file_ops(ctx, &lists)?}))
         }
         "parseJsonlLenient" | "loadSession" | "getBranch" | "collectEntriesForBranchSummary" => super::load_ops::run(ctx, op, input),
@@ -110,8 +110,8 @@ pub fn run(ctx: &Ctx, op: &str, input: &Value) -> R {
     }
 }
 
-fn format_file_ops(ctx: &Ctx, lists: &session_compaction::file_ops::FileLists) -> Result<String, String> {
-    session_compaction::prompts::format_file_operations(&ctx.templates, &lists.read_files, &lists.modified_files).map_err(|e| e.to_string())
+fn format_file_ops(ctx: &Ctx, lists: &session_compaction::plan::file_ops::FileLists) -> Result<String, String> {
+    session_compaction::prompt::templates::format_file_operations(&ctx.templates, &lists.read_files, &lists.modified_files).map_err(|e| e.to_string())
 }
 
 pub fn run_context(ctx: &Ctx, input: &Value) -> R {
@@ -128,7 +128,7 @@ pub fn run_context(ctx: &Ctx, input: &Value) -> R {
 }
 
 pub fn run_prune(ctx: &Ctx, input: &Value) -> R {
-    use session_compaction::prune::{prune_tool_outputs, PruneConfig};
+    use session_compaction::plan::prune::{prune_tool_outputs, PruneConfig};
     let entries = ctx.entries(&input["entries"]);
     let list = EntryList::new(&entries);
     let config: PruneConfig = if input["usesDefaultConfig"] == json!(true) {
@@ -159,7 +159,7 @@ pub fn run_branch_entries(ctx: &Ctx, input: &Value) -> R {
     let entries = ctx.entries(&input["entries"]);
     let list = EntryList::new(&entries);
     let budget = input.get("tokenBudget").and_then(Value::as_u64).unwrap_or(0);
-    let r = session_compaction::branch::prepare_branch_entries(&list, budget);
+    let r = session_compaction::plan::branch::prepare_branch_entries(&list, budget);
     let lists = r.file_ops.file_lists();
     Ok(json!({
         "messages": r.messages,

@@ -3,9 +3,9 @@
 
 use super::Ctx;
 use serde_json::{json, Value};
-use session_compaction::entries::EntryList;
+use session_compaction::entry::EntryList;
 use session_compaction::error::{Error, Result};
-use session_compaction::prepare::{prepare_compaction, CompactionPreparation, CompactionSettings};
+use session_compaction::plan::prepare::{prepare_compaction, CompactionPreparation, CompactionSettings};
 use session_compaction::summarize::{compact, generate_branch_summary, BranchSummaryOptions, CompactOptions, Complete, Purpose, SummaryRequest};
 use std::cell::RefCell;
 

@@ -1,8 +1,8 @@
 //! Context overflow detection and context-size estimates. SPEC §11 (overflow trigger) and
 //! §12.3 (fresh usage only).
 
-use crate::entries::EntrySource;
-use crate::meta::{MessageMeta, Role};
+use crate::entry::EntrySource;
+use crate::entry::{MessageMeta, Role};
 use serde_json::Value;
 
 /// Provider error texts that mean "the prompt did not fit", lower-cased. `#` stands for one or
@@ -86,9 +86,9 @@ pub fn is_context_overflow(assistant_message: &Value, context_window: Option<f64
 /// of the messages after it; with no fresh usage, the estimate of the whole built context.
 /// `path` is root→leaf. Tokens are estimates except for the provider's own usage count.
 pub fn estimate_context_tokens<S: EntrySource + ?Sized>(path: &S) -> f64 {
-    let last_compaction = crate::prepare::last_compaction_index(path);
+    let last_compaction = crate::plan::prepare::last_compaction_index(path);
     let from = last_compaction.map_or(0, |c| c + 1);
-    if let Some((i, usage)) = crate::prepare::last_assistant_usage(path, from) {
+    if let Some((i, usage)) = crate::plan::prepare::last_assistant_usage(path, from) {
         let after: u64 = (i + 1..path.len()).map(|j| path.meta(j).message_of_tokens()).sum();
         return usage.context_tokens() + after as f64;
     }

@@ -1,17 +1,17 @@
 //! Compaction preparation: what to summarize, what to keep, and the settings that decide it.
 //! SPEC §5 with the deviations of §12.1–§12.3.
 
-use crate::cut_point::find_cut_point;
-use crate::entries::EntrySource;
-use crate::file_ops::FileOps;
-use crate::messages::message_of;
-use crate::meta::{EntryKind, Role, UsageMeta};
+use crate::plan::cut_point::find_cut_point;
+use crate::entry::EntrySource;
+use crate::plan::file_ops::FileOps;
+use crate::entry::message_of::message_of;
+use crate::entry::{EntryKind, Role, UsageMeta};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Compaction settings (SPEC §5). Token numbers are estimates.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionSettings {
     /// Automatic compaction is on.
@@ -27,11 +27,11 @@ pub struct CompactionSettings {
     /// Whether a threshold compaction is followed by "Continue if you have next steps."
     /// (absent means true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub auto_continue: Option<bool>,
     /// URL of a remote summarizer (POST `{systemPrompt, prompt}` → `{summary}`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub remote_endpoint: Option<String>,
 }
 
@@ -54,7 +54,7 @@ impl Default for CompactionSettings {
 
 /// File operations as arrays, the wire form of [`FileOps`] in a preparation.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 pub struct FileOpsLists {
     /// Paths read.
     pub read: Vec<String>,
@@ -86,19 +86,19 @@ impl From<&FileOpsLists> for FileOps {
 
 /// What a compaction will summarize and keep (SPEC §5). Messages are agent messages as JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionPreparation {
     /// Id of the first entry kept verbatim.
     pub first_kept_entry_id: String,
     /// Messages summarized into the history summary.
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "AgentMessage[]"))]
+    #[cfg_attr(feature = "tsify", tsify(type = "AgentMessage[]"))]
     pub messages_to_summarize: Vec<Value>,
     /// Messages of the split turn before the cut (summarized separately).
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "AgentMessage[]"))]
+    #[cfg_attr(feature = "tsify", tsify(type = "AgentMessage[]"))]
     pub turn_prefix_messages: Vec<Value>,
     /// Messages kept verbatim.
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "AgentMessage[]"))]
+    #[cfg_attr(feature = "tsify", tsify(type = "AgentMessage[]"))]
     pub recent_messages: Vec<Value>,
     /// The cut falls inside a turn.
     pub is_split_turn: bool,
@@ -106,7 +106,7 @@ pub struct CompactionPreparation {
     pub tokens_before: f64,
     /// Summary of the previous compaction on the branch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub previous_summary: Option<String>,
     /// Files read / written / edited by the summarized part.
     pub file_ops: FileOpsLists,
@@ -116,7 +116,7 @@ pub struct CompactionPreparation {
 
 /// Intermediate numbers of a preparation, for debugging and the CLI's `plan` report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct PreparationPlan {
     /// Index of the latest compaction on the path, -1 without one.
@@ -132,7 +132,7 @@ pub struct PreparationPlan {
     /// `keepRecentTokens` after the adaptive ratio.
     pub effective_keep_recent_tokens: u64,
     /// The cut point.
-    pub cut_point: crate::cut_point::CutPointResult,
+    pub cut_point: crate::plan::cut_point::CutPointResult,
     /// Index of the last fresh assistant usage, -1 without one.
     pub usage_index: i64,
 }

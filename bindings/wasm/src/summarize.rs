@@ -1,18 +1,18 @@
 //! Asynchronous exports: `compact`, `generateBranchSummary`, and the pipeline methods of
 //! `SessionTree` (`compact`, `navigateTree`, `checkCompaction`, `abortCompaction`). Every model
 //! call and hook is a JavaScript callback returning a Promise. Conversions only; the logic is
-//! [`crate::summarize`] and [`crate::engine`].
+//! [`session_compaction::summarize`] and [`session_compaction::session::engine`].
 
 use super::api::templates;
 use super::convert::{from_serde, js_error, to_js, to_typed, to_value, to_values};
 use super::host::{get, host_model, link_signal, HostModel, JsClock, JsComplete, JsEvents, JsHooks};
 use super::session::SessionTree;
-use crate::engine::{CheckOptions, CompactRun, NavigateRun, RetryPolicy};
-use crate::entries::EntryList;
-use crate::error::Error;
-use crate::prepare::{CompactionPreparation, CompactionSettings};
-use crate::prune::PruneConfig;
-use crate::summarize::{BranchSummaryOptions, CompactOptions};
+use session_compaction::session::engine::{CheckOptions, CompactRun, NavigateRun, RetryPolicy};
+use session_compaction::entry::EntryList;
+use session_compaction::error::Error;
+use session_compaction::plan::prepare::{CompactionPreparation, CompactionSettings};
+use session_compaction::plan::prune::PruneConfig;
+use session_compaction::summarize::{BranchSummaryOptions, CompactOptions};
 use js_sys::{Promise, Reflect};
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
@@ -130,7 +130,7 @@ pub fn compact_preparation(
             extra_context: string_list(&options, "extraContext")?,
         };
         let templates = templates();
-        let result = signal.race("Compaction", crate::summarize::compact(&prep, &model, &opts, &templates)).await.map_err(error_js)?;
+        let result = signal.race("Compaction", session_compaction::summarize::compact(&prep, &model, &opts, &templates)).await.map_err(error_js)?;
         from_serde(&result)
     })
 }
@@ -154,7 +154,7 @@ pub fn generate_branch_summary(
         };
         let templates = templates();
         let list = EntryList::new(&values);
-        let out = match signal.race("Branch summary", crate::summarize::generate_branch_summary(&list, &model, &opts, &templates)).await {
+        let out = match signal.race("Branch summary", session_compaction::summarize::generate_branch_summary(&list, &model, &opts, &templates)).await {
             Ok(s) => serde_json::to_value(s).unwrap_or(Value::Null),
             Err(Error::Aborted { .. }) => json!({"aborted": true}),
             Err(Error::Summarization { message }) | Err(Error::Model { message, .. }) => json!({ "error": message }),
@@ -168,9 +168,9 @@ pub fn generate_branch_summary(
 /// (the entry exports it as `extractiveSummarizer`, an async `complete`).
 #[wasm_bindgen(js_name = extractiveSummary)]
 pub fn extractive_summary(#[wasm_bindgen(unchecked_param_type = "SummaryRequest")] request: JsValue) -> Result<String, JsValue> {
-    let req: crate::summarize::SummaryRequest =
+    let req: session_compaction::summarize::SummaryRequest =
         serde_json::from_value(to_value(&request, "request")?).map_err(|e| js_error("E_INVALID_ARGUMENT", &format!("invalid request: {e}")))?;
-    Ok(crate::extractive::extractive_summary(&req))
+    Ok(session_compaction::summarize::extractive::extractive_summary(&req))
 }
 
 /// `extractiveSummarizer(request)` → `Promise<string>`: a deterministic `complete`
@@ -238,7 +238,7 @@ impl SessionTree {
     }
 
     /// Automatic compaction after a model turn (SPEC §11): prune, then the overflow or the
-    /// threshold path; see [`crate::engine::SessionEngine::check_compaction`]. Never rejects
+    /// threshold path; see [`session_compaction::session::engine::SessionEngine::check_compaction`]. Never rejects
     /// for a failed compaction: `errorMessage` says "Context overflow recovery failed: …" or
     /// "Auto-compaction failed: …".
     #[wasm_bindgen(js_name = checkCompaction, unchecked_return_type = "Promise<CheckCompactionResult>")]

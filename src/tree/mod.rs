@@ -8,9 +8,9 @@
 //! reference, every walk terminates on a parent cycle (it stops before the first repeated
 //! entry). All indices are positions in the source; nothing here panics or mutates entries.
 
-use crate::entries::EntrySource;
+use crate::entry::EntrySource;
 use crate::error::Error;
-use crate::meta::{EntryKind, EntryMeta, Role};
+use crate::entry::{EntryKind, EntryMeta, Role};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 
@@ -277,7 +277,7 @@ pub fn collect_entries_for_branch_summary<S: EntrySource + ?Sized>(
 /// The kinds of problem [`validate`] reports. Serialized as the stable code of the matching
 /// [`Error`] (for example `"E_DUPLICATE_ID"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 pub enum IssueKind {
     /// Two entries share an id (the later one wins in the index).
     #[serde(rename = "E_DUPLICATE_ID")]
@@ -316,7 +316,7 @@ impl IssueKind {
 /// One problem found by [`validate`]. Line numbers are 1-based and present when the caller gave
 /// them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct ValidationIssue {
     /// What is wrong (serialized as its code).
@@ -327,24 +327,24 @@ pub struct ValidationIssue {
     pub index: usize,
     /// Its id, when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub id: Option<String>,
     /// Its source line.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub line: Option<usize>,
     /// The other id involved: the missing parent, the cycle's closing parent, the
     /// `firstKeptEntryId`, or the tool call id.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub related_id: Option<String>,
     /// The other entry involved: the earlier duplicate.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub related_index: Option<usize>,
     /// The other entry's source line (for a duplicate: the earlier line).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub related_line: Option<usize>,
 }
 
@@ -366,7 +366,7 @@ impl ValidationIssue {
 
 /// Everything [`validate`] found, ordered by entry index (then by kind).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct ValidationReport {
     /// The issues.
@@ -617,7 +617,7 @@ impl<S: EntrySource + ?Sized> Validator<'_, S> {
 /// `parentId`s naming no entry, parent cycles, compactions whose `firstKeptEntryId` is absent or
 /// not on their own path before them, toolResults whose `toolCallId` has no toolCall on their
 /// path, and toolCalls never answered by a toolResult below them. `lines`: the 1-based source
-/// line of each entry (for example [`crate::jsonl::ParsedSession::lines`]), used in the report.
+/// line of each entry (for example [`crate::io::ParsedSession::lines`]), used in the report.
 /// O(n) apart from one path walk per compaction. SPEC §1, §5, §10.
 pub fn validate<S: EntrySource + ?Sized>(entries: &S, lines: Option<&[usize]>) -> ValidationReport {
     let mut v = Validator { entries, index: TreeIndex::new(entries), lines, issues: Vec::new() };
@@ -634,7 +634,7 @@ pub fn validate<S: EntrySource + ?Sized>(entries: &S, lines: Option<&[usize]>) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::entries::EntryList;
+    use crate::entry::EntryList;
     use serde_json::{json, Value};
 
     fn e(id: &str, parent: Option<&str>) -> Value {

@@ -5,7 +5,7 @@
 //! [`EntryList`] over parsed values (the pure functions) and the session handle over raw JSON
 //! lines ([`crate::session::SessionTree`]), which parses an entry only when it is returned.
 
-use crate::meta::EntryMeta;
+use crate::entry::EntryMeta;
 use serde_json::Value;
 use std::borrow::Cow;
 

@@ -7,13 +7,13 @@
 //! No `RefCell` borrow of the session is held across an `.await`: hooks and models may call
 //! back into the session.
 
-use crate::entries::EntrySource;
+use crate::entry::EntrySource;
 use crate::error::{Error, Result};
 use crate::js::{format_iso_timestamp, parse_iso_timestamp};
-use crate::meta::{EntryKind, Role};
-use crate::prepare::{should_compact, CompactionPreparation, CompactionSettings};
-use crate::prompts::PromptTemplates;
-use crate::prune::PruneConfig;
+use crate::entry::{EntryKind, Role};
+use crate::plan::prepare::{should_compact, CompactionPreparation, CompactionSettings};
+use crate::prompt::templates::PromptTemplates;
+use crate::plan::prune::PruneConfig;
 use crate::session::SessionTree;
 use crate::summarize::{compact, generate_branch_summary, BranchSummaryOptions, CompactOptions, CompactionResult, Complete, SummaryRequest};
 use futures_util::future::{select, Either};
@@ -267,7 +267,7 @@ impl SessionEngine {
 
     fn new_id(&self) -> String {
         let s = self.session.borrow();
-        let mut ids = crate::jsonl::RandomIds::new();
+        let mut ids = crate::io::RandomIds::new();
         loop {
             let id = ids.next_id();
             if s.index_of(&id).is_none() {
@@ -453,7 +453,7 @@ impl SessionEngine {
                 summary = Some((text, s.get("details").cloned().unwrap_or(Value::Null), true));
             } else if let Some(model) = model {
                 let list_values = entries_to_summarize.clone();
-                let list = crate::entries::EntryList::new(&list_values);
+                let list = crate::entry::EntryList::new(&list_values);
                 let mut options = run.branch.clone();
                 options.custom_instructions = run.custom_instructions.clone();
                 let templates = self.templates.borrow().clone();
@@ -531,7 +531,7 @@ impl SessionEngine {
         let mut outcome = CheckOutcome::default();
         // The estimate is taken before pruning: the check subtracts the pruned tokens (SPEC §7),
         // and an estimate made after pruning would already lack them (counted twice).
-        let estimate_before_prune = crate::overflow::estimate_context_tokens(&self.session.borrow().branch_source());
+        let estimate_before_prune = crate::plan::overflow::estimate_context_tokens(&self.session.borrow().branch_source());
         // 1. prune
         {
             let mut s = self.session.borrow_mut();
@@ -543,12 +543,12 @@ impl SessionEngine {
         let reason = {
             let s = self.session.borrow();
             let branch = s.branch_source();
-            let overflow = crate::overflow::is_context_overflow(assistant_message, Some(check.context_window));
-            let same_model = match (&check.model, crate::meta::MessageMeta::from_value(assistant_message).provider_model) {
+            let overflow = crate::plan::overflow::is_context_overflow(assistant_message, Some(check.context_window));
+            let same_model = match (&check.model, crate::entry::MessageMeta::from_value(assistant_message).provider_model) {
                 (Some(want), Some(got)) => *want == got,
                 _ => true,
             };
-            let last_compaction_ms = crate::prepare::last_compaction_index(&branch)
+            let last_compaction_ms = crate::plan::prepare::last_compaction_index(&branch)
                 .and_then(|i| branch.entry(i).get("timestamp").and_then(Value::as_str).and_then(parse_iso_timestamp));
             let msg_ms = assistant_message.get("timestamp").and_then(Value::as_f64);
             let newer = match (last_compaction_ms, msg_ms) {
@@ -703,7 +703,7 @@ pub fn is_transient(error: &Error) -> bool {
         Error::Remote { message, status } => (message.as_str(), Some(*status).filter(|s| *s != 0)),
         _ => return false,
     };
-    if crate::overflow::is_overflow_error_text(message) {
+    if crate::plan::overflow::is_overflow_error_text(message) {
         return false;
     }
     if matches!(status, Some(429 | 500 | 502 | 503 | 504)) {

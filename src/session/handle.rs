@@ -5,11 +5,11 @@
 
 use crate::context::{plan_context, ContextItem, SessionContext};
 use crate::tree::TreeIndex;
-use crate::entries::{EntrySource, Selection};
+use crate::entry::{EntrySource, Selection};
 use crate::error::{Error, Result};
-use crate::meta::{EntryKind, EntryMeta};
-use crate::prepare::{plan_compaction, preparation_from_plan, CompactionPreparation, CompactionSettings, PreparationPlan};
-use crate::prune::{plan_prune, pruned_entry, PruneConfig, PrunePlan};
+use crate::entry::{EntryKind, EntryMeta};
+use crate::plan::prepare::{plan_compaction, preparation_from_plan, CompactionPreparation, CompactionSettings, PreparationPlan};
+use crate::plan::prune::{plan_prune, pruned_entry, PruneConfig, PrunePlan};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::ops::Range;
@@ -88,20 +88,20 @@ impl SessionTree {
     /// Loads a session from JSONL text (SPEC §1): one scan that keeps each line's text and
     /// metadata; v1/v2 files are migrated. Returns the handle and the bad lines (lenient mode;
     /// with `options.strict` the first bad line is an error instead).
-    pub fn from_jsonl(text: String, options: &crate::jsonl::ParseOptions) -> Result<(Self, Vec<crate::jsonl::LineError>)> {
-        let raw = crate::jsonl::scan_session_str(&text, options)?;
+    pub fn from_jsonl(text: String, options: &crate::io::ParseOptions) -> Result<(Self, Vec<crate::io::LineError>)> {
+        let raw = crate::io::scan_session_str(&text, options)?;
         Ok(Self::from_raw_session(raw, text.into_bytes()))
     }
 
     /// Loads a session from JSONL bytes (see [`SessionTree::from_jsonl`]). Invalid UTF-8 is
     /// reported per line like any other bad line.
-    pub fn from_bytes(bytes: Vec<u8>, options: &crate::jsonl::ParseOptions) -> Result<(Self, Vec<crate::jsonl::LineError>)> {
-        let raw = crate::jsonl::scan_session(&bytes, options)?;
+    pub fn from_bytes(bytes: Vec<u8>, options: &crate::io::ParseOptions) -> Result<(Self, Vec<crate::io::LineError>)> {
+        let raw = crate::io::scan_session(&bytes, options)?;
         Ok(Self::from_raw_session(raw, bytes))
     }
 
-    /// Builds the handle from a scan of `input` (see [`crate::jsonl::scan_session`]).
-    pub fn from_raw_session(raw: crate::jsonl::RawSession, input: Vec<u8>) -> (Self, Vec<crate::jsonl::LineError>) {
+    /// Builds the handle from a scan of `input` (see [`crate::io::scan_session`]).
+    pub fn from_raw_session(raw: crate::io::RawSession, input: Vec<u8>) -> (Self, Vec<crate::io::LineError>) {
         let base = match raw.migrated_text {
             Some(t) => t.into_bytes(),
             None => input,
@@ -313,12 +313,12 @@ impl SessionTree {
     pub fn prepare_compaction_json(&self, settings: &CompactionSettings) -> Option<String> {
         let branch = self.branch_source();
         let plan = plan_compaction(&branch, settings)?;
-        let parts = crate::prepare::preparation_parts(&branch, &plan, |pos| {
+        let parts = crate::plan::prepare::preparation_parts(&branch, &plan, |pos| {
             let i = self.branch[pos];
             match self.metas[i].kind {
                 EntryKind::Message => message_span(self.raw(i)).map(Cow::Borrowed),
                 EntryKind::CustomMessage | EntryKind::BranchSummary => {
-                    crate::messages::message_of(&self.entry(i)).map(|m| Cow::Owned(m.to_string()))
+                    crate::entry::message_of::message_of(&self.entry(i)).map(|m| Cow::Owned(m.to_string()))
                 }
                 _ => None,
             }
@@ -330,14 +330,14 @@ impl SessionTree {
             tokens_before: f64,
             #[serde(skip_serializing_if = "Option::is_none")]
             previous_summary: Option<&'a str>,
-            file_ops: crate::prepare::FileOpsLists,
+            file_ops: crate::plan::prepare::FileOpsLists,
             settings: &'a CompactionSettings,
         }
         let rest = serde_json::to_string(&Rest {
             is_split_turn: parts.is_split_turn,
             tokens_before: parts.tokens_before,
             previous_summary: parts.previous_summary.as_deref(),
-            file_ops: crate::prepare::FileOpsLists::from(&parts.file_ops),
+            file_ops: crate::plan::prepare::FileOpsLists::from(&parts.file_ops),
             settings,
         })
         .ok()?;
@@ -543,7 +543,7 @@ mod tests {
         // t5 is inside the protect window; t1 was summarized away; t4 and t3 are visible.
         assert_eq!(ids, vec!["t4", "t3"]);
         // The pure function over the whole branch would also pick t1.
-        let pure = crate::prune::plan_prune(&tree.branch_source(), &config);
+        let pure = crate::plan::prune::plan_prune(&tree.branch_source(), &config);
         assert_eq!(pure.candidates.len(), 3);
     }
 }

@@ -5,13 +5,13 @@
 //! [`TEMPLATE_NAMES`]). A [`PromptTemplates`] value holds one text per id; it starts with the
 //! embedded texts and has no global state, so each engine or session can carry its own set
 //! (the conformance runner installs `tests/conformance/templates` with
-//! [`PromptTemplates::from_dir`]). Rendering goes through [`crate::template::render_template`]:
+//! [`PromptTemplates::from_dir`]). Rendering goes through [`crate::prompt::render::render_template`]:
 //! the Handlebars subset, then the layout pass.
 
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
-use crate::template::{render_template, validate_template};
+use crate::prompt::render::{render_template, validate_template};
 
 /// Id of the system prompt of every summarization request; no variables (SPEC section 9).
 pub const SUMMARIZATION_SYSTEM: &str = "summarization-system.md";
@@ -57,16 +57,16 @@ pub const TEMPLATE_NAMES: [&str; 10] = [
 
 /// The embedded texts, in the order of [`TEMPLATE_NAMES`].
 const EMBEDDED: [&str; 10] = [
-    include_str!("../prompts/summarization-system.md"),
-    include_str!("../prompts/compaction-summary.md"),
-    include_str!("../prompts/compaction-update-summary.md"),
-    include_str!("../prompts/compaction-turn-prefix.md"),
-    include_str!("../prompts/compaction-short-summary.md"),
-    include_str!("../prompts/branch-summary.md"),
-    include_str!("../prompts/branch-summary-preamble.md"),
-    include_str!("../prompts/branch-summary-context.md"),
-    include_str!("../prompts/compaction-summary-context.md"),
-    include_str!("../prompts/file-operations.md"),
+    include_str!("../../prompts/summarization-system.md"),
+    include_str!("../../prompts/compaction-summary.md"),
+    include_str!("../../prompts/compaction-update-summary.md"),
+    include_str!("../../prompts/compaction-turn-prefix.md"),
+    include_str!("../../prompts/compaction-short-summary.md"),
+    include_str!("../../prompts/branch-summary.md"),
+    include_str!("../../prompts/branch-summary-preamble.md"),
+    include_str!("../../prompts/branch-summary-context.md"),
+    include_str!("../../prompts/compaction-summary-context.md"),
+    include_str!("../../prompts/file-operations.md"),
 ];
 
 fn index_of(name: &str) -> Option<usize> {
@@ -298,7 +298,7 @@ mod tests {
         }
         assert_eq!(
             t.get(COMPACTION_SUMMARY),
-            include_str!("../prompts/compaction-summary.md")
+            include_str!("../../prompts/compaction-summary.md")
         );
         assert_eq!(t.get("nope.md"), "");
         assert_eq!(embedded_template("nope.md"), None);
@@ -346,7 +346,7 @@ mod tests {
         t.unset(BRANCH_SUMMARY).expect("unset");
         assert_eq!(
             t.get(BRANCH_SUMMARY),
-            include_str!("../prompts/branch-summary.md")
+            include_str!("../../prompts/branch-summary.md")
         );
         assert!(t.is_overridden(COMPACTION_SHORT_SUMMARY));
         t.reset();
@@ -391,7 +391,7 @@ mod tests {
         );
         assert_eq!(
             t.get(BRANCH_SUMMARY),
-            include_str!("../prompts/branch-summary.md")
+            include_str!("../../prompts/branch-summary.md")
         );
         std::fs::write(dir.join("branch-summary.md"), "{{/if}}").expect("write");
         assert!(matches!(
@@ -701,7 +701,7 @@ mod tests {
             assert!(!out.contains("\n\n\n"), "{name}");
             assert_eq!(
                 out,
-                crate::template::layout(&out),
+                crate::prompt::render::layout(&out),
                 "{name} is not stable under layout"
             );
         }

@@ -3,21 +3,23 @@
 //! each [`SummaryRequest`] to a [`Complete`] implementation (a JavaScript callback, a remote
 //! endpoint, an extractive summarizer, a test double). SPEC §9, §10.
 
-use crate::branch::{branch_token_budget, prepare_branch_entries};
-use crate::convert::convert_to_llm;
-use crate::entries::EntrySource;
+pub mod extractive;
+
+use crate::plan::branch::{branch_token_budget, prepare_branch_entries};
+use crate::context::convert::convert_to_llm;
+use crate::entry::EntrySource;
 use crate::error::Result;
-use crate::file_ops::{FileLists, FileOps};
-use crate::prepare::CompactionPreparation;
-use crate::prompts::{self, PromptTemplates};
-use crate::serialize::serialize_conversation;
+use crate::plan::file_ops::{FileLists, FileOps};
+use crate::plan::prepare::CompactionPreparation;
+use crate::prompt::templates::{self as prompts, PromptTemplates};
+use crate::prompt::serialize::serialize_conversation;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::future::Future;
 
 /// Why a summary is requested (the `purpose` of a request).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub enum Purpose {
     /// First summary of the history (no previous summary).
@@ -34,7 +36,7 @@ pub enum Purpose {
 
 /// One model call the engine needs: the host turns it into a request to its model.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct SummaryRequest {
     /// What this summary is for.
@@ -47,7 +49,7 @@ pub struct SummaryRequest {
     pub max_tokens: u64,
     /// Reasoning effort to ask for (`"high"` for compaction requests; absent for branches).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub reasoning: Option<String>,
 }
 
@@ -60,20 +62,20 @@ pub trait Complete {
 
 /// Options of [`compact`] (SPEC §9, §11).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct CompactOptions {
     /// Extra focus appended to the history/update instructions as `Additional focus: …`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub custom_instructions: Option<String>,
     /// Replaces the history/update instruction template (set by a `session.compacting` hook).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub prompt_override: Option<String>,
     /// Lines of `<additional-context>` (from a `session.compacting` hook).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub extra_context: Vec<String>,
 }
 
@@ -82,7 +84,7 @@ pub type SummaryDetails = FileLists;
 
 /// The result of [`compact`]: what the host appends as a `compaction` entry. SPEC §9.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionResult {
     /// The summary with the file-operation blocks appended.
@@ -270,26 +272,26 @@ pub async fn compact<C: Complete>(
 
 /// Options of [`generate_branch_summary`] (SPEC §10).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct BranchSummaryOptions {
     /// The model's context window (default 128000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub context_window: Option<u64>,
     /// Tokens kept free (default 16384); the budget is `contextWindow - reserveTokens`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub reserve_tokens: Option<u64>,
     /// Extra focus appended to the instructions as `Additional focus: …`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub custom_instructions: Option<String>,
 }
 
 /// A branch summary: what the host stores in a `branch_summary` entry (`details` = the lists).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct BranchSummary {
     /// Preamble + model text + file blocks (or "No content to summarize").

@@ -1,9 +1,11 @@
 //! Session context: what the model sees next, rebuilt from the branch ending at the leaf.
 //! SPEC §6.
 
-use crate::entries::EntrySource;
-use crate::messages::{branch_summary_message_of, compaction_summary_message_of, custom_message_of};
-use crate::meta::EntryKind;
+pub mod convert;
+
+use crate::entry::EntrySource;
+use crate::entry::message_of::{branch_summary_message_of, compaction_summary_message_of, custom_message_of};
+use crate::entry::EntryKind;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use crate::tree::TreeIndex;
@@ -23,26 +25,26 @@ pub enum LeafSelector {
 
 /// The context of a branch (SPEC §6): the agent messages in order plus the settings in force.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionContext {
     /// Agent messages (before `convertToLlm`).
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "AgentMessage[]"))]
+    #[cfg_attr(feature = "tsify", tsify(type = "AgentMessage[]"))]
     pub messages: Vec<Value>,
     /// The last `thinking_level_change` on the path (default `"off"`).
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "string"))]
+    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
     pub thinking_level: Value,
     /// Model per role (`"default"`, `"smol"`, …) as `provider/id`.
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "Record<string, string>"))]
+    #[cfg_attr(feature = "tsify", tsify(type = "Record<string, string>"))]
     pub models: Map<String, Value>,
     /// Distinct rule names from `ttsr_injection` entries, first-seen order.
     pub injected_ttsr_rules: Vec<String>,
     /// The last `mode_change` on the path (default `"none"`).
-    #[cfg_attr(target_arch = "wasm32", tsify(type = "string"))]
+    #[cfg_attr(feature = "tsify", tsify(type = "string"))]
     pub mode: Value,
     /// `data` of the last `mode_change`, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "unknown"))]
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "unknown"))]
     pub mode_data: Option<Value>,
 }
 

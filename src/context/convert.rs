@@ -1,5 +1,5 @@
 //! `convertToLlm` (SPEC §6): agent messages → LLM messages (`user`, `assistant`,
-//! `toolResult`), the form sent to a model and fed to [`crate::serialize`].
+//! `toolResult`), the form sent to a model and fed to [`crate::prompt::serialize`].
 //!
 //! Per role (every produced message keeps the input `timestamp`, absent stays absent):
 //! - `user`, `assistant`: unchanged.
@@ -18,8 +18,8 @@
 //! - every other role (and non-object messages): dropped.
 
 use crate::js::{format_number, js_string};
-use crate::prompts::PromptTemplates;
-use crate::serialize::{template_value, text_blocks_joined};
+use crate::prompt::templates::PromptTemplates;
+use crate::prompt::serialize::{template_value, text_blocks_joined};
 use serde_json::{json, Map, Value};
 
 /// Template id of the branch-summary context wrapper (SPEC §6).

@@ -2,9 +2,9 @@
 //! summarizer endpoint (gloo-net), hooks, clock, events and AbortSignal. Conversions only.
 
 use super::convert::{from_serde, js_error, to_value};
-use crate::engine::{AbortSignal, Clock, EventSink, Hooks};
-use crate::error::{Error, Result};
-use crate::summarize::{Complete, SummaryRequest};
+use session_compaction::session::engine::{AbortSignal, Clock, EventSink, Hooks};
+use session_compaction::error::{Error, Result};
+use session_compaction::summarize::{Complete, SummaryRequest};
 use js_sys::{Function, Promise, Reflect};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
@@ -79,7 +79,7 @@ fn model_error(err: &JsValue) -> Error {
     if headers.is_empty() {
         headers = header_pairs(&get(&get(err, "response"), "headers"));
     }
-    let retry_after_ms = get(err, "retryAfterMs").as_f64().or_else(|| crate::engine::retry_after_from_headers(&headers, js_sys::Date::now()));
+    let retry_after_ms = get(err, "retryAfterMs").as_f64().or_else(|| session_compaction::session::engine::retry_after_from_headers(&headers, js_sys::Date::now()));
     if get(err, "name").as_string().as_deref() == Some("AbortError") {
         return Error::Aborted { what: "Compaction".into() };
     }

@@ -14,10 +14,10 @@
 //! ignored, CRLF line ends are accepted, a UTF-8 byte-order mark at the very start is skipped.
 //! Nothing here panics on any input.
 
-use crate::entries::EntryList;
+use crate::entry::EntryList;
 use crate::error::{Error, Result};
 use crate::js::{js_string, js_trim};
-use crate::meta::{EntryKind, EntryMeta};
+use crate::entry::{EntryKind, EntryMeta};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 use serde_json::Value;
 use std::collections::HashSet;
@@ -405,7 +405,7 @@ pub struct JsonlMetas {
 }
 
 /// The raw path's line loop. Each line is first handed to the one-pass scanner
-/// ([`crate::meta::scan_entry`]), which also finds where the line's object ends, so that a good
+/// ([`crate::entry::scan_entry`]), which also finds where the line's object ends, so that a good
 /// line costs one pass and no separate search for its line end. When the scanner gives up, or
 /// something other than whitespace follows the object on its line, the line takes the general
 /// path of [`for_each_segment`] + [`parse_line_meta`], with the same result.
@@ -428,7 +428,7 @@ fn metas_of(bytes: &[u8], utf8_checked: bool) -> JsonlMetas {
 /// The line loop of [`metas_of`]: calls `good` for each good line and `bad` for each bad one,
 /// in file order; stops when `good` returns false.
 fn scan_lines(bytes: &[u8], utf8_checked: bool, mut good: impl FnMut(MetaLine) -> bool, mut bad: impl FnMut(LineError)) {
-    let mut scanner = crate::meta::EntryScanner::default();
+    let mut scanner = crate::entry::EntryScanner::default();
     let n = bytes.len();
     let mut pos = if bytes.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
     let mut line = 0usize;
@@ -782,7 +782,7 @@ impl ParsedSession {
         out
     }
 
-    /// The entries as an [`EntrySource`](crate::entries::EntrySource) for the algorithms.
+    /// The entries as an [`EntrySource`](crate::entry::EntrySource) for the algorithms.
     pub fn entry_list(&self) -> EntryList<'_> {
         EntryList::new(&self.entries)
     }

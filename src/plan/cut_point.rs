@@ -1,13 +1,13 @@
 //! Cut points: where the kept part of a branch may start without separating a tool call
 //! from its result. SPEC §4.
 
-use crate::entries::EntrySource;
-use crate::meta::{EntryKind, EntryMeta, Role};
+use crate::entry::EntrySource;
+use crate::entry::{EntryKind, EntryMeta, Role};
 use serde::{Deserialize, Serialize};
 
 /// The result of [`find_cut_point`]. Indices are positions in the entries given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct CutPointResult {
     /// Index of the first entry that is kept verbatim.

@@ -1764,11 +1764,11 @@ mod tests {
     use super::*;
     use crate::summarize::assemble_prompt;
 
-    const HISTORY_INSTRUCTIONS: &str = include_str!("../prompts/compaction-summary.md");
-    const UPDATE_INSTRUCTIONS: &str = include_str!("../prompts/compaction-update-summary.md");
-    const TURN_INSTRUCTIONS: &str = include_str!("../prompts/compaction-turn-prefix.md");
-    const BRANCH_INSTRUCTIONS: &str = include_str!("../prompts/branch-summary.md");
-    const SHORT_INSTRUCTIONS: &str = include_str!("../prompts/compaction-short-summary.md");
+    const HISTORY_INSTRUCTIONS: &str = include_str!("../../prompts/compaction-summary.md");
+    const UPDATE_INSTRUCTIONS: &str = include_str!("../../prompts/compaction-update-summary.md");
+    const TURN_INSTRUCTIONS: &str = include_str!("../../prompts/compaction-turn-prefix.md");
+    const BRANCH_INSTRUCTIONS: &str = include_str!("../../prompts/branch-summary.md");
+    const SHORT_INSTRUCTIONS: &str = include_str!("../../prompts/compaction-short-summary.md");
 
     fn request(purpose: Purpose, prompt: String, max_tokens: u64) -> SummaryRequest {
         SummaryRequest { purpose, system_prompt: "system".into(), prompt, max_tokens, reasoning: None }

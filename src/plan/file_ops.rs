@@ -2,12 +2,12 @@
 //! from `read` / `write` / `edit` tool calls with a string `arguments.path`. SPEC §8.
 
 use crate::js::sort_utf16;
-use crate::meta::{MessageMeta, Role};
+use crate::entry::{MessageMeta, Role};
 use indexmap::IndexSet;
 use serde::{Deserialize, Serialize};
 
 /// The three sets of paths, each in first-seen order without duplicates (the wire form is
-/// [`crate::prepare::FileOpsLists`]).
+/// [`crate::plan::prepare::FileOpsLists`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FileOps {
     /// Paths passed to `read`.
@@ -21,7 +21,7 @@ pub struct FileOps {
 /// Sorted file lists for a summary: `readFiles` = read minus modified, `modifiedFiles` =
 /// written ∪ edited, both in JavaScript sort order (UTF-16 code units). SPEC §8.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct FileLists {
     /// Files only read.

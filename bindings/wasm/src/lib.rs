@@ -1,5 +1,9 @@
 //! The WebAssembly binding layer: converts values and errors, holds no compaction logic.
 //! Every export names the core function and SPEC section it forwards to.
+//!
+//! Off `wasm32` the crate is empty (the core crate is what native hosts use).
+
+#![cfg(target_arch = "wasm32")]
 
 mod api;
 mod convert;
@@ -16,6 +20,17 @@ use wasm_bindgen::prelude::*;
 fn start() {
     console_error_panic_hook::set_once();
 }
+
+/// The TypeScript declaration of `JsonObject` (the structs' flattened `extra` refers to it by
+/// name, so each interface is declared as `interface X extends JsonObject { … }`).
+#[wasm_bindgen(typescript_custom_section)]
+const TS_JSON_OBJECT: &str = r#"
+/**
+ * A JSON object. Every entry, message and block type extends it: fields the model does not
+ * know are allowed and are kept unchanged through a load and save.
+ */
+export type JsonObject = Record<string, unknown>;
+"#;
 
 /// The crate version, for diagnostics.
 #[wasm_bindgen]

@@ -1,15 +1,15 @@
 //! Tool output pruning: replaces bulky old tool results by a short notice once enough tokens
 //! would be saved, keeping the newest outputs and protected tools intact. SPEC §7.
 
-use crate::entries::EntrySource;
+use crate::entry::EntrySource;
 use crate::js::{ms_value, utf16_len};
-use crate::meta::{EntryKind, Role};
+use crate::entry::{EntryKind, Role};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 /// Pruning settings (SPEC §7). Token numbers are estimates.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct PruneConfig {
     /// Tokens of the newest tool output that are never pruned.
@@ -42,18 +42,18 @@ impl Default for PruneConfig {
 
 /// One tool result chosen for pruning.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct PruneCandidate {
     /// Index of the entry in the entries given.
     pub index: usize,
     /// The entry id, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub id: Option<String>,
     /// The tool name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub tool_name: Option<String>,
     /// Estimated tokens of the output now.
     pub tokens: u64,
@@ -63,7 +63,7 @@ pub struct PruneCandidate {
 
 /// The decision of a pruning pass, before anything is changed.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct PrunePlan {
     /// Candidates newest first; empty when the total savings stay below `minimumSavings`.

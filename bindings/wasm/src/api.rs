@@ -2,11 +2,11 @@
 //! arguments, calls the core function named in its doc, and converts the result back.
 
 use super::convert::{arg_index, arg_number, arg_opt_number, arg_opt_string, arg_string, arg_strings, bad_arg, from_option, from_serde, to_js, to_typed, to_value, to_values};
-use crate::context::{build_session_context, LeafSelector};
-use crate::entries::EntryList;
-use crate::prepare::{CompactionSettings, FileOpsLists};
-use crate::prompts::PromptTemplates;
-use crate::prune::PruneConfig;
+use session_compaction::context::{build_session_context, LeafSelector};
+use session_compaction::entry::EntryList;
+use session_compaction::plan::prepare::{CompactionSettings, FileOpsLists};
+use session_compaction::prompt::templates::PromptTemplates;
+use session_compaction::plan::prune::PruneConfig;
 use serde_json::{json, Value};
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
@@ -45,7 +45,7 @@ export interface ParseSessionOptions {
   /** Throw the error of the first bad line (`E_PARSE`, `E_MISSING_FIELD`, `E_HEADER`) instead of reporting it in `errors`. */
   strict?: boolean;
 }
-/** `details` of a compaction result: the file lists (`crate::summarize::SummaryDetails`, a Rust alias tsify does not emit). */
+/** `details` of a compaction result: the file lists (`session_compaction::summarize::SummaryDetails`, a Rust alias tsify does not emit). */
 export type SummaryDetails = FileLists;
 /** Result of `parseSessionWithIds`: `parseSession`'s result plus how many ids the v1 migration drew. */
 export interface ParsedSessionWithIdsResult extends ParsedSessionResult { generatedIdsUsed: number }
@@ -54,7 +54,7 @@ export interface ParsedSessionWithIdsResult extends ParsedSessionResult { genera
 /// `estimateTokens(message)`: `ceil(chars / 4)` in UTF-16 units. SPEC §3.
 #[wasm_bindgen(js_name = estimateTokens)]
 pub fn estimate_tokens(#[wasm_bindgen(unchecked_param_type = "AgentMessage")] message: JsValue) -> Result<f64, JsValue> {
-    Ok(crate::meta::estimate_tokens(&to_value(&message, "message")?) as f64)
+    Ok(session_compaction::entry::estimate_tokens(&to_value(&message, "message")?) as f64)
 }
 
 /// `findCutPoint(entries, startIndex, endIndex, keepRecentTokens)`. SPEC §4.
@@ -70,7 +70,7 @@ pub fn find_cut_point(
     let (start, end) = (arg_index(&start_index, "startIndex")?, arg_index(&end_index, "endIndex")?);
     let keep = arg_number(&keep_recent_tokens, "keepRecentTokens")?;
     let keep = if keep > 0.0 { keep.min(u64::MAX as f64) as u64 } else { 0 };
-    from_serde(&crate::cut_point::find_cut_point(&list, start, end, keep))
+    from_serde(&session_compaction::plan::cut_point::find_cut_point(&list, start, end, keep))
 }
 
 /// `prepareCompaction(pathEntries, settings?)` → the preparation or `undefined`. SPEC §5, §12.
@@ -81,7 +81,7 @@ pub fn prepare_compaction(
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&path_entries, "pathEntries")?;
     let settings: CompactionSettings = to_typed(&settings, "settings")?;
-    from_option(crate::prepare::prepare_compaction(&EntryList::new(&values), &settings))
+    from_option(session_compaction::plan::prepare::prepare_compaction(&EntryList::new(&values), &settings))
 }
 
 /// `shouldCompact(contextTokens, contextWindow, settings?)`. SPEC §5.
@@ -93,14 +93,14 @@ pub fn should_compact(
 ) -> Result<bool, JsValue> {
     let (tokens, window) = (arg_number(&context_tokens, "contextTokens")?, arg_number(&context_window, "contextWindow")?);
     let settings: CompactionSettings = to_typed(&settings, "settings")?;
-    Ok(crate::prepare::should_compact(tokens, window, &settings))
+    Ok(session_compaction::plan::prepare::should_compact(tokens, window, &settings))
 }
 
 /// `estimateContextTokens(pathEntries)`: last fresh usage + estimates after it. SPEC §12.3.
 #[wasm_bindgen(js_name = estimateContextTokens)]
 pub fn estimate_context_tokens(#[wasm_bindgen(js_name = pathEntries, unchecked_param_type = "SessionEntry[]")] path_entries: JsValue) -> Result<f64, JsValue> {
     let values = to_values(&path_entries, "pathEntries")?;
-    Ok(crate::overflow::estimate_context_tokens(&EntryList::new(&values)))
+    Ok(session_compaction::plan::overflow::estimate_context_tokens(&EntryList::new(&values)))
 }
 
 /// `isContextOverflow(assistantMessage, contextWindow?)`. SPEC §11.
@@ -110,7 +110,7 @@ pub fn is_context_overflow(
     #[wasm_bindgen(js_name = contextWindow, unchecked_optional_param_type = "number")] context_window: JsValue,
 ) -> Result<bool, JsValue> {
     let window = arg_opt_number(&context_window, "contextWindow")?;
-    Ok(crate::overflow::is_context_overflow(&to_value(&message, "assistantMessage")?, window))
+    Ok(session_compaction::plan::overflow::is_context_overflow(&to_value(&message, "assistantMessage")?, window))
 }
 
 /// `buildSessionContext(entries, leafId?)`: `undefined` → last entry, `null` → empty. SPEC §6.
@@ -139,13 +139,13 @@ pub(crate) fn leaf_selector(v: &JsValue) -> Result<LeafSelector, JsValue> {
 #[wasm_bindgen(js_name = convertToLlm, unchecked_return_type = "AgentMessage[]")]
 pub fn convert_to_llm(#[wasm_bindgen(unchecked_param_type = "AgentMessage[]")] messages: JsValue) -> Result<JsValue, JsValue> {
     let values = to_values(&messages, "messages")?;
-    from_serde(&crate::convert::convert_to_llm(&values, &templates()).map_err(to_js)?)
+    from_serde(&session_compaction::context::convert::convert_to_llm(&values, &templates()).map_err(to_js)?)
 }
 
 /// `serializeConversation(llmMessages)`: the text the summarizer reads. SPEC §8.
 #[wasm_bindgen(js_name = serializeConversation)]
 pub fn serialize_conversation(#[wasm_bindgen(unchecked_param_type = "AgentMessage[]")] messages: JsValue) -> Result<String, JsValue> {
-    Ok(crate::serialize::serialize_conversation(&to_values(&messages, "messages")?))
+    Ok(session_compaction::prompt::serialize::serialize_conversation(&to_values(&messages, "messages")?))
 }
 
 /// `pruneToolOutputs(entries, config?, now?)` → `{prunedCount, tokensSaved, prunedEntries}`;
@@ -159,7 +159,7 @@ pub fn prune_tool_outputs(
     let values = to_values(&entries, "entries")?;
     let config: PruneConfig = to_typed(&config, "config")?;
     let now = arg_opt_number(&now, "now")?.unwrap_or_else(js_sys::Date::now);
-    let r = crate::prune::prune_tool_outputs(&EntryList::new(&values), &config, now);
+    let r = session_compaction::plan::prune::prune_tool_outputs(&EntryList::new(&values), &config, now);
     let pruned: Vec<Value> = r.pruned_entries.into_iter().map(|(_, e)| e).collect();
     from_serde(&json!({"prunedCount": r.pruned_count, "tokensSaved": r.tokens_saved, "prunedEntries": pruned}))
 }
@@ -175,7 +175,7 @@ pub fn collect_entries_for_branch_summary(
     let old_leaf_id = arg_opt_string(&old_leaf_id, "oldLeafId")?;
     let target_id = arg_string(&target_id, "targetId")?;
     let list = EntryList::new(&values);
-    let (idx, common) = crate::tree::collect_entries_for_branch_summary(&list, old_leaf_id.as_deref(), &target_id);
+    let (idx, common) = session_compaction::tree::collect_entries_for_branch_summary(&list, old_leaf_id.as_deref(), &target_id);
     let picked: Vec<&Value> = idx.iter().map(|&i| &values[i]).collect();
     from_serde(&json!({"entries": picked, "commonAncestorId": common}))
 }
@@ -188,7 +188,7 @@ pub fn prepare_branch_entries(
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&entries, "entries")?;
     let budget = arg_opt_number(&token_budget, "tokenBudget")?.filter(|b| b.is_finite() && *b > 0.0).map_or(0, |b| b as u64);
-    let r = crate::branch::prepare_branch_entries(&EntryList::new(&values), budget);
+    let r = session_compaction::plan::branch::prepare_branch_entries(&EntryList::new(&values), budget);
     from_serde(&json!({
         "messages": r.messages,
         "fileOps": FileOpsLists::from(&r.file_ops),
@@ -207,17 +207,17 @@ pub fn parse_session(
 ) -> Result<JsValue, JsValue> {
     let jsonl = arg_string(&jsonl, "jsonl")?;
     let opts = parse_options(&options)?;
-    let parsed = crate::jsonl::parse_session(&jsonl, &opts).map_err(to_js)?;
+    let parsed = session_compaction::io::parse_session(&jsonl, &opts).map_err(to_js)?;
     from_serde(&json!({"header": parsed.header, "entries": parsed.entries, "errors": parsed.errors, "migrated": parsed.migrated}))
 }
 
 /// Reads `{strict?}`.
-pub(crate) fn parse_options(options: &JsValue) -> Result<crate::jsonl::ParseOptions, JsValue> {
+pub(crate) fn parse_options(options: &JsValue) -> Result<session_compaction::io::ParseOptions, JsValue> {
     let v = to_value(options, "options")?;
     Ok(if v.get("strict").and_then(Value::as_bool) == Some(true) {
-        crate::jsonl::ParseOptions::strict()
+        session_compaction::io::ParseOptions::strict()
     } else {
-        crate::jsonl::ParseOptions::lenient()
+        session_compaction::io::ParseOptions::lenient()
     })
 }
 
@@ -232,14 +232,14 @@ pub fn serialize_session(
         Some(Value::Array(a)) => a.as_slice(),
         _ => return Err(bad_arg("session.entries", "expected an array")),
     };
-    Ok(crate::jsonl::serialize_session(header, entries))
+    Ok(session_compaction::io::serialize_session(header, entries))
 }
 
 /// `validateSession(entries)` → the validation report (never changes anything). SPEC §1, §10.
 #[wasm_bindgen(js_name = validateSession, unchecked_return_type = "ValidationReport")]
 pub fn validate_session(#[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue) -> Result<JsValue, JsValue> {
     let values = to_values(&entries, "entries")?;
-    from_serde(&crate::tree::validate(&EntryList::new(&values), None))
+    from_serde(&session_compaction::tree::validate(&EntryList::new(&values), None))
 }
 
 /// The default compaction settings (SPEC §5); the JS entry exposes them frozen as
@@ -283,7 +283,7 @@ pub fn get_prompt_template(#[wasm_bindgen(unchecked_param_type = "string")] name
 /// `promptTemplateNames()`: the ten template names.
 #[wasm_bindgen(js_name = promptTemplateNames)]
 pub fn prompt_template_names() -> Vec<String> {
-    crate::prompts::TEMPLATE_NAMES.iter().map(|s| s.to_string()).collect()
+    session_compaction::prompt::templates::TEMPLATE_NAMES.iter().map(|s| s.to_string()).collect()
 }
 
 /// `formatFileOperations(readFiles, modifiedFiles)`: the `<read-files>` / `<modified-files>`
@@ -294,7 +294,7 @@ pub fn format_file_operations(
     #[wasm_bindgen(js_name = modifiedFiles, unchecked_param_type = "string[]")] modified_files: JsValue,
 ) -> Result<String, JsValue> {
     let (read_files, modified_files) = (arg_strings(&read_files, "readFiles")?, arg_strings(&modified_files, "modifiedFiles")?);
-    crate::prompts::format_file_operations(&templates(), &read_files, &modified_files).map_err(to_js)
+    session_compaction::prompt::templates::format_file_operations(&templates(), &read_files, &modified_files).map_err(to_js)
 }
 
 // ---- Lower-level functions of the reference (thin forwarders; the conformance ops use them) ----
@@ -309,7 +309,7 @@ pub fn find_valid_cut_points(
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&entries, "entries")?;
     let (start, end) = (arg_index(&start_index, "startIndex")?, arg_index(&end_index, "endIndex")?);
-    from_serde(&crate::cut_point::find_valid_cut_points(&EntryList::new(&values), start, end))
+    from_serde(&session_compaction::plan::cut_point::find_valid_cut_points(&EntryList::new(&values), start, end))
 }
 
 /// `findTurnStartIndex(entries, entryIndex, startIndex)`: index of the entry starting the turn
@@ -322,7 +322,7 @@ pub fn find_turn_start_index(
 ) -> Result<f64, JsValue> {
     let values = to_values(&entries, "entries")?;
     let (entry, start) = (arg_index(&entry_index, "entryIndex")?, arg_index(&start_index, "startIndex")?);
-    Ok(crate::cut_point::find_turn_start_index(&EntryList::new(&values), entry, start) as f64)
+    Ok(session_compaction::plan::cut_point::find_turn_start_index(&EntryList::new(&values), entry, start) as f64)
 }
 
 /// `getLastAssistantUsage(entries)`: the `usage` of the last assistant message whose
@@ -330,14 +330,14 @@ pub fn find_turn_start_index(
 #[wasm_bindgen(js_name = getLastAssistantUsage, unchecked_return_type = "Usage | undefined")]
 pub fn get_last_assistant_usage(#[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue) -> Result<JsValue, JsValue> {
     let values = to_values(&entries, "entries")?;
-    let found = crate::prepare::last_assistant_usage(&EntryList::new(&values), 0);
+    let found = session_compaction::plan::prepare::last_assistant_usage(&EntryList::new(&values), 0);
     from_option(found.map(|(i, _)| values[i]["message"]["usage"].clone()))
 }
 
 /// Reads a `usage` object the way an assistant message's usage is read (missing numbers: NaN).
-fn usage_meta(usage: &JsValue) -> Result<crate::meta::UsageMeta, JsValue> {
+fn usage_meta(usage: &JsValue) -> Result<session_compaction::entry::UsageMeta, JsValue> {
     let msg = json!({"role": "assistant", "usage": to_value(usage, "usage")?});
-    crate::meta::MessageMeta::from_value(&msg).usage.ok_or_else(|| bad_arg("usage", "expected a usage object"))
+    session_compaction::entry::MessageMeta::from_value(&msg).usage.ok_or_else(|| bad_arg("usage", "expected a usage object"))
 }
 
 /// `calculateContextTokens(usage)`: `totalTokens || input + output + cacheRead + cacheWrite`
@@ -358,7 +358,7 @@ pub fn calculate_prompt_tokens(#[wasm_bindgen(unchecked_param_type = "Usage")] u
 /// wrote and edited (de-duplicated, first-seen order). SPEC §8.
 #[wasm_bindgen(js_name = extractFileOpsFromMessage, unchecked_return_type = "FileOpsLists")]
 pub fn extract_file_ops_from_message(#[wasm_bindgen(unchecked_param_type = "AgentMessage")] message: JsValue) -> Result<JsValue, JsValue> {
-    let ops = crate::file_ops::extract_file_ops_from_message(&to_value(&message, "message")?);
+    let ops = session_compaction::plan::file_ops::extract_file_ops_from_message(&to_value(&message, "message")?);
     from_serde(&FileOpsLists::from(&ops))
 }
 
@@ -367,7 +367,7 @@ pub fn extract_file_ops_from_message(#[wasm_bindgen(unchecked_param_type = "Agen
 #[wasm_bindgen(js_name = computeFileLists, unchecked_return_type = "FileLists")]
 pub fn compute_file_lists(#[wasm_bindgen(js_name = fileOps, unchecked_param_type = "FileOpsLists")] file_ops: JsValue) -> Result<JsValue, JsValue> {
     let lists: FileOpsLists = to_typed(&file_ops, "fileOps")?;
-    from_serde(&crate::file_ops::FileOps::from(&lists).file_lists())
+    from_serde(&session_compaction::plan::file_ops::FileOps::from(&lists).file_lists())
 }
 
 /// `parseJsonlLenient(text)`: every line that parses as JSON, in order (blank and malformed
@@ -375,7 +375,7 @@ pub fn compute_file_lists(#[wasm_bindgen(js_name = fileOps, unchecked_param_type
 #[wasm_bindgen(js_name = parseJsonlLenient, unchecked_return_type = "unknown[]")]
 pub fn parse_jsonl_lenient(#[wasm_bindgen(unchecked_param_type = "string")] text: JsValue) -> Result<JsValue, JsValue> {
     let text = arg_string(&text, "text")?;
-    from_serde(&crate::jsonl::parse_jsonl_lenient(&text))
+    from_serde(&session_compaction::io::parse_jsonl_lenient(&text))
 }
 
 /// `parseSessionWithIds(jsonl, generatedIds, {strict?})`: [`parse_session`] with the ids a v1→v2
@@ -391,13 +391,13 @@ pub fn parse_session_with_ids(
     let generated_ids = arg_strings(&generated_ids, "generatedIds")?;
     let opts = parse_options(&options)?;
     let mut used = 0usize;
-    let mut random = crate::jsonl::RandomIds::with_taken(generated_ids.iter().cloned());
+    let mut random = session_compaction::io::RandomIds::with_taken(generated_ids.iter().cloned());
     let mut next = || {
         let id = generated_ids.get(used).cloned().unwrap_or_else(|| random.next_id());
         used += 1;
         id
     };
-    let parsed = crate::jsonl::parse_session_with_ids(jsonl.as_bytes(), &opts, &mut next).map_err(to_js)?;
+    let parsed = session_compaction::io::parse_session_with_ids(jsonl.as_bytes(), &opts, &mut next).map_err(to_js)?;
     from_serde(&json!({
         "header": parsed.header, "entries": parsed.entries, "errors": parsed.errors,
         "migrated": parsed.migrated, "generatedIdsUsed": used,

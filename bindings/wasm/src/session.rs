@@ -1,13 +1,13 @@
 //! The `SessionTree` class: a session kept inside wasm memory. Conversions only; the logic is
-//! [`crate::session::SessionTree`].
+//! [`session_compaction::session::SessionTree`].
 
 use super::api::{parse_options, templates};
 use super::convert::{arg_bytes, arg_opt_number, arg_opt_string, arg_string, from_option, from_serde, parse_js, to_js, to_typed, to_value, to_values};
-use crate::entries::EntrySource;
-use crate::prepare::CompactionSettings;
-use crate::prune::PruneConfig;
-use crate::engine::SessionEngine;
-use crate::session::SessionTree as Core;
+use session_compaction::entry::EntrySource;
+use session_compaction::plan::prepare::CompactionSettings;
+use session_compaction::plan::prune::PruneConfig;
+use session_compaction::session::engine::SessionEngine;
+use session_compaction::session::SessionTree as Core;
 use std::cell::{Ref, RefMut};
 use std::rc::Rc;
 use serde_json::json;
@@ -32,10 +32,10 @@ export interface TreeNode {
 #[wasm_bindgen(js_name = SessionTree)]
 pub struct SessionTree {
     pub(crate) engine: Rc<SessionEngine>,
-    load_errors: Vec<crate::jsonl::LineError>,
+    load_errors: Vec<session_compaction::io::LineError>,
 }
 
-fn wrap((inner, load_errors): (Core, Vec<crate::jsonl::LineError>)) -> SessionTree {
+fn wrap((inner, load_errors): (Core, Vec<session_compaction::io::LineError>)) -> SessionTree {
     SessionTree { engine: Rc::new(SessionEngine::new(inner)), load_errors }
 }
 
@@ -194,7 +194,7 @@ impl SessionTree {
     pub fn get_children(&self, #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue) -> Result<Vec<String>, JsValue> {
         let id = arg_string(&id, "id")?;
         let s = self.s();
-        let i = s.index_of(&id).ok_or_else(|| to_js(crate::Error::NotFound { id: id.clone() }))?;
+        let i = s.index_of(&id).ok_or_else(|| to_js(session_compaction::Error::NotFound { id: id.clone() }))?;
         Ok(s.children_of(i).iter().filter_map(|&c| s.meta(c).id.clone()).collect())
     }
 
@@ -244,13 +244,13 @@ impl SessionTree {
     #[wasm_bindgen(js_name = buildLlmMessages, unchecked_return_type = "AgentMessage[]")]
     pub fn build_llm_messages(&self) -> Result<JsValue, JsValue> {
         let ctx = self.s().build_session_context();
-        from_serde(&crate::convert::convert_to_llm(&ctx.messages, &templates()).map_err(to_js)?)
+        from_serde(&session_compaction::context::convert::convert_to_llm(&ctx.messages, &templates()).map_err(to_js)?)
     }
 
     /// Estimated context size of the current branch (SPEC §12.3).
     #[wasm_bindgen(js_name = estimateContextTokens)]
     pub fn estimate_context_tokens(&self) -> f64 {
-        crate::overflow::estimate_context_tokens(&self.s().branch_source())
+        session_compaction::plan::overflow::estimate_context_tokens(&self.s().branch_source())
     }
 
     /// The pruning decision for the current branch without changing anything (SPEC §7).
@@ -275,7 +275,7 @@ impl SessionTree {
     pub fn validate(&self) -> Result<JsValue, JsValue> {
         let s = self.s();
         let lines: Vec<usize> = (0..s.entry_count()).map(|i| s.line_of(i)).collect();
-        from_serde(&crate::tree::validate(&*s, Some(&lines)))
+        from_serde(&session_compaction::tree::validate(&*s, Some(&lines)))
     }
 
     /// The session as JSONL (header first; unchanged entries byte for byte as loaded).

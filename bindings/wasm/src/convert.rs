@@ -1,8 +1,8 @@
 //! Value and error conversion between JavaScript and the core: JSON text both ways (native
 //! `JSON.parse`/`JSON.stringify` are the fastest way across the boundary and keep key order),
-//! and JS `Error`s carrying the stable `code` of [`crate::Error`].
+//! and JS `Error`s carrying the stable `code` of [`session_compaction::Error`].
 
-use crate::error::Error;
+use session_compaction::error::Error;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;

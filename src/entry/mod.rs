@@ -7,6 +7,11 @@
 //! [`serde_json::Value`] (the pure-function path). Fields of an unexpected JSON type are read the
 //! way the JavaScript reference reads them: they simply do not count. SPEC §1–§3.
 
+pub mod message_of;
+pub mod source;
+
+pub use source::{EntryList, EntrySource, Selection};
+
 use crate::js::{json_stringify_len, utf16_len};
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -765,7 +770,7 @@ impl RawEntry {
 /// whitespace), returning it and the offset just past the object's closing `}`.
 ///
 /// `Some` only when the bytes from `start` hold a complete JSON object that the value parser
-/// accepts ([`crate::jsonl::parse_line_value`]: valid UTF-8, strict JSON syntax, escapes of
+/// accepts ([`crate::io::parse_line_value`]: valid UTF-8, strict JSON syntax, escapes of
 /// unpaired surrogates read as U+FFFD); the metadata is then exactly
 /// [`EntryMeta::from_value`] of that value. `None` (take the serde path) for anything else and
 /// for a few valid but unusual texts: a raw `\n` inside the object (whitespace or string),
@@ -1996,7 +2001,7 @@ mod tests {
     /// What the loaders decide for a line: `None` when it is rejected, else the metadata
     /// (compared through Debug text, since NaN usage numbers are not equal to themselves).
     fn reference(text: &[u8]) -> Option<String> {
-        let v = crate::jsonl::parse_line_value(text).ok()?;
+        let v = crate::io::parse_line_value(text).ok()?;
         Some(format!("{:?}", EntryMeta::from_value(&v)))
     }
 

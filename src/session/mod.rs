@@ -1,0 +1,8 @@
+//! The stateful side: a session kept in memory ([`handle`]) and the orchestration that runs a
+//! compaction or a tree navigation over it with the host's model, hooks, clock and events
+//! ([`engine`]). SPEC §10, §11.
+
+pub mod engine;
+pub mod handle;
+
+pub use handle::SessionTree;
