@@ -56,10 +56,7 @@ fn sessions() -> Vec<(String, PathBuf)> {
         .collect();
     files.sort();
     files.push(generated_session(root));
-    files
-        .into_iter()
-        .map(|p| (p.file_stem().and_then(|s| s.to_str()).unwrap_or("session").to_string(), p))
-        .collect()
+    files.into_iter().map(|p| (p.file_stem().and_then(|s| s.to_str()).unwrap_or("session").to_string(), p)).collect()
 }
 
 /// A new message entry, as a host appends one per turn (alternating user / assistant).
@@ -121,7 +118,8 @@ fn engine(c: &mut Criterion) {
                 let parsed = parse_session(black_box(&text), &opts).expect("parse");
                 let all = EntryList::new(&parsed.entries);
                 let leaf = all.meta(all.len().saturating_sub(1)).id.clone().unwrap_or_default();
-                let branch: Vec<Value> = get_branch(&all, &leaf).into_iter().map(|i| parsed.entries[i].clone()).collect();
+                let branch: Vec<Value> =
+                    get_branch(&all, &leaf).into_iter().map(|i| parsed.entries[i].clone()).collect();
                 let prep = prepare_compaction(&EntryList::new(&branch), &settings);
                 let ctx = build_session_context(&all, &LeafSelector::Last);
                 (prep.is_some(), ctx.messages.len())

@@ -115,7 +115,8 @@ fn main() {
             let input = bytes.clone();
             let t = Instant::now();
             let (tree, _) = SessionTree::from_bytes(input, &opts).expect("lenient load");
-            let r = std::hint::black_box((tree.prepare_compaction(&settings), tree.build_session_context().messages.len()));
+            let r =
+                std::hint::black_box((tree.prepare_compaction(&settings), tree.build_session_context().messages.len()));
             total = total.min(ms(t));
             drop((r, tree));
         }

@@ -23,16 +23,16 @@
 
 #![deny(missing_docs)]
 
+pub mod context;
+pub mod entry;
 pub mod error;
+pub mod io;
 pub mod js;
 pub mod model;
-pub mod entry;
-pub mod io;
-pub mod tree;
 pub mod plan;
-pub mod context;
 pub mod prompt;
-pub mod summarize;
 pub mod session;
+pub mod summarize;
+pub mod tree;
 
 pub use error::{Error, Result};

@@ -6,7 +6,8 @@ mod runner;
 
 #[test]
 fn conformance() {
-    let dir = std::env::var("CONFORMANCE_DIR").unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/tests/conformance").to_string());
+    let dir = std::env::var("CONFORMANCE_DIR")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/tests/conformance").to_string());
     let report = runner::run_all(std::path::Path::new(&dir));
     for f in &report.failures {
         println!("FAIL {f}");

@@ -7,14 +7,14 @@
 use futures_executor::{block_on, LocalPool};
 use futures_util::task::LocalSpawnExt;
 use serde_json::{json, Value};
+use session_compaction::js::format_iso_timestamp;
+use session_compaction::plan::prepare::CompactionSettings;
+use session_compaction::plan::prune::PruneConfig;
+use session_compaction::prompt::templates::{self as prompts, PromptTemplates};
 use session_compaction::session::engine::{
     AbortSignal, CheckOptions, Clock, CompactRun, EventSink, Hooks, NavigateRun, NoHooks, RetryPolicy, SessionEngine,
     CONTINUE_PROMPT,
 };
-use session_compaction::js::format_iso_timestamp;
-use session_compaction::plan::prepare::CompactionSettings;
-use session_compaction::prompt::templates::{self as prompts, PromptTemplates};
-use session_compaction::plan::prune::PruneConfig;
 use session_compaction::session::SessionTree;
 use session_compaction::summarize::{Complete, Purpose, SummaryRequest, TURN_CONTEXT_SEPARATOR};
 use session_compaction::{Error, Result};
@@ -182,7 +182,12 @@ impl FakeHooks {
         self.events.borrow().iter().map(|(n, _)| n.clone()).collect()
     }
     fn event(&self, name: &str) -> Value {
-        self.events.borrow().iter().find(|(n, _)| n == name).map(|(_, e)| e.clone()).unwrap_or_else(|| panic!("no {name} event"))
+        self.events
+            .borrow()
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, e)| e.clone())
+            .unwrap_or_else(|| panic!("no {name} event"))
     }
 }
 
@@ -343,8 +348,13 @@ fn split_entries() -> Vec<Value> {
         {"type": "toolCall", "id": "c2", "name": "edit", "arguments": {"path": "src/b.rs", "old": "x", "new": "y"}},
     ]);
     let result = |id: &str, parent: &str, call: &str, name: &str| {
-        entry(id, Some(parent), T0 + 5000.0, json!({"role": "toolResult", "toolCallId": call, "toolName": name,
-            "content": [{"type": "text", "text": "ok"}], "isError": false, "timestamp": T0 + 5000.0}))
+        entry(
+            id,
+            Some(parent),
+            T0 + 5000.0,
+            json!({"role": "toolResult", "toolCallId": call, "toolName": name,
+            "content": [{"type": "text", "text": "ok"}], "isError": false, "timestamp": T0 + 5000.0}),
+        )
     };
     vec![
         user("e1", None, T0),
@@ -455,8 +465,13 @@ fn compact_split_turn_merges_history_and_prefix_with_file_blocks() {
 
     let composed = format!("HISTORY-SUMMARY{TURN_CONTEXT_SEPARATOR}PREFIX-SUMMARY");
     assert_eq!(TURN_CONTEXT_SEPARATOR, "\n\n---\n\n**Turn Context (split turn):**\n\n");
-    assert!(model.request(Purpose::Short).prompt.contains(&format!("<previous-summary>\n{composed}\n</previous-summary>")));
-    let blocks = prompts::format_file_operations(&PromptTemplates::default(), &["src/a.rs".into()], &["src/b.rs".into()]).unwrap();
+    assert!(model
+        .request(Purpose::Short)
+        .prompt
+        .contains(&format!("<previous-summary>\n{composed}\n</previous-summary>")));
+    let blocks =
+        prompts::format_file_operations(&PromptTemplates::default(), &["src/a.rs".into()], &["src/b.rs".into()])
+            .unwrap();
     assert!(blocks.contains("<read-files>\nsrc/a.rs\n</read-files>"), "{blocks}");
     assert!(blocks.contains("<modified-files>\nsrc/b.rs\n</modified-files>"), "{blocks}");
     assert_eq!(out.entry["summary"], json!(format!("{composed}{blocks}")));
@@ -522,7 +537,8 @@ fn update_prompt_frame_order_with_previous_summary_context_and_focus() {
         s.append_entry(assistant("e6", Some("e5"), T_COMPACT + 2000.0, 400)).unwrap();
     }
     let model2 = FakeModel::new("m2", &log);
-    let hooks = FakeHooks::new(&log).on("session.compacting", Reply::Value(json!({"context": ["ticket ABC-1", "keep it short"]})));
+    let hooks = FakeHooks::new(&log)
+        .on("session.compacting", Reply::Value(json!({"context": ["ticket ABC-1", "keep it short"]})));
     let run2 = CompactRun { settings: settings(150), custom_instructions: Some("the parser".into()) };
     let out = block_on(engine.compact(&model2, &hooks, &run2, None, T_COMPACT + 5000.0)).unwrap();
     assert_eq!(model2.purposes(), vec![Purpose::Update, Purpose::Short]);
@@ -540,7 +556,8 @@ fn update_prompt_frame_order_with_previous_summary_context_and_focus() {
     assert!(!p.contains("[User]: e1 "));
     // The short request carries the context lines too, not the focus.
     let short = model2.request(Purpose::Short).prompt;
-    assert!(short.contains("<previous-summary>\nUPDATE-SUMMARY\n</previous-summary>\n\n<additional-context>\n- ticket ABC-1"));
+    assert!(short
+        .contains("<previous-summary>\nUPDATE-SUMMARY\n</previous-summary>\n\n<additional-context>\n- ticket ABC-1"));
     assert!(!short.contains("Additional focus"));
     assert_eq!(out.entry["summary"], "UPDATE-SUMMARY");
     assert_eq!(out.entry["parentId"], "e6");
@@ -584,7 +601,10 @@ fn already_compacted_and_nothing_to_compact() {
 
     // An empty session.
     let engine = SessionEngine::new(SessionTree::from_values(Some(header()), &[]));
-    assert_eq!(block_on(engine.compact(&model, &hooks, &run(150), None, T_COMPACT)).unwrap_err(), Error::NothingToCompact);
+    assert_eq!(
+        block_on(engine.compact(&model, &hooks, &run(150), None, T_COMPACT)).unwrap_err(),
+        Error::NothingToCompact
+    );
 }
 
 #[test]
@@ -665,7 +685,8 @@ fn hooks_run_in_order_with_their_events() {
     assert_eq!(before["customInstructions"], "focus");
     assert_eq!(before["preparation"]["firstKeptEntryId"], "e7");
     assert_eq!(before["preparation"]["isSplitTurn"], true);
-    let branch_ids: Vec<&str> = before["branchEntries"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap()).collect();
+    let branch_ids: Vec<&str> =
+        before["branchEntries"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap()).collect();
     assert_eq!(branch_ids, ["e1", "e2", "e3", "e4", "e5", "e6", "e7"]);
     let compacting = hooks.event("session.compacting");
     assert_eq!(compacting["sessionId"], "sess-1");
@@ -736,14 +757,16 @@ fn hook_supplied_compaction_keeps_its_own_details() {
     let model = FakeModel::new("m", &log);
     let engine = simple_engine();
     let details = json!({"tool": "my-ext", "version": 2});
-    let hooks = FakeHooks::new(&log).on("session_before_compact", Reply::Value(json!({"compaction": {"summary": "EXT", "details": details}})));
+    let hooks = FakeHooks::new(&log)
+        .on("session_before_compact", Reply::Value(json!({"compaction": {"summary": "EXT", "details": details}})));
     let out = block_on(engine.compact(&model, &hooks, &run(150), None, T_COMPACT)).unwrap();
     assert_eq!(out.entry["details"], details);
     let stored = engine.session().borrow().get_entry(out.entry["id"].as_str().unwrap()).unwrap();
     assert_eq!(stored["details"], details);
     // No details supplied: none stored.
     let engine = simple_engine();
-    let hooks = FakeHooks::new(&log).on("session_before_compact", Reply::Value(json!({"compaction": {"summary": "EXT"}})));
+    let hooks =
+        FakeHooks::new(&log).on("session_before_compact", Reply::Value(json!({"compaction": {"summary": "EXT"}})));
     let out = block_on(engine.compact(&model, &hooks, &run(150), None, T_COMPACT)).unwrap();
     assert!(out.entry.get("details").is_none(), "{}", out.entry);
 }
@@ -753,7 +776,8 @@ fn hook_supplied_compaction_defaults_to_the_preparation() {
     let log = Log::default();
     let model = FakeModel::new("m", &log);
     let engine = simple_engine();
-    let hooks = FakeHooks::new(&log).on("session_before_compact", Reply::Value(json!({"compaction": {"summary": "ONLY"}})));
+    let hooks =
+        FakeHooks::new(&log).on("session_before_compact", Reply::Value(json!({"compaction": {"summary": "ONLY"}})));
     let out = block_on(engine.compact(&model, &hooks, &run(150), None, T_COMPACT)).unwrap();
     assert_eq!(out.entry["firstKeptEntryId"], "e3");
     assert_eq!(out.entry["tokensBefore"], json!(900.0));
@@ -782,7 +806,10 @@ fn compacting_hook_prompt_context_and_preserve_data() {
     assert!(p.contains("</conversation>\n\n<additional-context>\n- line one\n- line two\n</additional-context>\n\nSUMMARIZE LIKE A PIRATE"), "{p}");
     assert!(p.ends_with("SUMMARIZE LIKE A PIRATE\n\nAdditional focus: ships"));
     assert!(!p.contains(&render(prompts::COMPACTION_SUMMARY)), "the hook's prompt replaces the base template");
-    assert!(model.request(Purpose::Short).prompt.contains("<additional-context>\n- line one\n- line two\n</additional-context>"));
+    assert!(model
+        .request(Purpose::Short)
+        .prompt
+        .contains("<additional-context>\n- line one\n- line two\n</additional-context>"));
     assert_eq!(out.entry["preserveData"], json!({"k": [1, 2]}));
     let s = engine.session().borrow();
     assert_eq!(s.get_entry(out.entry["id"].as_str().unwrap()).unwrap()["preserveData"], json!({"k": [1, 2]}));
@@ -998,7 +1025,8 @@ fn second_operation_while_one_runs_is_busy() {
     assert_eq!(err, Error::Busy);
     assert_eq!(err.code(), "E_BUSY");
     assert!(hooks.names().is_empty() && other.requests.borrow().is_empty(), "rejected before anything ran");
-    let err = block_on(engine.navigate_tree("e2", no_model(), &hooks, &NavigateRun::default(), None, T_COMPACT)).unwrap_err();
+    let err =
+        block_on(engine.navigate_tree("e2", no_model(), &hooks, &NavigateRun::default(), None, T_COMPACT)).unwrap_err();
     assert_eq!(err.code(), "E_BUSY");
     assert_eq!(leaf(&engine).as_deref(), Some("e4"));
     assert!(engine.is_busy(), "the rejected call did not release the running one");
@@ -1056,7 +1084,8 @@ fn navigate_to_a_user_message_returns_its_text_and_leaves_its_parent() {
     let log = Log::default();
     let hooks = FakeHooks::new(&log);
     let engine = tree_engine();
-    let out = block_on(engine.navigate_tree("e3", no_model(), &hooks, &NavigateRun::default(), None, T_COMPACT)).unwrap();
+    let out =
+        block_on(engine.navigate_tree("e3", no_model(), &hooks, &NavigateRun::default(), None, T_COMPACT)).unwrap();
     assert_eq!(out.editor_text, Some(text("e3")));
     assert_eq!(out.new_leaf_id.as_deref(), Some("e2"));
     assert!(!out.cancelled && !out.aborted && out.summary_entry.is_none());
@@ -1067,7 +1096,8 @@ fn navigate_to_a_user_message_returns_its_text_and_leaves_its_parent() {
     assert_eq!(prep["oldLeafId"], "e6");
     assert_eq!(prep["commonAncestorId"], "e2");
     assert_eq!(prep["userWantsSummary"], false);
-    let ids: Vec<&str> = prep["entriesToSummarize"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> =
+        prep["entriesToSummarize"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap()).collect();
     assert_eq!(ids, ["e5", "e6"]);
     let after = hooks.event("session_tree");
     assert_eq!(after["newLeafId"], "e2");
@@ -1081,24 +1111,28 @@ fn navigate_to_other_targets() {
     let log = Log::default();
     let engine = tree_engine();
     // An assistant message: the target itself.
-    let out = block_on(engine.navigate_tree("e4", no_model(), &NoHooks, &NavigateRun::default(), None, T_COMPACT)).unwrap();
+    let out =
+        block_on(engine.navigate_tree("e4", no_model(), &NoHooks, &NavigateRun::default(), None, T_COMPACT)).unwrap();
     assert_eq!(out.new_leaf_id.as_deref(), Some("e4"));
     assert_eq!(out.editor_text, None);
     assert_eq!(leaf(&engine).as_deref(), Some("e4"));
     // A custom_message: its parent, with its text for the editor.
-    let out = block_on(engine.navigate_tree("e7", no_model(), &NoHooks, &NavigateRun::default(), None, T_COMPACT)).unwrap();
+    let out =
+        block_on(engine.navigate_tree("e7", no_model(), &NoHooks, &NavigateRun::default(), None, T_COMPACT)).unwrap();
     assert_eq!(out.new_leaf_id.as_deref(), Some("e2"));
     assert_eq!(out.editor_text.as_deref(), Some("custom note"));
     // The root user message: before the first entry.
     let hooks = FakeHooks::new(&log);
-    let out = block_on(engine.navigate_tree("e1", no_model(), &hooks, &NavigateRun::default(), None, T_COMPACT)).unwrap();
+    let out =
+        block_on(engine.navigate_tree("e1", no_model(), &hooks, &NavigateRun::default(), None, T_COMPACT)).unwrap();
     assert_eq!(out.new_leaf_id, None);
     assert_eq!(out.editor_text, Some(text("e1")));
     assert_eq!(leaf(&engine), None);
     assert!(engine.session().borrow().build_session_context().messages.is_empty());
     assert_eq!(hooks.event("session_tree")["newLeafId"], Value::Null);
     // Unknown target.
-    let err = block_on(engine.navigate_tree("nope", no_model(), &NoHooks, &NavigateRun::default(), None, T_COMPACT)).unwrap_err();
+    let err = block_on(engine.navigate_tree("nope", no_model(), &NoHooks, &NavigateRun::default(), None, T_COMPACT))
+        .unwrap_err();
     assert_eq!(err.code(), "E_NOT_FOUND");
     assert!(!engine.is_busy());
 }
@@ -1153,7 +1187,10 @@ fn navigate_summary_to_the_root_has_no_parent() {
     assert_eq!(e["fromId"], "e6");
     // The common ancestor is e1 itself: e2, e5, e6 are left.
     let p = model.request(Purpose::Branch).prompt;
-    assert!(p.starts_with("<conversation>\n[Assistant]: e2 ") && p.contains("[User]: e5 ") && !p.contains("[User]: e1 "), "{p}");
+    assert!(
+        p.starts_with("<conversation>\n[Assistant]: e2 ") && p.contains("[User]: e5 ") && !p.contains("[User]: e1 "),
+        "{p}"
+    );
     // From there (leaf = the root summary) to e4: the summary branch is left.
     assert_eq!(leaf(&engine).as_deref(), e["id"].as_str());
 }
@@ -1214,8 +1251,8 @@ fn navigate_hook_supplied_summary() {
     let log = Log::default();
     let model = FakeModel::new("m", &log);
     let details = json!({"custom": 1});
-    let hooks =
-        FakeHooks::new(&log).on("session_before_tree", Reply::Value(json!({"summary": {"summary": "EXT BRANCH", "details": details}})));
+    let hooks = FakeHooks::new(&log)
+        .on("session_before_tree", Reply::Value(json!({"summary": {"summary": "EXT BRANCH", "details": details}})));
     let engine = tree_engine();
     let out = block_on(engine.navigate_tree("e4", Some(&model), &hooks, &summarize(), None, T_COMPACT)).unwrap();
     assert!(model.requests.borrow().is_empty(), "no model call");
@@ -1229,7 +1266,8 @@ fn navigate_hook_supplied_summary() {
 
     // Without summarize the hook's summary is not used.
     let engine = tree_engine();
-    let out = block_on(engine.navigate_tree("e4", Some(&model), &hooks, &NavigateRun::default(), None, T_COMPACT)).unwrap();
+    let out =
+        block_on(engine.navigate_tree("e4", Some(&model), &hooks, &NavigateRun::default(), None, T_COMPACT)).unwrap();
     assert!(out.summary_entry.is_none());
     assert_eq!(leaf(&engine).as_deref(), Some("e4"));
     assert_eq!(engine.session().borrow().entry_count(), 7);
@@ -1415,8 +1453,13 @@ fn prunable_entries(total: u64) -> Vec<Value> {
         {"type": "toolCall", "id": "b2", "name": "bash", "arguments": {"command": "ls -R"}},
     ]);
     let out = |id: &str, parent: &str, call: &str| {
-        entry(id, Some(parent), T0 + 2000.0, json!({"role": "toolResult", "toolCallId": call, "toolName": "bash",
-            "content": [{"type": "text", "text": "o".repeat(4000)}], "isError": false, "timestamp": T0 + 2000.0}))
+        entry(
+            id,
+            Some(parent),
+            T0 + 2000.0,
+            json!({"role": "toolResult", "toolCallId": call, "toolName": "bash",
+            "content": [{"type": "text", "text": "o".repeat(4000)}], "isError": false, "timestamp": T0 + 2000.0}),
+        )
     };
     vec![
         user("e1", None, T0),
@@ -1553,9 +1596,11 @@ fn overflow_from_another_model_or_before_the_last_compaction_is_ignored() {
     let (engine, msg) = overflow_engine(T0 + 4000.0, "claude-test");
     {
         let mut s = engine.session().borrow_mut();
-        s.append_entry(json!({"type": "compaction", "id": "c1", "parentId": "e5", "timestamp": format_iso_timestamp(T0 + 10_000.0),
-            "summary": "S", "firstKeptEntryId": "e3", "tokensBefore": 900}))
-            .unwrap();
+        s.append_entry(
+            json!({"type": "compaction", "id": "c1", "parentId": "e5", "timestamp": format_iso_timestamp(T0 + 10_000.0),
+            "summary": "S", "firstKeptEntryId": "e3", "tokensBefore": 900}),
+        )
+        .unwrap();
     }
     let out = c.run(&engine, &msg, &check_options(200_000.0), std::slice::from_ref(&model)).unwrap();
     assert_eq!(out.reason, None);
@@ -1569,8 +1614,10 @@ fn overflow_newer_than_the_last_compaction_is_recovered() {
     let c = Check::new();
     let model = FakeModel::new("a", &c.log);
     let mut entries = simple_entries();
-    entries.push(json!({"type": "compaction", "id": "c1", "parentId": "e4", "timestamp": format_iso_timestamp(T0 + 3500.0),
-        "summary": "OLD", "firstKeptEntryId": "e3", "tokensBefore": 900}));
+    entries.push(
+        json!({"type": "compaction", "id": "c1", "parentId": "e4", "timestamp": format_iso_timestamp(T0 + 3500.0),
+        "summary": "OLD", "firstKeptEntryId": "e3", "tokensBefore": 900}),
+    );
     entries.push(user("e5", Some("c1"), T0 + 4000.0));
     entries.push(assistant("e6", Some("e5"), T0 + 5000.0, 800));
     entries.push(user("e7", Some("e6"), T0 + 6000.0));
@@ -1614,10 +1661,16 @@ fn failure_messages() {
     model.fail_with(Error::Summarization { message: "empty answer".into() });
     let (engine, msg) = overflow_engine(T0 + 4000.0, "claude-test");
     let out = c.run(&engine, &msg, &check_options(200_000.0), std::slice::from_ref(&model)).unwrap();
-    assert_eq!(out.error_message.as_deref(), Some("Context overflow recovery failed: Summarization failed: empty answer"));
+    assert_eq!(
+        out.error_message.as_deref(),
+        Some("Context overflow recovery failed: Summarization failed: empty answer")
+    );
     assert!(!out.will_retry && out.context.is_none());
     assert_eq!(c.events.all()[1]["willRetry"], false);
-    assert_eq!(c.events.all()[1]["errorMessage"], "Context overflow recovery failed: Summarization failed: empty answer");
+    assert_eq!(
+        c.events.all()[1]["errorMessage"],
+        "Context overflow recovery failed: Summarization failed: empty answer"
+    );
     assert_eq!(compaction_count(&engine), 0);
 
     // A hook cancel on the automatic path is reported the same way.
@@ -1710,7 +1763,14 @@ fn exhausted_retries_move_to_the_next_candidate() {
     let models: Vec<String> = c.log.borrow().iter().filter(|l| l.starts_with("model:")).cloned().collect();
     assert_eq!(
         models,
-        ["model:a:history", "model:a:history", "model:a:history", "model:a:history", "model:b:history", "model:a:short"]
+        [
+            "model:a:history",
+            "model:a:history",
+            "model:a:history",
+            "model:a:history",
+            "model:b:history",
+            "model:a:short"
+        ]
     );
 }
 
@@ -1757,7 +1817,11 @@ fn overflow_and_permanent_errors_are_never_retried() {
     let c = Check::new();
     let a = FakeModel::new("a", &c.log);
     // An overflow text with a transient-looking status is still not transient.
-    a.fail_with(Error::Model { message: "prompt is too long: 300000 tokens > 200000 maximum".into(), status: Some(429), retry_after_ms: Some(10.0) });
+    a.fail_with(Error::Model {
+        message: "prompt is too long: 300000 tokens > 200000 maximum".into(),
+        status: Some(429),
+        retry_after_ms: Some(10.0),
+    });
     let b = FakeModel::new("b", &c.log);
     b.fail_with(Error::Model { message: "context_length_exceeded".into(), status: Some(500), retry_after_ms: None });
     let cand_c = FakeModel::new("c", &c.log);

@@ -5,17 +5,19 @@
 
 use serde_json::Value;
 use session_compaction::entry::{EntryList, EntrySource};
-use session_compaction::summarize::extractive::{extractive_summary, ExtractiveSummarizer, EXTRACTIVE_MARKER};
 use session_compaction::io::{parse_session, ParseOptions};
 use session_compaction::plan::prepare::{prepare_compaction, CompactionPreparation, CompactionSettings};
 use session_compaction::prompt::templates::PromptTemplates;
+use session_compaction::summarize::extractive::{extractive_summary, ExtractiveSummarizer, EXTRACTIVE_MARKER};
 use session_compaction::summarize::{
-    branch_summary_request, compact, compaction_requests, generate_branch_summary, BranchSummaryOptions, CompactionResult, Purpose,
+    branch_summary_request, compact, compaction_requests, generate_branch_summary, BranchSummaryOptions,
+    CompactionResult, Purpose,
 };
 use session_compaction::tree::get_branch;
 use std::path::PathBuf;
 
-const SESSIONS: [&str; 3] = ["pi-session-with-compactions.jsonl", "pi-session-large.jsonl", "pi-session-v1-format.jsonl"];
+const SESSIONS: [&str; 3] =
+    ["pi-session-with-compactions.jsonl", "pi-session-large.jsonl", "pi-session-v1-format.jsonl"];
 
 fn session_path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/sessions").join(name)
@@ -32,17 +34,27 @@ fn last_branch(name: &str) -> Vec<Value> {
 
 fn prepare(name: &str) -> CompactionPreparation {
     let branch = last_branch(name);
-    prepare_compaction(&EntryList::new(&branch), &CompactionSettings::default()).unwrap_or_else(|| panic!("{name}: nothing to compact"))
+    prepare_compaction(&EntryList::new(&branch), &CompactionSettings::default())
+        .unwrap_or_else(|| panic!("{name}: nothing to compact"))
 }
 
 fn run(prep: &CompactionPreparation) -> CompactionResult {
-    futures_executor::block_on(compact(prep, &ExtractiveSummarizer::default(), &Default::default(), &PromptTemplates::default()))
-        .expect("the extractive summarizer never fails")
+    futures_executor::block_on(compact(
+        prep,
+        &ExtractiveSummarizer::default(),
+        &Default::default(),
+        &PromptTemplates::default(),
+    ))
+    .expect("the extractive summarizer never fails")
 }
 
 /// The model-written part of a summary: without the appended file blocks.
 fn text_part(summary: &str) -> &str {
-    let cut = [summary.find("<read-files>\n"), summary.find("<modified-files>\n")].into_iter().flatten().min().unwrap_or(summary.len());
+    let cut = [summary.find("<read-files>\n"), summary.find("<modified-files>\n")]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(summary.len());
     &summary[..cut]
 }
 
@@ -55,16 +67,28 @@ fn compacts_every_real_session() {
         let text = text_part(summary);
         assert!(!text.trim().is_empty(), "{name}: empty summary");
         assert!(summary.starts_with(EXTRACTIVE_MARKER), "{name}: {}", &summary[..summary.len().min(300)]);
-        let paths: Vec<&String> = prep.file_ops.read.iter().chain(&prep.file_ops.written).chain(&prep.file_ops.edited).collect();
+        let paths: Vec<&String> =
+            prep.file_ops.read.iter().chain(&prep.file_ops.written).chain(&prep.file_ops.edited).collect();
         assert!(!paths.is_empty(), "{name}: the preparation has file operations");
-        assert!(paths.iter().any(|p| text.contains(p.as_str())), "{name}: no real file path in the summary text:\n{text}");
+        assert!(
+            paths.iter().any(|p| text.contains(p.as_str())),
+            "{name}: no real file path in the summary text:\n{text}"
+        );
         // Sane size: within the history budget (80% of reserveTokens, 4 chars a token), plus the
         // turn-prefix budget for a split turn, and not a copy of the transcript.
         let reserve = prep.settings.reserve_tokens as usize;
         let max_chars = reserve * 8 / 10 * 4 + if prep.is_split_turn { reserve / 2 * 4 } else { 0 } + 200;
         let chars = text.chars().count();
         assert!((300..=max_chars).contains(&chars), "{name}: {chars} chars (max {max_chars})");
-        for heading in ["## Objective", "## Requirements and preferences", "### Completed", "### Blocked", "## Next actions", "## Reference details", "## Pending question"] {
+        for heading in [
+            "## Objective",
+            "## Requirements and preferences",
+            "### Completed",
+            "### Blocked",
+            "## Next actions",
+            "## Reference details",
+            "## Pending question",
+        ] {
             assert!(text.contains(heading), "{name}: missing {heading}");
         }
         if prep.is_split_turn {
@@ -96,8 +120,14 @@ fn update_of_a_real_session_keeps_the_previous_summary() {
     let first_heading = previous.lines().find(|l| l.starts_with("## ")).expect("heading");
     assert!(text.contains(&format!("###{first_heading}")), "{first_heading} kept (demoted):\n{text}");
     // A second update keeps the same block without nesting it deeper.
-    let prompt2 = session_compaction::summarize::assemble_prompt("[User]: go on", Some(&text), &[], "## Objective\n\n## Pending question\n");
-    let again = extractive_summary(&session_compaction::summarize::SummaryRequest { prompt: prompt2, ..history.clone() });
+    let prompt2 = session_compaction::summarize::assemble_prompt(
+        "[User]: go on",
+        Some(&text),
+        &[],
+        "## Objective\n\n## Pending question\n",
+    );
+    let again =
+        extractive_summary(&session_compaction::summarize::SummaryRequest { prompt: prompt2, ..history.clone() });
     assert_eq!(again.matches("## Earlier summary (kept verbatim)").count(), 1, "{again}");
     assert!(again.contains(&format!("###{first_heading}")), "{again}");
 }
@@ -120,7 +150,13 @@ fn branch_summary_of_a_real_session() {
     assert!(text.chars().count() <= 2048 * 4, "{} chars", text.chars().count());
     let lists = ops.file_lists();
     assert!(lists.modified_files.iter().chain(&lists.read_files).any(|p| text.contains(p.as_str())), "{text}");
-    let summary = futures_executor::block_on(generate_branch_summary(&list, &ExtractiveSummarizer::default(), &options, &templates)).unwrap();
+    let summary = futures_executor::block_on(generate_branch_summary(
+        &list,
+        &ExtractiveSummarizer::default(),
+        &options,
+        &templates,
+    ))
+    .unwrap();
     assert!(summary.summary.contains(EXTRACTIVE_MARKER));
 }
 
@@ -128,7 +164,10 @@ fn branch_summary_of_a_real_session() {
 fn print_a_real_summary() {
     let prep = prepare("pi-session-large.jsonl");
     let result = run(&prep);
-    println!("===== pi-session-large.jsonl: summary ({} chars) =====\n{}", result.summary.chars().count(), result.summary);
+    println!(
+        "===== pi-session-large.jsonl: summary ({} chars) =====\n{}",
+        result.summary.chars().count(),
+        result.summary
+    );
     println!("===== short summary =====\n{}", result.short_summary);
 }
-

@@ -4,9 +4,9 @@
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use session_compaction::context::{build_session_context, LeafSelector};
-use session_compaction::plan::cut_point::find_cut_point;
-use session_compaction::entry::{EntryList, EntrySource};
 use session_compaction::entry::Role;
+use session_compaction::entry::{EntryList, EntrySource};
+use session_compaction::plan::cut_point::find_cut_point;
 use session_compaction::plan::prepare::{prepare_compaction, CompactionSettings};
 use session_compaction::plan::prune::{prune_tool_outputs, PruneConfig};
 use session_compaction::session::SessionTree;
@@ -57,7 +57,13 @@ struct Builder {
 
 impl Builder {
     fn new() -> Self {
-        Self { tree: SessionTree::new(Some(json!({"type": "session", "version": 3, "id": "s", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"}))), next: 0, t: 1_735_689_600_000 }
+        Self {
+            tree: SessionTree::new(Some(
+                json!({"type": "session", "version": 3, "id": "s", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"}),
+            )),
+            next: 0,
+            t: 1_735_689_600_000,
+        }
     }
     fn id(&mut self) -> String {
         self.next += 1;

@@ -4,12 +4,13 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
+use session_compaction::entry::{EntryKind, EntryMeta};
 use session_compaction::entry::{EntryList, EntrySource};
 use session_compaction::io::{
-    migrate_to_current_version, parse_jsonl, parse_jsonl_bytes, parse_session, parse_session_bytes, parse_session_with_ids,
-    scan_jsonl, scan_session, scan_session_with_ids, serialize_session, split_lines, LineError, ParseOptions, ParsedSession,
+    migrate_to_current_version, parse_jsonl, parse_jsonl_bytes, parse_session, parse_session_bytes,
+    parse_session_with_ids, scan_jsonl, scan_session, scan_session_with_ids, serialize_session, split_lines, LineError,
+    ParseOptions, ParsedSession,
 };
-use session_compaction::entry::{EntryKind, EntryMeta};
 use session_compaction::tree::{collect_entries_for_branch_summary, get_branch, validate, IssueKind, TreeIndex};
 use session_compaction::Error;
 use std::collections::HashSet;
@@ -37,7 +38,9 @@ fn codes(errors: &[LineError]) -> Vec<(usize, &'static str)> {
 }
 
 fn recorded_ids() -> Vec<String> {
-    let v: Value = serde_json::from_str(&read("tests/conformance/cases/loadSession/real-loadSession-before-compaction-p1.json")).unwrap();
+    let v: Value =
+        serde_json::from_str(&read("tests/conformance/cases/loadSession/real-loadSession-before-compaction-p1.json"))
+            .unwrap();
     v["input"]["generatedIds"].as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect()
 }
 
@@ -63,7 +66,10 @@ fn real_v3_sessions_load_without_errors_and_round_trip() {
             let got: Value = serde_json::from_str(line).unwrap();
             assert_eq!(&got, want, "{rel} line {}", i + 1);
             // Key order is kept too.
-            assert_eq!(got.as_object().map(|o| o.keys().collect::<Vec<_>>()), want.as_object().map(|o| o.keys().collect::<Vec<_>>()));
+            assert_eq!(
+                got.as_object().map(|o| o.keys().collect::<Vec<_>>()),
+                want.as_object().map(|o| o.keys().collect::<Vec<_>>())
+            );
         }
         // Loading the saved text again gives the same session.
         let again = parse_session(&saved, &lenient()).unwrap();
@@ -170,7 +176,8 @@ fn real_sessions_validate_structurally() {
         let before = s.entries.clone();
         let report = validate(&s.entry_list(), Some(&s.lines));
         assert_eq!(s.entries, before, "validation never changes entries");
-        for kind in [IssueKind::DuplicateId, IssueKind::MissingParent, IssueKind::Cycle, IssueKind::KeptEntryNotOnPath] {
+        for kind in [IssueKind::DuplicateId, IssueKind::MissingParent, IssueKind::Cycle, IssueKind::KeptEntryNotOnPath]
+        {
             assert_eq!(report.of_kind(kind).count(), 0, "{rel}: {:?}", report.of_kind(kind).collect::<Vec<_>>());
         }
         for issue in &report.issues {
@@ -206,23 +213,30 @@ fn msg(id: &str, parent: Option<&str>) -> String {
 #[test]
 fn every_error_kind_with_its_line() {
     let text = [
-        HEADER.to_string(),                               // 1
-        msg("a", None),                                   // 2
-        "{not json}".into(),                              // 3
-        String::new(),                                    // 4 blank
+        HEADER.to_string(),                                        // 1
+        msg("a", None),                                            // 2
+        "{not json}".into(),                                       // 3
+        String::new(),                                             // 4 blank
         format!("{}{}", msg("b", Some("a")), msg("c", Some("a"))), // 5: two records
-        r#"{"type":"message","parentId":"a"}"#.into(),    // 6: no id
-        r#"{"id":"x","parentId":"a"}"#.into(),            // 7: no type
-        "   \t ".into(),                                  // 8 blank
-        "42".into(),                                      // 9: not an object
-        msg("d", Some("a")),                              // 10
+        r#"{"type":"message","parentId":"a"}"#.into(),             // 6: no id
+        r#"{"id":"x","parentId":"a"}"#.into(),                     // 7: no type
+        "   \t ".into(),                                           // 8 blank
+        "42".into(),                                               // 9: not an object
+        msg("d", Some("a")),                                       // 10
         r#"{"type":"message","id":"e","message":{"role":"#.into(), // 11: truncated (no newline)
     ]
     .join("\n");
     let s = parse_session(&text, &lenient()).unwrap();
     assert_eq!(
         codes(&s.errors),
-        vec![(3, "E_PARSE"), (5, "E_PARSE"), (6, "E_MISSING_FIELD"), (7, "E_MISSING_FIELD"), (9, "E_MISSING_FIELD"), (11, "E_PARSE")]
+        vec![
+            (3, "E_PARSE"),
+            (5, "E_PARSE"),
+            (6, "E_MISSING_FIELD"),
+            (7, "E_MISSING_FIELD"),
+            (9, "E_MISSING_FIELD"),
+            (11, "E_PARSE")
+        ]
     );
     let text_of = |i: usize| s.errors[i].error.to_string();
     assert!(text_of(0).starts_with("line 3: malformed JSON"), "{}", text_of(0));
@@ -252,7 +266,8 @@ fn strict_mode_fails_on_the_first_bad_line() {
     assert_eq!(err.code(), "E_MISSING_FIELD");
     assert!(err.to_string().contains("line 3"), "{err}");
     assert_eq!(scan_session(text.as_bytes(), &ParseOptions::strict()).unwrap_err(), err);
-    let err = parse_session(&format!("{HEADER}\n{{bad\n{{\"type\":\"label\"}}\n"), &ParseOptions::strict()).unwrap_err();
+    let err =
+        parse_session(&format!("{HEADER}\n{{bad\n{{\"type\":\"label\"}}\n"), &ParseOptions::strict()).unwrap_err();
     assert_eq!(err, Error::Parse { line: 2, reason: err_reason(&err) });
     // Lenient mode returns the same errors without failing.
     let ok = parse_session(&text, &lenient()).unwrap();
@@ -282,7 +297,10 @@ fn header_errors_load_nothing() {
         assert!(s.header.is_none() && s.entries.is_empty(), "{text:?}");
         let header = s.errors.iter().find(|e| e.error.code() == "E_HEADER").unwrap_or_else(|| panic!("{text:?}"));
         assert_eq!(header.line, *line, "{text:?}");
-        assert_eq!(parse_session(text, &ParseOptions::strict()).unwrap_err().code(), if *line == 3 { "E_PARSE" } else { "E_HEADER" });
+        assert_eq!(
+            parse_session(text, &ParseOptions::strict()).unwrap_err().code(),
+            if *line == 3 { "E_PARSE" } else { "E_HEADER" }
+        );
         let raw = scan_session(text.as_bytes(), &lenient()).unwrap();
         assert_eq!(raw.errors, s.errors);
         assert!(raw.entries.is_empty() && raw.header.is_none());
@@ -353,7 +371,10 @@ fn v1_first_kept_entry_index_variants() {
     assert_eq!(used, 7);
     assert!(s.migrated);
     let e = &s.entries;
-    assert_eq!(e.iter().map(|x| x["id"].as_str().unwrap()).collect::<Vec<_>>(), ["i1", "i2", "i3", "i4", "i5", "i6", "i7"]);
+    assert_eq!(
+        e.iter().map(|x| x["id"].as_str().unwrap()).collect::<Vec<_>>(),
+        ["i1", "i2", "i3", "i4", "i5", "i6", "i7"]
+    );
     assert_eq!(e[1].get("firstKeptEntryId"), None);
     assert_eq!(e[1].get("firstKeptEntryIndex"), None);
     assert_eq!(e[2]["firstKeptEntryId"], "i1");
@@ -396,7 +417,10 @@ fn version_semantics() {
     assert_eq!(s.entries[0]["message"]["role"], "hookMessage");
     assert_eq!(s.header.as_ref().unwrap()["version"], "abc");
     // Every header line gets version 3; extra headers get no id.
-    let text = format!("{}\n{}\n{}", r#"{"type":"session","id":"s"}"#, r#"{"type":"session","id":"t"}"#, r#"{"type":"label","targetId":"x"}"#);
+    let text = format!(
+        "{}\n{}\n{}",
+        r#"{"type":"session","id":"s"}"#, r#"{"type":"session","id":"t"}"#, r#"{"type":"label","targetId":"x"}"#
+    );
     let (s, used) = migrate_text(&text, &["l1"]);
     assert_eq!(used, 1);
     assert_eq!(s.entries[0], json!({"type":"session","id":"t","version":3}));
@@ -413,7 +437,8 @@ fn migrate_in_place_matches_reference_flag() {
 
 #[test]
 fn default_ids_are_random_and_unique() {
-    let text = format!("{}\n{}\n{}", r#"{"type":"session","id":"s"}"#, r#"{"type":"message"}"#, r#"{"type":"message"}"#);
+    let text =
+        format!("{}\n{}\n{}", r#"{"type":"session","id":"s"}"#, r#"{"type":"message"}"#, r#"{"type":"message"}"#);
     let a = parse_session(&text, &lenient()).unwrap();
     let b = parse_session(&text, &lenient()).unwrap();
     assert_ne!(a.entries[0]["id"], a.entries[1]["id"]);
@@ -469,7 +494,14 @@ fn duplicates_last_wins_and_are_reported_with_both_lines() {
 
 #[test]
 fn cycles_and_missing_parents() {
-    let v = vec![m("a", Some("c")), m("b", Some("a")), m("c", Some("b")), m("d", Some("c")), m("e", Some("nope")), m("f", Some(""))];
+    let v = vec![
+        m("a", Some("c")),
+        m("b", Some("a")),
+        m("c", Some("b")),
+        m("d", Some("c")),
+        m("e", Some("nope")),
+        m("f", Some("")),
+    ];
     let list = EntryList::new(&v);
     assert_eq!(ids_of(&v, &get_branch(&list, "d")), ["a", "b", "c", "d"]);
     assert_eq!(ids_of(&v, &get_branch(&list, "e")), ["e"]);
@@ -490,25 +522,21 @@ fn cycles_and_missing_parents() {
 
 #[test]
 fn compaction_and_tool_call_issues() {
-    let call = |id: &str, parent: &str, call_id: &str| {
-        json!({"type":"message","id":id,"parentId":parent,"timestamp":"t","message":{"role":"assistant","content":[{"type":"toolCall","id":call_id,"name":"read","arguments":{"path":"a"}}]}})
-    };
-    let result = |id: &str, parent: &str, call_id: &str| {
-        json!({"type":"message","id":id,"parentId":parent,"timestamp":"t","message":{"role":"toolResult","toolCallId":call_id,"toolName":"read","content":[]}})
-    };
+    let call = |id: &str, parent: &str, call_id: &str| json!({"type":"message","id":id,"parentId":parent,"timestamp":"t","message":{"role":"assistant","content":[{"type":"toolCall","id":call_id,"name":"read","arguments":{"path":"a"}}]}});
+    let result = |id: &str, parent: &str, call_id: &str| json!({"type":"message","id":id,"parentId":parent,"timestamp":"t","message":{"role":"toolResult","toolCallId":call_id,"toolName":"read","content":[]}});
     let v = vec![
         m("u1", None),
         call("a1", "u1", "c1"),
-        result("r1", "a1", "c1"),                     // answered
-        call("a2", "r1", "c2"),                       // never answered
-        result("r2", "a1", "c9"),                     // orphan: no call c9 on its path
+        result("r1", "a1", "c1"), // answered
+        call("a2", "r1", "c2"),   // never answered
+        result("r2", "a1", "c9"), // orphan: no call c9 on its path
         json!({"type":"compaction","id":"k1","parentId":"r1","timestamp":"t","summary":"s","firstKeptEntryId":"a1","tokensBefore":1}),
         json!({"type":"compaction","id":"k2","parentId":"r1","timestamp":"t","summary":"s","firstKeptEntryId":"r2","tokensBefore":1}),
         json!({"type":"compaction","id":"k3","parentId":"k2","timestamp":"t","summary":"s","tokensBefore":1}),
-        result("r3", "u1", "c1"),                     // orphan: c1 is on another branch
+        result("r3", "u1", "c1"), // orphan: c1 is on another branch
         call("a4", "u1", "c4"),
-        result("r4", "a4", "c4"),                     // answered on one branch ...
-        m("u5", Some("a4")),                          // ... not on this one, still answered
+        result("r4", "a4", "c4"), // answered on one branch ...
+        m("u5", Some("a4")),      // ... not on this one, still answered
     ];
     let list = EntryList::new(&v);
     let before = v.clone();
@@ -520,7 +548,10 @@ fn compaction_and_tool_call_issues() {
         of(IssueKind::OrphanToolResult),
         vec![("r2".to_string(), Some("c9".to_string())), ("r3".to_string(), Some("c1".to_string()))]
     );
-    assert_eq!(of(IssueKind::KeptEntryNotOnPath), vec![("k2".to_string(), Some("r2".to_string())), ("k3".to_string(), None)]);
+    assert_eq!(
+        of(IssueKind::KeptEntryNotOnPath),
+        vec![("k2".to_string(), Some("r2".to_string())), ("k3".to_string(), None)]
+    );
     assert_eq!(r.issues.iter().map(|i| i.index).collect::<Vec<_>>(), {
         let mut s = r.issues.iter().map(|i| i.index).collect::<Vec<_>>();
         s.sort();
@@ -533,7 +564,12 @@ fn compaction_and_tool_call_issues() {
 #[test]
 fn labels_last_one_wins() {
     let label = |id: &str, target: &str, l: Value| json!({"type":"label","id":id,"parentId":null,"timestamp":"t","targetId":target,"label":l});
-    let mut v = vec![m("a", None), label("l1", "a", json!("first")), label("l2", "a", json!("second")), label("l3", "b", json!("x"))];
+    let mut v = vec![
+        m("a", None),
+        label("l1", "a", json!("first")),
+        label("l2", "a", json!("second")),
+        label("l3", "b", json!("x")),
+    ];
     let t = TreeIndex::new(&EntryList::new(&v));
     assert_eq!(t.label("a"), Some("second"));
     assert_eq!(t.label("b"), Some("x"));
@@ -615,16 +651,20 @@ proptest! {
     }
 }
 
-
 #[test]
 fn spliced_preparation_json_equals_the_materialized_one_on_real_sessions() {
     use session_compaction::plan::prepare::CompactionSettings;
     for name in ["pi-session-large.jsonl", "pi-session-with-compactions.jsonl", "pi-session-v1-format.jsonl"] {
         let text = std::fs::read_to_string(format!("{}/examples/sessions/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap();
-        let (tree, _) = session_compaction::session::SessionTree::from_jsonl(text, &session_compaction::io::ParseOptions::lenient()).unwrap();
+        let (tree, _) = session_compaction::session::SessionTree::from_jsonl(
+            text,
+            &session_compaction::io::ParseOptions::lenient(),
+        )
+        .unwrap();
         for keep in [1_000, 20_000, 60_000] {
             let settings = CompactionSettings { keep_recent_tokens: keep, ..Default::default() };
-            let spliced: Option<serde_json::Value> = tree.prepare_compaction_json(&settings).map(|t| serde_json::from_str(&t).unwrap());
+            let spliced: Option<serde_json::Value> =
+                tree.prepare_compaction_json(&settings).map(|t| serde_json::from_str(&t).unwrap());
             let full = tree.prepare_compaction(&settings).map(|p| serde_json::to_value(p).unwrap());
             assert_eq!(spliced, full, "{name} keep {keep}");
         }

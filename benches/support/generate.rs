@@ -26,11 +26,54 @@ impl Rng {
 }
 
 const WORDS: &[&str] = &[
-    "session", "compaction", "tree", "entry", "branch", "token", "budget", "model", "context", "window", "summary",
-    "tool", "result", "cut", "point", "leaf", "parent", "fn", "let", "mut", "impl", "struct", "return", "error",
-    "ok", "file", "path", "read", "write", "edit", "test", "build", "cargo", "npm", "wasm", "value", "json",
+    "session",
+    "compaction",
+    "tree",
+    "entry",
+    "branch",
+    "token",
+    "budget",
+    "model",
+    "context",
+    "window",
+    "summary",
+    "tool",
+    "result",
+    "cut",
+    "point",
+    "leaf",
+    "parent",
+    "fn",
+    "let",
+    "mut",
+    "impl",
+    "struct",
+    "return",
+    "error",
+    "ok",
+    "file",
+    "path",
+    "read",
+    "write",
+    "edit",
+    "test",
+    "build",
+    "cargo",
+    "npm",
+    "wasm",
+    "value",
+    "json",
 ];
-const FILES: &[&str] = &["src/lib.rs", "src/session.rs", "src/prepare.rs", "README.md", "package.json", "src/wasm/mod.rs", "tests/conformance.rs", "docs/設計.md"];
+const FILES: &[&str] = &[
+    "src/lib.rs",
+    "src/session.rs",
+    "src/prepare.rs",
+    "README.md",
+    "package.json",
+    "src/wasm/mod.rs",
+    "tests/conformance.rs",
+    "docs/設計.md",
+];
 
 fn text(rng: &mut Rng, words: usize) -> String {
     let mut s = String::with_capacity(words * 7);
@@ -47,14 +90,23 @@ fn text(rng: &mut Rng, words: usize) -> String {
 /// number of entries written.
 pub fn generate<W: Write>(count: usize, seed: u64, w: &mut W) -> std::io::Result<usize> {
     let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-    writeln!(w, "{}", json!({"type": "session", "version": 3, "id": format!("bench-{seed}"), "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/home/user/project"}))?;
+    writeln!(
+        w,
+        "{}",
+        json!({"type": "session", "version": 3, "id": format!("bench-{seed}"), "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/home/user/project"})
+    )?;
     let mut t: i64 = 1_767_225_600_000;
     let mut n = 0usize;
     let mut parent: Option<String> = None;
     let mut ids: Vec<String> = Vec::new();
     let mut call = 0u64;
     let mut last_user_id: Option<String> = None;
-    let emit = |w: &mut W, mut e: serde_json::Value, parent: &mut Option<String>, ids: &mut Vec<String>, t: &mut i64| -> std::io::Result<String> {
+    let emit = |w: &mut W,
+                mut e: serde_json::Value,
+                parent: &mut Option<String>,
+                ids: &mut Vec<String>,
+                t: &mut i64|
+     -> std::io::Result<String> {
         *t += 1500;
         let id = format!("{:08x}", ids.len() as u64 * 2_654_435_761 % 0xFFFF_FFFF);
         let ts = session_compaction::js::format_iso_timestamp(*t as f64);
@@ -73,7 +125,13 @@ pub fn generate<W: Write>(count: usize, seed: u64, w: &mut W) -> std::io::Result
         let roll = rng.below(100);
         if roll < 12 {
             let words = 5 + rng.below(80) as usize;
-            let id = emit(w, json!({"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": text(&mut rng, words)}]}}), &mut parent, &mut ids, &mut t)?;
+            let id = emit(
+                w,
+                json!({"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": text(&mut rng, words)}]}}),
+                &mut parent,
+                &mut ids,
+                &mut t,
+            )?;
             last_user_id = Some(id);
             n += 1;
         } else if roll < 70 {
@@ -91,12 +149,20 @@ pub fn generate<W: Write>(count: usize, seed: u64, w: &mut W) -> std::io::Result
                     "write" => json!({"path": path, "content": text(&mut rng, 200)}),
                     _ => json!({"path": path}),
                 };
-                content.push(json!({"type": "toolCall", "id": format!("toolu_{call:010}"), "name": tool, "arguments": args}));
+                content.push(
+                    json!({"type": "toolCall", "id": format!("toolu_{call:010}"), "name": tool, "arguments": args}),
+                );
                 pending.push((format!("toolu_{call:010}"), tool));
             }
             let input = 2000 + (n as u64 * 40) % 180_000;
-            emit(w, json!({"type": "message", "message": {"role": "assistant", "content": content, "api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5",
-                "usage": {"input": input, "output": 300, "cacheRead": input / 2, "cacheWrite": 100, "totalTokens": input + input / 2 + 400, "cost": {"input": 0.01, "output": 0.002, "cacheRead": 0.0, "cacheWrite": 0.0, "total": 0.012}}, "stopReason": "toolUse"}}), &mut parent, &mut ids, &mut t)?;
+            emit(
+                w,
+                json!({"type": "message", "message": {"role": "assistant", "content": content, "api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5",
+                "usage": {"input": input, "output": 300, "cacheRead": input / 2, "cacheWrite": 100, "totalTokens": input + input / 2 + 400, "cost": {"input": 0.01, "output": 0.002, "cacheRead": 0.0, "cacheWrite": 0.0, "total": 0.012}}, "stopReason": "toolUse"}}),
+                &mut parent,
+                &mut ids,
+                &mut t,
+            )?;
             n += 1;
             for (id, tool) in pending {
                 let size = match rng.below(10) {
@@ -104,24 +170,48 @@ pub fn generate<W: Write>(count: usize, seed: u64, w: &mut W) -> std::io::Result
                     1..=3 => 300 + rng.below(700) as usize,
                     _ => 10 + rng.below(120) as usize,
                 };
-                emit(w, json!({"type": "message", "message": {"role": "toolResult", "toolCallId": id, "toolName": tool, "content": [{"type": "text", "text": text(&mut rng, size)}], "isError": rng.below(20) == 0}}), &mut parent, &mut ids, &mut t)?;
+                emit(
+                    w,
+                    json!({"type": "message", "message": {"role": "toolResult", "toolCallId": id, "toolName": tool, "content": [{"type": "text", "text": text(&mut rng, size)}], "isError": rng.below(20) == 0}}),
+                    &mut parent,
+                    &mut ids,
+                    &mut t,
+                )?;
                 n += 1;
             }
         } else if roll < 90 {
             let words = 30 + rng.below(300) as usize;
-            emit(w, json!({"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": text(&mut rng, words)}], "api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5",
-                "usage": {"input": 5000, "output": 800, "cacheRead": 1000, "cacheWrite": 0, "totalTokens": 6800}, "stopReason": "stop"}}), &mut parent, &mut ids, &mut t)?;
+            emit(
+                w,
+                json!({"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": text(&mut rng, words)}], "api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5",
+                "usage": {"input": 5000, "output": 800, "cacheRead": 1000, "cacheWrite": 0, "totalTokens": 6800}, "stopReason": "stop"}}),
+                &mut parent,
+                &mut ids,
+                &mut t,
+            )?;
             n += 1;
         } else if roll < 93 {
             let level = ["low", "medium", "high"][rng.below(3) as usize];
             emit(w, json!({"type": "thinking_level_change", "thinkingLevel": level}), &mut parent, &mut ids, &mut t)?;
             n += 1;
         } else if roll < 95 {
-            emit(w, json!({"type": "model_change", "model": "anthropic/claude-opus-4-5"}), &mut parent, &mut ids, &mut t)?;
+            emit(
+                w,
+                json!({"type": "model_change", "model": "anthropic/claude-opus-4-5"}),
+                &mut parent,
+                &mut ids,
+                &mut t,
+            )?;
             n += 1;
         } else if roll < 96 && n > 4000 && n % 5000 < 300 {
             if let Some(kept) = last_user_id.clone() {
-                emit(w, json!({"type": "compaction", "summary": format!("## Goal\n{}\n## Done\n{}", text(&mut rng, 40), text(&mut rng, 200)), "firstKeptEntryId": kept, "tokensBefore": 150_000, "details": {"readFiles": ["src/lib.rs"], "modifiedFiles": ["src/session.rs"]}}), &mut parent, &mut ids, &mut t)?;
+                emit(
+                    w,
+                    json!({"type": "compaction", "summary": format!("## Goal\n{}\n## Done\n{}", text(&mut rng, 40), text(&mut rng, 200)), "firstKeptEntryId": kept, "tokensBefore": 150_000, "details": {"readFiles": ["src/lib.rs"], "modifiedFiles": ["src/session.rs"]}}),
+                    &mut parent,
+                    &mut ids,
+                    &mut t,
+                )?;
                 n += 1;
             }
         } else if roll < 97 && ids.len() > 10 {
@@ -129,7 +219,13 @@ pub fn generate<W: Write>(count: usize, seed: u64, w: &mut W) -> std::io::Result
             let back = 2 + rng.below(8) as usize;
             parent = Some(ids[ids.len() - back].clone());
         } else {
-            emit(w, json!({"type": "custom", "customType": "ui-state", "data": {"scroll": rng.below(1000)}}), &mut parent, &mut ids, &mut t)?;
+            emit(
+                w,
+                json!({"type": "custom", "customType": "ui-state", "data": {"scroll": rng.below(1000)}}),
+                &mut parent,
+                &mut ids,
+                &mut t,
+            )?;
             n += 1;
         }
     }

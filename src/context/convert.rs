@@ -18,8 +18,8 @@
 //! - every other role (and non-object messages): dropped.
 
 use crate::js::{format_number, js_string};
-use crate::prompt::templates::PromptTemplates;
 use crate::prompt::serialize::{template_value, text_blocks_joined};
+use crate::prompt::templates::PromptTemplates;
 use serde_json::{json, Map, Value};
 
 /// Template id of the branch-summary context wrapper (SPEC §6).
@@ -68,7 +68,11 @@ pub fn convert_message(m: &Value, templates: &PromptTemplates) -> crate::Result<
             user_message(content, obj)
         }
         "branchSummary" | "compactionSummary" => {
-            let name = if role == "branchSummary" { BRANCH_SUMMARY_CONTEXT_TEMPLATE } else { COMPACTION_SUMMARY_CONTEXT_TEMPLATE };
+            let name = if role == "branchSummary" {
+                BRANCH_SUMMARY_CONTEXT_TEMPLATE
+            } else {
+                COMPACTION_SUMMARY_CONTEXT_TEMPLATE
+            };
             let mut vars = Map::new();
             if let Some(summary) = obj.get("summary") {
                 vars.insert("summary".into(), summary.clone());
@@ -115,11 +119,14 @@ fn file_mention_content(obj: &Map<String, Value>) -> Value {
         .iter()
         .map(|file| {
             let content = file.get("content");
-            let inner = if crate::js::truthy(content) { format!("\n{}\n", template_value(content)) } else { "\n".to_string() };
+            let inner =
+                if crate::js::truthy(content) { format!("\n{}\n", template_value(content)) } else { "\n".to_string() };
             format!("<file path=\"{}\">{inner}</file>", template_value(file.get("path")))
         })
         .collect();
-    let mut blocks = vec![json!({"type": "text", "text": format!("<system-reminder>\n{}\n</system-reminder>", listed.join("\n\n"))})];
+    let mut blocks = vec![
+        json!({"type": "text", "text": format!("<system-reminder>\n{}\n</system-reminder>", listed.join("\n\n"))}),
+    ];
     for file in files {
         if let Some(image) = file.get("image").filter(|i| crate::js::truthy(Some(i))) {
             blocks.push(image.clone());
@@ -225,7 +232,11 @@ pub fn format_output_notice(meta: Option<&Value>) -> String {
     if let Some(d) = meta.get("diagnostics").filter(|d| crate::js::truthy(Some(d))) {
         if let Some(msgs) = d.get("messages").and_then(Value::as_array).filter(|a| !a.is_empty()) {
             let lines: Vec<String> = msgs.iter().map(|m| format!("  {}", js_string(m))).collect();
-            notice.push_str(&format!("\n\nLSP Diagnostics ({}):\n{}", template_value(d.get("summary")), lines.join("\n")));
+            notice.push_str(&format!(
+                "\n\nLSP Diagnostics ({}):\n{}",
+                template_value(d.get("summary")),
+                lines.join("\n")
+            ));
         }
     }
     notice
@@ -245,7 +256,9 @@ pub fn format_truncation_notice(t: &Value) -> String {
             template_value(r.get("end")),
             template_value(t.get("totalLines"))
         ),
-        _ => format!("Showing {} of {} lines", template_value(t.get("outputLines")), template_value(t.get("totalLines"))),
+        _ => {
+            format!("Showing {} of {} lines", template_value(t.get("outputLines")), template_value(t.get("totalLines")))
+        }
     };
     if t.get("truncatedBy").and_then(Value::as_str) == Some("bytes") {
         let max = t.get("maxBytes").filter(|v| !v.is_null()).or_else(|| t.get("outputBytes"));
@@ -297,7 +310,6 @@ fn to_fixed_1(x: f64) -> String {
     // (-0.04).toFixed(1) is "-0.0" in JavaScript, which keeps the sign.
     format!("{sign}{body}")
 }
-
 
 /// JavaScript `Number(value)` for the values relational operators compare (`undefined` →
 /// NaN, `null` → 0, booleans → 0/1, numeric strings parsed, other values NaN).
@@ -354,7 +366,10 @@ mod tests {
             "Ran Python:\n```python\nx\n```\nOutput:\n```\no\n```\n\n[Showing 100 of 500 lines (1.0MB limit)]\n\nLSP Diagnostics (1 error):\n  a.py:1 E1\n  a.py:2 W2"
         );
         let failed = json!({"code": "1/0", "output": "", "exitCode": 1, "cancelled": false});
-        assert_eq!(python_execution_to_text(&failed), "Ran Python:\n```python\n1/0\n```\n(no output)\n\nExecution failed with code 1");
+        assert_eq!(
+            python_execution_to_text(&failed),
+            "Ran Python:\n```python\n1/0\n```\n(no output)\n\nExecution failed with code 1"
+        );
     }
 
     #[test]

@@ -3,12 +3,12 @@
 
 pub mod convert;
 
-use crate::entry::EntrySource;
 use crate::entry::message_of::{branch_summary_message_of, compaction_summary_message_of, custom_message_of};
 use crate::entry::EntryKind;
+use crate::entry::EntrySource;
+use crate::tree::TreeIndex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use crate::tree::TreeIndex;
 use std::collections::HashSet;
 
 /// Which leaf to build the context for.
@@ -154,7 +154,9 @@ pub fn plan_context<S: EntrySource + ?Sized>(entries: &S, path: &[usize]) -> Con
         }
         let Some(e) = meta.settings.as_deref() else { continue };
         match meta.kind {
-            EntryKind::ThinkingLevelChange => ctx.thinking_level = e.get("thinkingLevel").cloned().unwrap_or(Value::Null),
+            EntryKind::ThinkingLevelChange => {
+                ctx.thinking_level = e.get("thinkingLevel").cloned().unwrap_or(Value::Null)
+            }
             EntryKind::ModelChange if crate::js::truthy(e.get("model")) => {
                 let role = e.get("role").and_then(Value::as_str).filter(|r| !r.is_empty()).unwrap_or("default");
                 ctx.models.insert(role.to_string(), e["model"].clone());
@@ -188,7 +190,8 @@ pub fn plan_context<S: EntrySource + ?Sized>(entries: &S, path: &[usize]) -> Con
         Some(cpos) => {
             items.push(ContextItem::CompactionSummary(path[cpos]));
             let first_kept = entries.meta(path[cpos]).first_kept_entry_id.as_deref();
-            let start = first_kept.and_then(|id| path[..cpos].iter().position(|&i| entries.meta(i).id.as_deref() == Some(id)));
+            let start =
+                first_kept.and_then(|id| path[..cpos].iter().position(|&i| entries.meta(i).id.as_deref() == Some(id)));
             if let Some(start) = start {
                 for &i in &path[start..cpos] {
                     push(&mut items, i);

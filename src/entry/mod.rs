@@ -711,9 +711,8 @@ impl RawMessage {
             tool_name: self.tool_name.0,
             pruned: self.pruned_at.0,
             error_message: self.error_message.0,
-            provider_model: (role == Role::Assistant).then(|| {
-                format!("{}/{}", js_display(self.provider.as_ref()), js_display(self.model.as_ref()))
-            }),
+            provider_model: (role == Role::Assistant)
+                .then(|| format!("{}/{}", js_display(self.provider.as_ref()), js_display(self.model.as_ref()))),
         }
     }
 }
@@ -1096,7 +1095,11 @@ impl MessageView {
                                     Some(p) if p.end > p.start => Some(p.decode(buf)?),
                                     _ => None,
                                 };
-                                tool_calls.push(ToolCallMeta { id: opt_string(buf, b.id)?, name: opt_string(buf, b.name)?, path });
+                                tool_calls.push(ToolCallMeta {
+                                    id: opt_string(buf, b.id)?,
+                                    name: opt_string(buf, b.name)?,
+                                    path,
+                                });
                             }
                             _ => {}
                         }
@@ -1223,8 +1226,14 @@ impl<'a> Scanner<'a> {
                 // While every byte is ASCII (no high bit), a byte-wise subtraction sets a high
                 // bit exactly when some byte is below the subtrahend: `"` and `\\` become zero
                 // bytes by the XOR, control characters are below 0x20.
-                let t1 = (w1 ^ (LO * b'"' as u64)).wrapping_sub(LO) | (w1 ^ (LO * b'\\' as u64)).wrapping_sub(LO) | w1.wrapping_sub(LO * 0x20) | w1;
-                let t2 = (w2 ^ (LO * b'"' as u64)).wrapping_sub(LO) | (w2 ^ (LO * b'\\' as u64)).wrapping_sub(LO) | w2.wrapping_sub(LO * 0x20) | w2;
+                let t1 = (w1 ^ (LO * b'"' as u64)).wrapping_sub(LO)
+                    | (w1 ^ (LO * b'\\' as u64)).wrapping_sub(LO)
+                    | w1.wrapping_sub(LO * 0x20)
+                    | w1;
+                let t2 = (w2 ^ (LO * b'"' as u64)).wrapping_sub(LO)
+                    | (w2 ^ (LO * b'\\' as u64)).wrapping_sub(LO)
+                    | w2.wrapping_sub(LO * 0x20)
+                    | w2;
                 if (t1 | t2) & HI != 0 {
                     if t1 & HI == 0 {
                         units += 8;
@@ -1274,7 +1283,13 @@ impl<'a> Scanner<'a> {
                         return Err(Bail);
                     }
                     self.i = i + 1;
-                    return Ok(Str { start, end: i, escaped, units: units + esc_units, json_len: 2 + units + esc_json });
+                    return Ok(Str {
+                        start,
+                        end: i,
+                        escaped,
+                        units: units + esc_units,
+                        json_len: 2 + units + esc_json,
+                    });
                 }
                 Some(b'\\') => {
                     escaped = true;
@@ -1519,7 +1534,13 @@ impl<'a> Scanner<'a> {
         if self.peek() != b'{' {
             return self.skip().map(|_| None);
         }
-        let mut u = UsageMeta { input: f64::NAN, output: f64::NAN, cache_read: f64::NAN, cache_write: f64::NAN, total_tokens: f64::NAN };
+        let mut u = UsageMeta {
+            input: f64::NAN,
+            output: f64::NAN,
+            cache_read: f64::NAN,
+            cache_write: f64::NAN,
+            total_tokens: f64::NAN,
+        };
         let b = self.b;
         self.object(true, |s, k| {
             match k.raw(b) {
@@ -1762,8 +1783,12 @@ mod tests {
 
     #[test]
     fn odd_shapes_do_not_fail() {
-        for v in [json!(5), json!({"type": 3}), json!({"type":"message","message":"x"}),
-                  json!({"type":"message","message":{"role":"user","content":[1,null,{"type":"text","text":5}]}})] {
+        for v in [
+            json!(5),
+            json!({"type": 3}),
+            json!({"type":"message","message":"x"}),
+            json!({"type":"message","message":{"role":"user","content":[1,null,{"type":"text","text":5}]}}),
+        ] {
             let _ = EntryMeta::from_value(&v);
         }
         assert!(EntryMeta::from_json(b"{\"id\":\"a\",\"id\":\"b\"}").unwrap().id.as_deref() == Some("b"));
@@ -1772,7 +1797,12 @@ mod tests {
     #[test]
     fn images_and_excluded_bash() {
         assert_eq!(estimate_tokens(&json!({"role":"user","content":[{"type":"image","data":"AAAA"}]})), 1200);
-        assert_eq!(estimate_tokens(&json!({"role":"bashExecution","command":"ls","output":"abcdef","excludeFromContext":true})), 0);
+        assert_eq!(
+            estimate_tokens(
+                &json!({"role":"bashExecution","command":"ls","output":"abcdef","excludeFromContext":true})
+            ),
+            0
+        );
         assert_eq!(estimate_tokens(&json!({"role":"bashExecution","command":"ls","output":"abcdef"})), 2);
         assert_eq!(estimate_tokens(&json!({"role":"custom","content":"abcdef"})), 0);
     }
@@ -1884,28 +1914,36 @@ mod tests {
 
     fn number() -> impl Strategy<Value = String> {
         prop_oneof![
-            Just("0".to_string()), Just("-0".to_string()), Just("12".to_string()), Just("1.5".to_string()),
-            Just("-3".to_string()), Just("1e3".to_string()), Just("2.50E-2".to_string()), Just("1e400".to_string()),
-            Just("123456789012345678901234".to_string()), Just("1e-400".to_string()), Just("0.1".to_string()),
-            Just("9007199254740993".to_string()), Just("100000000000000000000000".to_string()),
+            Just("0".to_string()),
+            Just("-0".to_string()),
+            Just("12".to_string()),
+            Just("1.5".to_string()),
+            Just("-3".to_string()),
+            Just("1e3".to_string()),
+            Just("2.50E-2".to_string()),
+            Just("1e400".to_string()),
+            Just("123456789012345678901234".to_string()),
+            Just("1e-400".to_string()),
+            Just("0.1".to_string()),
+            Just("9007199254740993".to_string()),
+            Just("100000000000000000000000".to_string()),
             (0u64..1_000_000).prop_map(|n| n.to_string()),
         ]
     }
 
     fn scalar() -> impl Strategy<Value = J> {
-        prop_oneof![
-            Just(J::Null),
-            any::<bool>().prop_map(J::Bool),
-            number().prop_map(J::Num),
-            text().prop_map(J::Str),
-        ]
+        prop_oneof![Just(J::Null), any::<bool>().prop_map(J::Bool), number().prop_map(J::Num), text().prop_map(J::Str),]
     }
 
     fn any_json() -> impl Strategy<Value = J> {
         scalar().prop_recursive(3, 24, 4, |inner| {
             prop_oneof![
                 proptest::collection::vec(inner.clone(), 0..4).prop_map(J::Arr),
-                proptest::collection::vec((prop_oneof![Just(key("path")), Just(key("a")), Just(key("b")), text()], inner), 0..4).prop_map(J::Obj),
+                proptest::collection::vec(
+                    (prop_oneof![Just(key("path")), Just(key("a")), Just(key("b")), text()], inner),
+                    0..4
+                )
+                .prop_map(J::Obj),
             ]
         })
     }
@@ -1936,13 +1974,22 @@ mod tests {
             })
             .collect();
         (proptest::collection::vec(proptest::sample::select((0..n).collect::<Vec<_>>()), 0..n + 3), strategies)
-            .prop_map(|(order, kv): (Vec<usize>, Vec<(Vec<Piece>, J)>)| J::Obj(order.into_iter().map(|i| kv[i].clone()).collect()))
+            .prop_map(|(order, kv): (Vec<usize>, Vec<(Vec<Piece>, J)>)| {
+                J::Obj(order.into_iter().map(|i| kv[i].clone()).collect())
+            })
             .boxed()
     }
 
     fn usage() -> BoxedStrategy<J> {
         let num = || prop_oneof![4 => number().prop_map(J::Num), 1 => scalar()].boxed();
-        fields(vec![("input", num()), ("output", num()), ("cacheRead", num()), ("cacheWrite", num()), ("totalTokens", num()), ("cost", any_json().boxed())])
+        fields(vec![
+            ("input", num()),
+            ("output", num()),
+            ("cacheRead", num()),
+            ("cacheWrite", num()),
+            ("totalTokens", num()),
+            ("cost", any_json().boxed()),
+        ])
     }
 
     fn block() -> BoxedStrategy<J> {
@@ -1965,7 +2012,20 @@ mod tests {
         .boxed();
         let s = || field(text().prop_map(J::Str).boxed());
         fields(vec![
-            ("role", str_of(&["user", "assistant", "toolResult", "bashExecution", "custom", "hookMessage", "branchSummary", "compactionSummary", "x"])),
+            (
+                "role",
+                str_of(&[
+                    "user",
+                    "assistant",
+                    "toolResult",
+                    "bashExecution",
+                    "custom",
+                    "hookMessage",
+                    "branchSummary",
+                    "compactionSummary",
+                    "x",
+                ]),
+            ),
             ("content", content),
             ("command", s()),
             ("output", s()),
@@ -1985,7 +2045,23 @@ mod tests {
     fn entry() -> BoxedStrategy<J> {
         let s = || field(text().prop_map(J::Str).boxed());
         fields(vec![
-            ("type", str_of(&["message", "compaction", "branch_summary", "custom_message", "custom", "label", "model_change", "thinking_level_change", "mode_change", "ttsr_injection", "session", "zzz"])),
+            (
+                "type",
+                str_of(&[
+                    "message",
+                    "compaction",
+                    "branch_summary",
+                    "custom_message",
+                    "custom",
+                    "label",
+                    "model_change",
+                    "thinking_level_change",
+                    "mode_change",
+                    "ttsr_injection",
+                    "session",
+                    "zzz",
+                ]),
+            ),
             ("id", s()),
             ("parentId", s()),
             ("message", field(message())),

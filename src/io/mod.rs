@@ -15,9 +15,9 @@
 //! Nothing here panics on any input.
 
 use crate::entry::EntryList;
+use crate::entry::{EntryKind, EntryMeta};
 use crate::error::{Error, Result};
 use crate::js::{js_string, js_trim};
-use crate::entry::{EntryKind, EntryMeta};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 use serde_json::Value;
 use std::collections::HashSet;
@@ -162,7 +162,10 @@ fn has_surrogate_escape(text: &[u8]) -> bool {
     let mut i = 0;
     while i + 3 < text.len() {
         if text[i] == b'\\' {
-            if text[i + 1] == b'u' && matches!(text[i + 2], b'd' | b'D') && matches!(text[i + 3], b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F') {
+            if text[i + 1] == b'u'
+                && matches!(text[i + 2], b'd' | b'D')
+                && matches!(text[i + 3], b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
+            {
                 return true;
             }
             i += 2;
@@ -427,7 +430,12 @@ fn metas_of(bytes: &[u8], utf8_checked: bool) -> JsonlMetas {
 
 /// The line loop of [`metas_of`]: calls `good` for each good line and `bad` for each bad one,
 /// in file order; stops when `good` returns false.
-fn scan_lines(bytes: &[u8], utf8_checked: bool, mut good: impl FnMut(MetaLine) -> bool, mut bad: impl FnMut(LineError)) {
+fn scan_lines(
+    bytes: &[u8],
+    utf8_checked: bool,
+    mut good: impl FnMut(MetaLine) -> bool,
+    mut bad: impl FnMut(LineError),
+) {
     let mut scanner = crate::entry::EntryScanner::default();
     let n = bytes.len();
     let mut pos = if bytes.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
@@ -836,7 +844,11 @@ fn string_ids<'a>(values: impl IntoIterator<Item = &'a Value>) -> Vec<String> {
     values.into_iter().filter_map(|v| v.get("id").and_then(Value::as_str).map(str::to_owned)).collect()
 }
 
-fn session_of(values: JsonlValues, options: &ParseOptions, next_id: Option<&mut dyn FnMut() -> String>) -> Result<ParsedSession> {
+fn session_of(
+    values: JsonlValues,
+    options: &ParseOptions,
+    next_id: Option<&mut dyn FnMut() -> String>,
+) -> Result<ParsedSession> {
     let JsonlValues { values: mut file, lines, mut errors } = values;
     let first_line = lines.first().copied().unwrap_or(1);
     if let Some(reason) = header_problem(file.first(), first_line) {
@@ -902,7 +914,11 @@ pub fn parse_session_bytes(bytes: &[u8], options: &ParseOptions) -> Result<Parse
 /// # Errors
 /// Only in strict mode: the error of the first bad line ([`Error::Parse`],
 /// [`Error::MissingField`] or [`Error::Header`]). Lenient mode always returns `Ok`.
-pub fn parse_session_with_ids(bytes: &[u8], options: &ParseOptions, next_id: &mut dyn FnMut() -> String) -> Result<ParsedSession> {
+pub fn parse_session_with_ids(
+    bytes: &[u8],
+    options: &ParseOptions,
+    next_id: &mut dyn FnMut() -> String,
+) -> Result<ParsedSession> {
     session_of(values_of(bytes), options, Some(next_id))
 }
 
@@ -959,7 +975,14 @@ fn raw_from_parsed(p: ParsedSession) -> RawSession {
         .zip(&p.lines)
         .map(|(v, &line)| MetaLine { raw: RawLine { line, range: push(v) }, meta: EntryMeta::from_value(v) })
         .collect();
-    RawSession { header: p.header, header_line, entries, errors: p.errors, migrated: p.migrated, migrated_text: Some(text) }
+    RawSession {
+        header: p.header,
+        header_line,
+        entries,
+        errors: p.errors,
+        migrated: p.migrated,
+        migrated_text: Some(text),
+    }
 }
 
 fn raw_session_of(
@@ -1049,7 +1072,11 @@ pub fn scan_session_str(text: &str, options: &ParseOptions) -> Result<RawSession
 /// # Errors
 /// Only in strict mode: the error of the first bad line ([`Error::Parse`],
 /// [`Error::MissingField`] or [`Error::Header`]). Lenient mode always returns `Ok`.
-pub fn scan_session_with_ids(bytes: &[u8], options: &ParseOptions, next_id: &mut dyn FnMut() -> String) -> Result<RawSession> {
+pub fn scan_session_with_ids(
+    bytes: &[u8],
+    options: &ParseOptions,
+    next_id: &mut dyn FnMut() -> String,
+) -> Result<RawSession> {
     raw_session_of(bytes, false, options, Some(next_id))
 }
 
@@ -1133,7 +1160,16 @@ mod tests {
 
     #[test]
     fn raw_and_value_paths_agree_on_bad_lines() {
-        let cases: &[&[u8]] = &[b"{\"a\":\"\xff\"}", b"{bad}", b"1 2", b"{\"a\":1}x", b"[", b"\"s\"", b"null", b"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"\\ud800\"}}"];
+        let cases: &[&[u8]] = &[
+            b"{\"a\":\"\xff\"}",
+            b"{bad}",
+            b"1 2",
+            b"{\"a\":1}x",
+            b"[",
+            b"\"s\"",
+            b"null",
+            b"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"\\ud800\"}}",
+        ];
         for c in cases {
             let a = parse_jsonl_bytes(c);
             let b = scan_jsonl(c);
@@ -1205,6 +1241,8 @@ mod tests {
         let mut g = RandomIds::with_taken(vec!["00000000".to_string()]);
         let ids: HashSet<String> = (0..500).map(|_| g.next_id()).collect();
         assert_eq!(ids.len(), 500);
-        assert!(ids.iter().all(|i| i.len() == 8 && i.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())));
+        assert!(ids
+            .iter()
+            .all(|i| i.len() == 8 && i.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())));
     }
 }

@@ -85,4 +85,3 @@ pub use message::{
 /// every typed struct (`#[serde(flatten)]`), i.e. the fields the model does not know, kept for
 /// the round trip. In TypeScript, `Record<string, unknown>`, which every typed interface extends.
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;
-

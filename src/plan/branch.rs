@@ -1,10 +1,10 @@
 //! Branch summaries: which entries of an abandoned branch are summarized, within a token
 //! budget. SPEC §10.
 
-use crate::entry::EntrySource;
-use crate::plan::file_ops::FileOps;
 use crate::entry::message_of::branch_message_of;
+use crate::entry::EntrySource;
 use crate::entry::{EntryKind, EntryMeta, Role};
+use crate::plan::file_ops::FileOps;
 use serde_json::Value;
 
 /// Default context window used for the branch-summary budget when the model gives none.

@@ -26,7 +26,9 @@ pub fn is_valid_cut_point(meta: &EntryMeta) -> bool {
         EntryKind::BranchSummary | EntryKind::CustomMessage => true,
         EntryKind::Message => match meta.message.as_ref() {
             Some(m) => match m.role {
-                Role::User | Role::Assistant | Role::HookMessage | Role::BranchSummary | Role::CompactionSummary => true,
+                Role::User | Role::Assistant | Role::HookMessage | Role::BranchSummary | Role::CompactionSummary => {
+                    true
+                }
                 Role::BashExecution => !m.exclude_from_context,
                 _ => false,
             },

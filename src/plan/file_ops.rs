@@ -1,8 +1,8 @@
 //! File operations tracked across summaries: which files the agent read, wrote or edited,
 //! from `read` / `write` / `edit` tool calls with a string `arguments.path`. SPEC §8.
 
-use crate::js::sort_utf16;
 use crate::entry::{MessageMeta, Role};
+use crate::js::sort_utf16;
 use indexmap::IndexSet;
 use serde::{Deserialize, Serialize};
 

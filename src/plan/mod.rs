@@ -1,12 +1,12 @@
 //! Planning: what a compaction, a prune or a branch summary would do, decided from entry
 //! metadata alone (no model call). Token estimates per entry come from [`crate::entry`].
 //!
-//! - [`cut_point`]: valid cut points, the cut that keeps `keepRecentTokens`, split turns (SPEC §4, §12.7, §12.8);
-//! - [`prepare`]: `prepareCompaction` and its settings (SPEC §5, §12.1–§12.3);
-//! - [`prune`]: tool-output pruning (SPEC §7);
-//! - [`overflow`]: context-overflow detection and context-size estimates (SPEC §11, §12.3);
-//! - [`file_ops`]: files read, written and edited (SPEC §8);
-//! - [`branch`]: what a branch summary covers within its budget (SPEC §10).
+//! - [`cut_point`] — valid cut points, the cut that keeps `keepRecentTokens`, split turns (SPEC §4);
+//! - [`prepare`] — `prepareCompaction` and its settings (SPEC §5, §12.1–§12.3);
+//! - [`prune`] — tool-output pruning (SPEC §7);
+//! - [`overflow`] — context-overflow detection and context-size estimates (SPEC §11, §12.3);
+//! - [`file_ops`] — files read, written and edited (SPEC §8);
+//! - [`branch`] — what a branch summary covers within its budget (SPEC §10).
 
 pub mod branch;
 pub mod cut_point;

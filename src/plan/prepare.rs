@@ -1,11 +1,11 @@
 //! Compaction preparation: what to summarize, what to keep, and the settings that decide it.
 //! SPEC §5 with the deviations of §12.1–§12.3.
 
-use crate::plan::cut_point::find_cut_point;
-use crate::entry::EntrySource;
-use crate::plan::file_ops::FileOps;
 use crate::entry::message_of::message_of;
+use crate::entry::EntrySource;
 use crate::entry::{EntryKind, Role, UsageMeta};
+use crate::plan::cut_point::find_cut_point;
+use crate::plan::file_ops::FileOps;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -48,7 +48,13 @@ fn default_keep() -> u64 {
 impl Default for CompactionSettings {
     /// `{enabled: true, reserveTokens: 16384, keepRecentTokens: 20000}` (SPEC §5).
     fn default() -> Self {
-        Self { enabled: true, reserve_tokens: 16384, keep_recent_tokens: 20000, auto_continue: None, remote_endpoint: None }
+        Self {
+            enabled: true,
+            reserve_tokens: 16384,
+            keep_recent_tokens: 20000,
+            auto_continue: None,
+            remote_endpoint: None,
+        }
     }
 }
 
@@ -196,7 +202,10 @@ pub fn plan_compaction<S: EntrySource + ?Sized>(path: &S, settings: &CompactionS
 /// Prepares a compaction of `path` (the branch, root→leaf). Returns `None` when the path is
 /// empty, ends in a compaction, its first kept entry has no id, or nothing would be summarized
 /// (SPEC §12.2). SPEC §5 with §12.1–§12.3.
-pub fn prepare_compaction<S: EntrySource + ?Sized>(path: &S, settings: &CompactionSettings) -> Option<CompactionPreparation> {
+pub fn prepare_compaction<S: EntrySource + ?Sized>(
+    path: &S,
+    settings: &CompactionSettings,
+) -> Option<CompactionPreparation> {
     let plan = plan_compaction(path, settings)?;
     preparation_from_plan(path, settings, &plan)
 }

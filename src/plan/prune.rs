@@ -2,8 +2,8 @@
 //! would be saved, keeping the newest outputs and protected tools intact. SPEC §7.
 
 use crate::entry::EntrySource;
-use crate::js::{ms_value, utf16_len};
 use crate::entry::{EntryKind, Role};
+use crate::js::{ms_value, utf16_len};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -36,7 +36,11 @@ fn default_protected_tools() -> Vec<String> {
 impl Default for PruneConfig {
     /// `{protectTokens: 40000, minimumSavings: 20000, protectedTools: ["skill", "read"]}`.
     fn default() -> Self {
-        Self { protect_tokens: default_protect(), minimum_savings: default_minimum(), protected_tools: default_protected_tools() }
+        Self {
+            protect_tokens: default_protect(),
+            minimum_savings: default_minimum(),
+            protected_tools: default_protected_tools(),
+        }
     }
 }
 
@@ -110,7 +114,13 @@ pub fn plan_prune<S: EntrySource + ?Sized>(entries: &S, config: &PruneConfig) ->
         let notice_tokens = utf16_len(&prune_notice(m.tokens)).div_ceil(4);
         let savings = m.tokens.saturating_sub(notice_tokens);
         total += savings;
-        candidates.push(PruneCandidate { index: i, id: meta.id.clone(), tool_name: m.tool_name.clone(), tokens: m.tokens, savings });
+        candidates.push(PruneCandidate {
+            index: i,
+            id: meta.id.clone(),
+            tool_name: m.tool_name.clone(),
+            tokens: m.tokens,
+            savings,
+        });
     }
     let considered = candidates.len();
     if candidates.is_empty() || total < config.minimum_savings {
@@ -147,6 +157,7 @@ pub struct PruneResult {
 /// `prunedAt` timestamp (ms since the epoch) shared by the batch.
 pub fn prune_tool_outputs<S: EntrySource + ?Sized>(entries: &S, config: &PruneConfig, now_ms: f64) -> PruneResult {
     let plan = plan_prune(entries, config);
-    let pruned_entries = plan.candidates.iter().map(|c| (c.index, pruned_entry(&entries.entry(c.index), c.tokens, now_ms))).collect();
+    let pruned_entries =
+        plan.candidates.iter().map(|c| (c.index, pruned_entry(&entries.entry(c.index), c.tokens, now_ms))).collect();
     PruneResult { pruned_count: plan.candidates.len(), tokens_saved: plan.tokens_saved, pruned_entries }
 }

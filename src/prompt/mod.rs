@@ -2,9 +2,9 @@
 //! renderer with its layout pass, and the conversation transcript the summarizer reads.
 //! SPEC §8, §9.
 //!
-//! - [`templates`]: the ten named templates and the file-operations block;
-//! - [`render`]: the template renderer (lexer, parser, standalone-line rules, evaluation, layout);
-//! - [`serialize`]: `serializeConversation`.
+//! - [`templates`] — the ten named templates and the file-operations block;
+//! - [`render`] — the template renderer (lexer, parser, standalone-line rules, evaluation, layout);
+//! - [`serialize`] — `serializeConversation`.
 
 pub mod render;
 pub mod serialize;

@@ -46,9 +46,7 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::js::{
-    array_index_key, format_number, is_js_whitespace, js_trim, number_value, object_entries,
-};
+use crate::js::{array_index_key, format_number, is_js_whitespace, js_trim, number_value, object_entries};
 
 /// Deepest block nesting accepted, so hostile templates cannot exhaust the stack.
 const MAX_NESTING: usize = 64;
@@ -79,11 +77,7 @@ pub fn render_template(name: &str, source: &str, vars: &Value) -> Result<String>
 pub fn render_handlebars(name: &str, source: &str, vars: &Value) -> Result<String> {
     let program = parse(name, source)?;
     let root = Val::from_json(vars);
-    let mut renderer = Renderer {
-        contexts: vec![root.clone()],
-        frames: Vec::new(),
-        root,
-    };
+    let mut renderer = Renderer { contexts: vec![root.clone()], frames: Vec::new(), root };
     let mut out = String::with_capacity(source.len());
     renderer.program(&program, &mut out);
     Ok(out)
@@ -319,10 +313,7 @@ fn line_col(src: &str, pos: usize) -> (usize, usize) {
 
 fn template_error(name: &str, src: &str, pos: usize, reason: impl std::fmt::Display) -> Error {
     let (line, col) = line_col(src, pos);
-    Error::Template {
-        name: name.to_string(),
-        reason: format!("line {line}, column {col}: {reason}"),
-    }
+    Error::Template { name: name.to_string(), reason: format!("line {line}, column {col}: {reason}") }
 }
 
 /// Characters that end a Handlebars identifier (the complement of its `ID` class).
@@ -479,10 +470,7 @@ impl<'s> Lexer<'s> {
             return Ok(Tag {
                 pos: start,
                 kind: TagKind::Comment,
-                strip: Strip {
-                    open: tilde,
-                    close: text.ends_with("~}}"),
-                },
+                strip: Strip { open: tilde, close: text.ends_with("~}}") },
             });
         }
         if rest[after_open..].starts_with('!') {
@@ -495,10 +483,7 @@ impl<'s> Lexer<'s> {
             return Ok(Tag {
                 pos: start,
                 kind: TagKind::Comment,
-                strip: Strip {
-                    open: tilde,
-                    close: text.ends_with("~}}"),
-                },
+                strip: Strip { open: tilde, close: text.ends_with("~}}") },
             });
         }
 
@@ -513,14 +498,7 @@ impl<'s> Lexer<'s> {
                     _ => {}
                 }
                 let (call, close) = self.call(start, false)?;
-                Ok(Tag {
-                    pos: start,
-                    kind: TagKind::Open(call),
-                    strip: Strip {
-                        open: strip_open,
-                        close,
-                    },
-                })
+                Ok(Tag { pos: start, kind: TagKind::Open(call), strip: Strip { open: strip_open, close } })
             }
             Some('/') => {
                 self.pos += 1;
@@ -533,28 +511,14 @@ impl<'s> Lexer<'s> {
                 };
                 self.skip_ws();
                 let close = self.close(start, false)?;
-                Ok(Tag {
-                    pos: start,
-                    kind: TagKind::Close(name),
-                    strip: Strip {
-                        open: strip_open,
-                        close,
-                    },
-                })
+                Ok(Tag { pos: start, kind: TagKind::Close(name), strip: Strip { open: strip_open, close } })
             }
             Some('^') => {
                 self.pos += 1;
                 self.skip_ws();
                 if self.at_close(false) {
                     let close = self.else_close(start)?;
-                    Ok(Tag {
-                        pos: start,
-                        kind: TagKind::Else,
-                        strip: Strip {
-                            open: strip_open,
-                            close,
-                        },
-                    })
+                    Ok(Tag { pos: start, kind: TagKind::Else, strip: Strip { open: strip_open, close } })
                 } else {
                     Err(self.err(start, "inverted sections ({{^name}}) are not supported"))
                 }
@@ -564,26 +528,12 @@ impl<'s> Lexer<'s> {
             Some('{') => {
                 self.pos += 1;
                 let (call, close) = self.call(start, true)?;
-                Ok(Tag {
-                    pos: start,
-                    kind: TagKind::Mustache(call),
-                    strip: Strip {
-                        open: strip_open,
-                        close,
-                    },
-                })
+                Ok(Tag { pos: start, kind: TagKind::Mustache(call), strip: Strip { open: strip_open, close } })
             }
             Some('&') => {
                 self.pos += 1;
                 let (call, close) = self.call(start, false)?;
-                Ok(Tag {
-                    pos: start,
-                    kind: TagKind::Mustache(call),
-                    strip: Strip {
-                        open: strip_open,
-                        close,
-                    },
-                })
+                Ok(Tag { pos: start, kind: TagKind::Mustache(call), strip: Strip { open: strip_open, close } })
             }
             _ => {
                 let before_ws = self.pos;
@@ -598,35 +548,18 @@ impl<'s> Lexer<'s> {
                     self.skip_ws();
                     if self.at_close(false) {
                         let close = self.else_close(start)?;
-                        return Ok(Tag {
-                            pos: start,
-                            kind: TagKind::Else,
-                            strip: Strip {
-                                open: strip_open,
-                                close,
-                            },
-                        });
+                        return Ok(Tag { pos: start, kind: TagKind::Else, strip: Strip { open: strip_open, close } });
                     }
                     let (call, close) = self.call(start, false)?;
                     return Ok(Tag {
                         pos: start,
                         kind: TagKind::ElseChain(call),
-                        strip: Strip {
-                            open: strip_open,
-                            close,
-                        },
+                        strip: Strip { open: strip_open, close },
                     });
                 }
                 self.pos = before_ws;
                 let (call, close) = self.call(start, false)?;
-                Ok(Tag {
-                    pos: start,
-                    kind: TagKind::Mustache(call),
-                    strip: Strip {
-                        open: strip_open,
-                        close,
-                    },
-                })
+                Ok(Tag { pos: start, kind: TagKind::Mustache(call), strip: Strip { open: strip_open, close } })
             }
         }
     }
@@ -757,11 +690,7 @@ impl<'s> Lexer<'s> {
     /// If the cursor is at `ID=`, consumes it and returns the key.
     fn hash_key(&mut self) -> Option<String> {
         let rest = self.rest();
-        let id_len: usize = rest
-            .chars()
-            .take_while(|&c| is_id_char(c))
-            .map(char::len_utf8)
-            .sum();
+        let id_len: usize = rest.chars().take_while(|&c| is_id_char(c)).map(char::len_utf8).sum();
         if id_len == 0 {
             return None;
         }
@@ -868,11 +797,7 @@ impl<'s> Lexer<'s> {
     /// `pathSegments`: `ID (SEP ID)*` where ID may be `..`, `.`, `this`, `[literal]`.
     fn path(&mut self, start: usize, data: bool) -> Result<Expr> {
         let mut segments: Vec<(String, bool)> = Vec::new(); // (part, is_literal)
-        let mut original = if data {
-            String::from("@")
-        } else {
-            String::new()
-        };
+        let mut original = if data { String::from("@") } else { String::new() };
         loop {
             // One ID.
             let rest = self.rest();
@@ -886,11 +811,7 @@ impl<'s> Lexer<'s> {
                 };
                 (inner[..close].to_string(), true, close + 2)
             } else {
-                let len: usize = rest
-                    .chars()
-                    .take_while(|&c| is_id_char(c))
-                    .map(char::len_utf8)
-                    .sum();
+                let len: usize = rest.chars().take_while(|&c| is_id_char(c)).map(char::len_utf8).sum();
                 if len == 0 {
                     let shown: String = rest.chars().take(12).collect();
                     return Err(if rest.is_empty() {
@@ -943,13 +864,7 @@ impl<'s> Lexer<'s> {
             }
         }
         let simple = !data && !scoped && depth == 0 && parts.len() == 1;
-        Ok(Expr::Path(PathExpr {
-            data,
-            depth,
-            parts,
-            original,
-            simple,
-        }))
+        Ok(Expr::Path(PathExpr { data, depth, parts, original, simple }))
     }
 }
 
@@ -1015,9 +930,8 @@ impl OpenBlock {
     /// `{{else helper}}` becomes a block inside the inverse of the previous one.
     fn build(mut self, close_strip: Strip) -> Block {
         self.finish_segment();
-        let mut tail: Option<(Inverse, Strip)> = self
-            .else_part
-            .map(|(strip, body)| (Inverse::Plain(Program { body }), strip));
+        let mut tail: Option<(Inverse, Strip)> =
+            self.else_part.map(|(strip, body)| (Inverse::Plain(Program { body }), strip));
         for (k, part) in self.chains.into_iter().enumerate().rev() {
             let (inverse, inverse_strip) = match tail.take() {
                 Some((inverse, strip)) => (Some(inverse), strip),
@@ -1073,10 +987,7 @@ fn block_helper(call: &Call) -> std::result::Result<Helper, String> {
         other => return Err(format!("unknown block helper `{other}`")),
     };
     if call.params.len() != 1 {
-        return Err(format!(
-            "#{name} requires exactly one argument (got {})",
-            call.params.len()
-        ));
+        return Err(format!("#{name} requires exactly one argument (got {})", call.params.len()));
     }
     Ok(helper)
 }
@@ -1119,10 +1030,7 @@ impl Parser<'_> {
             let node = match tag.kind {
                 TagKind::Mustache(call) => {
                     self.check_mustache(&call, tag.pos)?;
-                    Node::Mustache {
-                        call,
-                        strip: tag.strip,
-                    }
+                    Node::Mustache { call, strip: tag.strip }
                 }
                 TagKind::Comment => Node::Comment { strip: tag.strip },
                 TagKind::Open(call) => {
@@ -1152,10 +1060,7 @@ impl Parser<'_> {
                     if block.else_part.is_some() {
                         return Err(self.err(
                             tag.pos,
-                            format!(
-                                "`{{{{else}}}}` after `{{{{else}}}}` in `{{{{#{}}}}}`",
-                                block.name
-                            ),
+                            format!("`{{{{else}}}}` after `{{{{else}}}}` in `{{{{#{}}}}}`", block.name),
                         ));
                     }
                     block.finish_segment();
@@ -1166,12 +1071,7 @@ impl Parser<'_> {
                             if depth > MAX_NESTING {
                                 return Err(self.err(tag.pos, "blocks are nested too deeply"));
                             }
-                            block.chains.push(ChainPart {
-                                helper,
-                                call,
-                                strip: tag.strip,
-                                body: Vec::new(),
-                            });
+                            block.chains.push(ChainPart { helper, call, strip: tag.strip, body: Vec::new() });
                             block.segment = Segment::Chain(block.chains.len() - 1);
                         }
                         _ => {
@@ -1183,16 +1083,12 @@ impl Parser<'_> {
                 }
                 TagKind::Close(name) => {
                     let Some(block) = open.pop() else {
-                        return Err(self.err(
-                            tag.pos,
-                            format!("`{{{{/{name}}}}}` has no matching opening block"),
-                        ));
+                        return Err(self.err(tag.pos, format!("`{{{{/{name}}}}}` has no matching opening block")));
                     };
                     if name != block.name {
-                        return Err(self.err(
-                            tag.pos,
-                            format!("`{{{{/{name}}}}}` does not match `{{{{#{}}}}}`", block.name),
-                        ));
+                        return Err(
+                            self.err(tag.pos, format!("`{{{{/{name}}}}}` does not match `{{{{#{}}}}}`", block.name))
+                        );
                     }
                     depth = depth.saturating_sub(1 + block.chains.len());
                     Node::Block(Box::new(block.build(tag.strip)))
@@ -1204,10 +1100,7 @@ impl Parser<'_> {
             }
         }
         if let Some(block) = open.last() {
-            return Err(self.err(
-                block.pos,
-                format!("unclosed block `{{{{#{}}}}}`", block.name),
-            ));
+            return Err(self.err(block.pos, format!("unclosed block `{{{{#{}}}}}`", block.name)));
         }
         Ok(Program { body: root })
     }
@@ -1218,12 +1111,10 @@ impl Parser<'_> {
                 let name = p.parts.first().map_or("", String::as_str);
                 match name {
                     "join" => Ok(()),
-                    "if" | "unless" | "each" | "xml" => Err(self.err(
-                        pos,
-                        format!(
-                            "`{name}` is a block helper: use `{{{{#{name} …}}}}…{{{{/{name}}}}}`"
-                        ),
-                    )),
+                    "if" | "unless" | "each" | "xml" => {
+                        Err(self
+                            .err(pos, format!("`{name}` is a block helper: use `{{{{#{name} …}}}}…{{{{/{name}}}}}`")))
+                    }
                     _ if !call.params.is_empty() || !call.hash.is_empty() => {
                         Err(self.err(pos, format!("unknown helper `{name}`")))
                     }
@@ -1362,11 +1253,8 @@ fn omit_left(body: &mut [Node], i: Option<usize>, multiple: bool) -> bool {
     if !multiple && c.left_stripped {
         return false;
     }
-    let new_value = if multiple {
-        c.value.trim_end_matches(is_js_whitespace)
-    } else {
-        c.value.trim_end_matches([' ', '\t'])
-    };
+    let new_value =
+        if multiple { c.value.trim_end_matches(is_js_whitespace) } else { c.value.trim_end_matches([' ', '\t']) };
     let changed = new_value.len() != c.value.len();
     if changed {
         c.value = new_value.to_string();
@@ -1381,17 +1269,10 @@ fn whitespace_program(program: &mut Program, is_root: bool) {
     for i in 0..body.len() {
         let strip = match &mut body[i] {
             Node::Content(_) => continue,
-            Node::Mustache { strip, .. } => StripInfo {
-                open: strip.open,
-                close: strip.close,
-                ..StripInfo::default()
-            },
-            Node::Comment { strip } => StripInfo {
-                open: strip.open,
-                close: strip.close,
-                inline_standalone: true,
-                ..StripInfo::default()
-            },
+            Node::Mustache { strip, .. } => StripInfo { open: strip.open, close: strip.close, ..StripInfo::default() },
+            Node::Comment { strip } => {
+                StripInfo { open: strip.open, close: strip.close, inline_standalone: true, ..StripInfo::default() }
+            }
             Node::Block(block) => whitespace_block(block),
         };
         let prev_ws = is_prev_whitespace(body, Some(i), is_root);
@@ -1639,12 +1520,7 @@ impl<'v> Renderer<'v> {
             let base = if first == "root" {
                 self.root.clone()
             } else {
-                match self
-                    .frames
-                    .len()
-                    .checked_sub(1 + p.depth)
-                    .and_then(|i| self.frames.get(i))
-                {
+                match self.frames.len().checked_sub(1 + p.depth).and_then(|i| self.frames.get(i)) {
                     None => Val::Undefined,
                     Some(f) => match first.as_str() {
                         "index" => Val::Num(f.index as f64),
@@ -1733,11 +1609,7 @@ impl<'v> Renderer<'v> {
     }
 
     fn block(&mut self, block: &Block, out: &mut String) {
-        let param = block
-            .call
-            .params
-            .first()
-            .map_or(Val::Undefined, |e| self.eval(e));
+        let param = block.call.params.first().map_or(Val::Undefined, |e| self.eval(e));
         match block.helper {
             Helper::If | Helper::Unless => {
                 let include_zero = block
@@ -1774,11 +1646,7 @@ impl<'v> Renderer<'v> {
             }
             Helper::Each => {
                 let items: Vec<(Val<'v>, Val<'v>)> = match param {
-                    Val::Arr(a) => a
-                        .iter()
-                        .enumerate()
-                        .map(|(i, v)| (Val::Num(i as f64), Val::from_json(v)))
-                        .collect(),
+                    Val::Arr(a) => a.iter().enumerate().map(|(i, v)| (Val::Num(i as f64), Val::from_json(v))).collect(),
                     Val::Obj(m) => object_entries(m)
                         .into_iter()
                         .map(|(k, v)| (Val::Str(Cow::Borrowed(k.as_str())), Val::from_json(v)))
@@ -1791,12 +1659,7 @@ impl<'v> Renderer<'v> {
                 }
                 let count = items.len();
                 for (index, (key, item)) in items.into_iter().enumerate() {
-                    self.frames.push(Frame {
-                        key,
-                        index,
-                        first: index == 0,
-                        last: index + 1 == count,
-                    });
+                    self.frames.push(Frame { key, index, first: index == 0, last: index + 1 == count });
                     self.contexts.push(item);
                     self.program(&block.program, out);
                     self.contexts.pop();
@@ -1867,18 +1730,9 @@ mod tests {
         assert_eq!(hb("{{n}}", json!({"n": 1e21})), "1e+21");
         assert_eq!(hb("{{n}}", json!({"n": 0.000001})), "0.000001");
         assert_eq!(hb("{{n}}", json!({"n": 1e-7})), "1e-7");
-        assert_eq!(
-            hb("{{n}}", json!({"n": 12345678901234567890u64})),
-            "12345678901234567000"
-        );
-        assert_eq!(
-            hb("{{b}}/{{c}}", json!({"b": true, "c": false})),
-            "true/false"
-        );
-        assert_eq!(
-            hb("{{a}}", json!({"a": ["x", 1, null, ["y", "z"], true]})),
-            "x,1,,y,z,true"
-        );
+        assert_eq!(hb("{{n}}", json!({"n": 12345678901234567890u64})), "12345678901234567000");
+        assert_eq!(hb("{{b}}/{{c}}", json!({"b": true, "c": false})), "true/false");
+        assert_eq!(hb("{{a}}", json!({"a": ["x", 1, null, ["y", "z"], true]})), "x,1,,y,z,true");
         assert_eq!(hb("{{o}}", json!({"o": {"k": 1}})), "[object Object]");
         assert_eq!(hb("{{this}}", json!({"k": 1})), "[object Object]");
         assert_eq!(hb("{{a}}", json!({"a": [1, [2, [3, null]]]})), "1,2,3,");
@@ -1922,18 +1776,9 @@ mod tests {
         assert_eq!(hb("{{#if l.length}}n{{/if}}", json!({"l": []})), "");
         assert_eq!(hb("{{#if l.length}}n{{/if}}", json!({"l": ["a"]})), "n");
         assert_eq!(hb("{{#if missing.length}}n{{/if}}", json!({})), "");
-        assert_eq!(
-            hb("{{#if v includeZero=true}}T{{/if}}", json!({"v": 0})),
-            "T"
-        );
-        assert_eq!(
-            hb("{{#unless v}}U{{else}}E{{/unless}}", json!({"v": 0})),
-            "U"
-        );
-        assert_eq!(
-            hb("{{#unless v}}U{{else}}E{{/unless}}", json!({"v": 1})),
-            "E"
-        );
+        assert_eq!(hb("{{#if v includeZero=true}}T{{/if}}", json!({"v": 0})), "T");
+        assert_eq!(hb("{{#unless v}}U{{else}}E{{/unless}}", json!({"v": 0})), "U");
+        assert_eq!(hb("{{#unless v}}U{{else}}E{{/unless}}", json!({"v": 1})), "E");
     }
 
     #[test]
@@ -1963,30 +1808,15 @@ mod tests {
 
     #[test]
     fn xml_wraps_trimmed_content() {
-        assert_eq!(
-            hb("{{#xml \"t\"}}  hi \n{{/xml}}", json!({})),
-            "<t>\nhi\n</t>"
-        );
+        assert_eq!(hb("{{#xml \"t\"}}  hi \n{{/xml}}", json!({})), "<t>\nhi\n</t>");
         assert_eq!(hb("{{#xml \"t\"}} \n\t {{/xml}}", json!({})), "");
         assert_eq!(hb("{{#xml \"t\"}}{{x}}{{/xml}}", json!({"x": ""})), "");
         // JS trim: U+FEFF and U+3000 are trimmed, U+0085 is not.
-        assert_eq!(
-            hb("{{#xml \"t\"}}\u{feff}a\u{3000}{{/xml}}", json!({})),
-            "<t>\na\n</t>"
-        );
-        assert_eq!(
-            hb("{{#xml \"t\"}}\u{85}a{{/xml}}", json!({})),
-            "<t>\n\u{85}a\n</t>"
-        );
+        assert_eq!(hb("{{#xml \"t\"}}\u{feff}a\u{3000}{{/xml}}", json!({})), "<t>\na\n</t>");
+        assert_eq!(hb("{{#xml \"t\"}}\u{85}a{{/xml}}", json!({})), "<t>\n\u{85}a\n</t>");
         // The tag can come from a variable; no escaping of the content.
-        assert_eq!(
-            hb("{{#xml tag}}a<b>&{{/xml}}", json!({"tag": "x-y"})),
-            "<x-y>\na<b>&\n</x-y>"
-        );
-        assert_eq!(
-            hb("{{#xml 'single'}}v{{/xml}}", json!({})),
-            "<single>\nv\n</single>"
-        );
+        assert_eq!(hb("{{#xml tag}}a<b>&{{/xml}}", json!({"tag": "x-y"})), "<x-y>\na<b>&\n</x-y>");
+        assert_eq!(hb("{{#xml 'single'}}v{{/xml}}", json!({})), "<single>\nv\n</single>");
     }
 
     // ----- join -----
@@ -2007,16 +1837,10 @@ mod tests {
         assert_eq!(hb("[{{join s \"-\"}}]", json!({"s": "abc"})), "[]");
         assert_eq!(hb("[{{join}}]", v), "[]");
         assert_eq!(
-            hb(
-                "{{join l \"|\"}}",
-                json!({"l": [1, null, true, [2, 3], {"a": 1}]})
-            ),
+            hb("{{join l \"|\"}}", json!({"l": [1, null, true, [2, 3], {"a": 1}]})),
             "1||true|2,3|[object Object]"
         );
-        assert_eq!(
-            hb("{{join l sep}}", json!({"l": [1, 2], "sep": "+"})),
-            "1+2"
-        );
+        assert_eq!(hb("{{join l sep}}", json!({"l": [1, 2], "sep": "+"})), "1+2");
     }
 
     // ----- each -----
@@ -2024,42 +1848,21 @@ mod tests {
     #[test]
     fn each_over_arrays_and_objects() {
         assert_eq!(
-            hb(
-                "{{#each l}}{{@index}}={{this}}{{#unless @last}},{{/unless}}{{/each}}",
-                json!({"l": ["a", "b"]})
-            ),
+            hb("{{#each l}}{{@index}}={{this}}{{#unless @last}},{{/unless}}{{/each}}", json!({"l": ["a", "b"]})),
             "0=a,1=b"
         );
         assert_eq!(
-            hb(
-                "{{#each l}}{{name}}/{{../top}};{{/each}}",
-                json!({"l": [{"name": "x"}, {"name": "y"}], "top": "T"})
-            ),
+            hb("{{#each l}}{{name}}/{{../top}};{{/each}}", json!({"l": [{"name": "x"}, {"name": "y"}], "top": "T"})),
             "x/T;y/T;"
         );
         assert_eq!(
-            hb(
-                "{{#each o}}{{@key}}:{{this}} {{/each}}",
-                json!({"o": {"b": 1, "2": 2, "a": 3, "1": 4}})
-            ),
+            hb("{{#each o}}{{@key}}:{{this}} {{/each}}", json!({"o": {"b": 1, "2": 2, "a": 3, "1": 4}})),
             "1:4 2:2 b:1 a:3 "
         );
-        assert_eq!(
-            hb("{{#each l}}x{{else}}empty{{/each}}", json!({"l": []})),
-            "empty"
-        );
+        assert_eq!(hb("{{#each l}}x{{else}}empty{{/each}}", json!({"l": []})), "empty");
         assert_eq!(hb("{{#each l}}x{{else}}empty{{/each}}", json!({})), "empty");
-        assert_eq!(
-            hb(
-                "{{#each l}}{{@root.r}}{{/each}}",
-                json!({"l": [1], "r": "R"})
-            ),
-            "R"
-        );
-        assert_eq!(
-            hb("{{#each l}}- {{this}}\n{{/each}}", json!({"l": ["a", "b"]})),
-            "- a\n- b\n"
-        );
+        assert_eq!(hb("{{#each l}}{{@root.r}}{{/each}}", json!({"l": [1], "r": "R"})), "R");
+        assert_eq!(hb("{{#each l}}- {{this}}\n{{/each}}", json!({"l": ["a", "b"]})), "- a\n- b\n");
     }
 
     // ----- standalone lines -----
@@ -2097,10 +1900,7 @@ mod tests {
         assert_eq!(hb("{{#if x}}b{{/if}}\nc", json!({"x": 1})), "b\nc");
         // Mustaches are never standalone.
         assert_eq!(hb("a\n{{v}}\nb", json!({"v": ""})), "a\n\nb");
-        assert_eq!(
-            hb("a\n  {{join l \",\"}}  \nb", json!({"l": []})),
-            "a\n    \nb"
-        );
+        assert_eq!(hb("a\n  {{join l \",\"}}  \nb", json!({"l": []})), "a\n    \nb");
     }
 
     #[test]
@@ -2114,10 +1914,7 @@ mod tests {
     #[test]
     fn tilde_whitespace_control() {
         assert_eq!(hb("a   {{~x~}}   b", json!({"x": "X"})), "aXb");
-        assert_eq!(
-            hb("a \n {{~#if x}} \n B \n {{~/if~}} \n c", json!({"x": 1})),
-            "a Bc"
-        );
+        assert_eq!(hb("a \n {{~#if x}} \n B \n {{~/if~}} \n c", json!({"x": 1})), "a Bc");
         assert_eq!(hb("[ {{~! c ~}} ]", json!({})), "[]");
     }
 
@@ -2239,11 +2036,7 @@ mod tests {
                 ok.push('x');
                 ok.push_str(&"\n{{/xml}}\n{{/if}}".repeat(depth / 2));
                 let out = rt(&ok, json!({"a": 1}));
-                let expected = format!(
-                    "{}x{}",
-                    "<t>\n".repeat(depth / 2),
-                    "\n</t>".repeat(depth / 2)
-                );
+                let expected = format!("{}x{}", "<t>\n".repeat(depth / 2), "\n</t>".repeat(depth / 2));
                 assert_eq!(out, expected);
                 let mut chain = String::from("{{#if a}}");
                 chain.push_str(&"{{else if b}}".repeat(depth - 2));
@@ -2257,9 +2050,8 @@ mod tests {
     #[test]
     fn arbitrary_inputs_never_panic() {
         let pieces = [
-            "{{", "}}", "{", "}", "#if ", "#xml ", "/if", "/xml", "else", "~", "!", "--", "\"",
-            "'", "\\", "\n", " ", "a", ".", "/", "[", "]", "@", "é", "😀", "join ", "(", "=", "^",
-            "\r", "\u{a0}", "..", "this", "#each ",
+            "{{", "}}", "{", "}", "#if ", "#xml ", "/if", "/xml", "else", "~", "!", "--", "\"", "'", "\\", "\n", " ",
+            "a", ".", "/", "[", "]", "@", "é", "😀", "join ", "(", "=", "^", "\r", "\u{a0}", "..", "this", "#each ",
         ];
         // Deterministic pseudo-random combinations.
         let mut seed: u64 = 0x2545_f491_4f6c_dd1d;

@@ -127,7 +127,9 @@ pub(crate) fn template_value(v: Option<&Value>) -> String {
 /// `Object.entries(args).map(([k, v]) => [k, JSON.stringify(v)])` for a JSON value.
 fn argument_entries(args: Option<&Value>) -> Vec<(String, String)> {
     match args {
-        Some(Value::Object(map)) => object_entries(map).into_iter().map(|(k, v)| (k.clone(), json_stringify(v))).collect(),
+        Some(Value::Object(map)) => {
+            object_entries(map).into_iter().map(|(k, v)| (k.clone(), json_stringify(v))).collect()
+        }
         Some(Value::Array(items)) => {
             items.iter().enumerate().map(|(i, v)| (format_number(i as f64), json_stringify(v))).collect()
         }
@@ -198,8 +200,11 @@ mod tests {
 
     #[test]
     fn tool_call_arguments_use_js_order_and_stringify() {
-        let args: Value = serde_json::from_str(r#"{"4294967295":1,"4294967294":2,"007":3,"7":4,"n":1.0,"s":"a\"b"}"#).unwrap();
-        let msg = assistant(json!([{"type": "toolCall", "name": "x", "arguments": {}}, {"type": "toolCall", "name": "y", "arguments": args}]));
+        let args: Value =
+            serde_json::from_str(r#"{"4294967295":1,"4294967294":2,"007":3,"7":4,"n":1.0,"s":"a\"b"}"#).unwrap();
+        let msg = assistant(
+            json!([{"type": "toolCall", "name": "x", "arguments": {}}, {"type": "toolCall", "name": "y", "arguments": args}]),
+        );
         assert_eq!(
             serialize_conversation(&[msg]),
             "[Assistant tool calls]: x(); y(7=4, 4294967294=2, 4294967295=1, 007=3, n=1, s=\"a\\\"b\")"

@@ -76,10 +76,7 @@ fn index_of(name: &str) -> Option<usize> {
 fn unknown(name: &str) -> Error {
     Error::Template {
         name: name.to_string(),
-        reason: format!(
-            "unknown template id (expected one of: {})",
-            TEMPLATE_NAMES.join(", ")
-        ),
+        reason: format!("unknown template id (expected one of: {})", TEMPLATE_NAMES.join(", ")),
     }
 }
 
@@ -101,9 +98,7 @@ pub struct PromptTemplates {
 impl Default for PromptTemplates {
     /// All ten templates with their embedded texts (SPEC section 9).
     fn default() -> Self {
-        PromptTemplates {
-            overrides: Default::default(),
-        }
+        PromptTemplates { overrides: Default::default() }
     }
 }
 
@@ -149,9 +144,7 @@ impl PromptTemplates {
 
     /// Whether template `name` is currently overridden (SPEC section 9); `false` for unknown ids.
     pub fn is_overridden(&self, name: &str) -> bool {
-        index_of(name)
-            .and_then(|i| self.overrides.get(i))
-            .is_some_and(Option::is_some)
+        index_of(name).and_then(|i| self.overrides.get(i)).is_some_and(Option::is_some)
     }
 
     /// The current source text of template `name` (the override or the embedded text), before
@@ -225,10 +218,7 @@ pub fn format_file_operations(
     read_files: &[String],
     modified_files: &[String],
 ) -> Result<String> {
-    templates.render(
-        FILE_OPERATIONS,
-        &json!({ "readFiles": read_files, "modifiedFiles": modified_files }),
-    )
+    templates.render(FILE_OPERATIONS, &json!({ "readFiles": read_files, "modifiedFiles": modified_files }))
 }
 
 #[cfg(test)]
@@ -241,8 +231,7 @@ mod tests {
     }
 
     fn conformance_templates() -> PromptTemplates {
-        PromptTemplates::from_dir(conformance_dir().join("templates"))
-            .expect("conformance templates")
+        PromptTemplates::from_dir(conformance_dir().join("templates")).expect("conformance templates")
     }
 
     fn case_files(op: &str) -> Vec<(String, Value)> {
@@ -264,18 +253,11 @@ mod tests {
     }
 
     fn strings(v: &Value) -> Vec<String> {
-        v.as_array()
-            .expect("array")
-            .iter()
-            .map(|s| s.as_str().expect("string").to_string())
-            .collect()
+        v.as_array().expect("array").iter().map(|s| s.as_str().expect("string").to_string()).collect()
     }
 
     fn lists(read: &[&str], modified: &[&str]) -> (Vec<String>, Vec<String>) {
-        (
-            read.iter().map(|s| s.to_string()).collect(),
-            modified.iter().map(|s| s.to_string()).collect(),
-        )
+        (read.iter().map(|s| s.to_string()).collect(), modified.iter().map(|s| s.to_string()).collect())
     }
 
     // ----- the set itself -----
@@ -290,16 +272,10 @@ mod tests {
             assert!(!t.get(name).trim().is_empty(), "{name} is empty");
             assert!(!t.is_overridden(name));
             // Every embedded template parses and renders.
-            t.render(
-                name,
-                &json!({"summary": "S", "readFiles": ["a"], "modifiedFiles": ["b"]}),
-            )
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+            t.render(name, &json!({"summary": "S", "readFiles": ["a"], "modifiedFiles": ["b"]}))
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
         }
-        assert_eq!(
-            t.get(COMPACTION_SUMMARY),
-            include_str!("../../prompts/compaction-summary.md")
-        );
+        assert_eq!(t.get(COMPACTION_SUMMARY), include_str!("../../prompts/compaction-summary.md"));
         assert_eq!(t.get("nope.md"), "");
         assert_eq!(embedded_template("nope.md"), None);
         assert_eq!(PromptTemplates::new(), t);
@@ -308,15 +284,10 @@ mod tests {
     #[test]
     fn set_unset_and_reset() {
         let mut t = PromptTemplates::default();
-        t.set(COMPACTION_SHORT_SUMMARY, "Short: {{x}}")
-            .expect("set");
+        t.set(COMPACTION_SHORT_SUMMARY, "Short: {{x}}").expect("set");
         assert!(t.is_overridden(COMPACTION_SHORT_SUMMARY));
         assert_eq!(t.get(COMPACTION_SHORT_SUMMARY), "Short: {{x}}");
-        assert_eq!(
-            t.render(COMPACTION_SHORT_SUMMARY, &json!({"x": 1}))
-                .expect("render"),
-            "Short: 1"
-        );
+        assert_eq!(t.render(COMPACTION_SHORT_SUMMARY, &json!({"x": 1})).expect("render"), "Short: 1");
         t.set(BRANCH_SUMMARY, "B").expect("set");
 
         // Unknown id.
@@ -327,10 +298,7 @@ mod tests {
             }
             other => panic!("unexpected {other:?}"),
         }
-        assert!(matches!(
-            t.render("other.md", &Value::Null),
-            Err(Error::Template { .. })
-        ));
+        assert!(matches!(t.render("other.md", &Value::Null), Err(Error::Template { .. })));
         assert!(t.unset("other.md").is_err());
 
         // An invalid text is refused and the previous one kept.
@@ -344,10 +312,7 @@ mod tests {
         assert_eq!(t.get(BRANCH_SUMMARY), "B");
 
         t.unset(BRANCH_SUMMARY).expect("unset");
-        assert_eq!(
-            t.get(BRANCH_SUMMARY),
-            include_str!("../../prompts/branch-summary.md")
-        );
+        assert_eq!(t.get(BRANCH_SUMMARY), include_str!("../../prompts/branch-summary.md"));
         assert!(t.is_overridden(COMPACTION_SHORT_SUMMARY));
         t.reset();
         assert_eq!(t, PromptTemplates::default());
@@ -385,14 +350,8 @@ mod tests {
         std::fs::write(dir.join("unrelated.md"), "{{#if").expect("write");
         let t = PromptTemplates::from_dir(&dir).expect("from_dir");
         assert_eq!(t.get(COMPACTION_SUMMARY), "Mine.\r\n");
-        assert_eq!(
-            t.render(COMPACTION_SUMMARY, &Value::Null).expect("render"),
-            "Mine."
-        );
-        assert_eq!(
-            t.get(BRANCH_SUMMARY),
-            include_str!("../../prompts/branch-summary.md")
-        );
+        assert_eq!(t.render(COMPACTION_SUMMARY, &Value::Null).expect("render"), "Mine.");
+        assert_eq!(t.get(BRANCH_SUMMARY), include_str!("../../prompts/branch-summary.md"));
         std::fs::write(dir.join("branch-summary.md"), "{{/if}}").expect("write");
         assert!(matches!(
             PromptTemplates::from_dir(&dir),
@@ -413,15 +372,9 @@ mod tests {
             "<read-files>\na\nb\n</read-files><modified-files>\nc\n</modified-files>"
         );
         let (r, m) = lists(&["a"], &[]);
-        assert_eq!(
-            format_file_operations(&t, &r, &m).expect("render"),
-            "<read-files>\na\n</read-files>"
-        );
+        assert_eq!(format_file_operations(&t, &r, &m).expect("render"), "<read-files>\na\n</read-files>");
         let (r, m) = lists(&[], &["c"]);
-        assert_eq!(
-            format_file_operations(&t, &r, &m).expect("render"),
-            "<modified-files>\nc\n</modified-files>"
-        );
+        assert_eq!(format_file_operations(&t, &r, &m).expect("render"), "<modified-files>\nc\n</modified-files>");
         assert_eq!(format_file_operations(&t, &[], &[]).expect("render"), "");
     }
 
@@ -446,20 +399,13 @@ mod tests {
         for op in ["prepareCompaction", "prepareBranchEntries"] {
             for (file, case) in case_files(op) {
                 let expected = &case["expected"];
-                let (Some(lists), Some(text)) = (
-                    expected.get("fileLists"),
-                    expected.get("fileOperationsText"),
-                ) else {
+                let (Some(lists), Some(text)) = (expected.get("fileLists"), expected.get("fileOperationsText")) else {
                     continue;
                 };
                 let Some(text) = text.as_str() else { continue };
                 let read = strings(&lists["readFiles"]);
                 let modified = strings(&lists["modifiedFiles"]);
-                assert_eq!(
-                    format_file_operations(&t, &read, &modified).expect("render"),
-                    text,
-                    "{file}"
-                );
+                assert_eq!(format_file_operations(&t, &read, &modified).expect("render"), text, "{file}");
                 checked += 1;
             }
         }
@@ -475,10 +421,7 @@ mod tests {
             "<read-files>\na\nb\n</read-files>\n<modified-files>\nc\n</modified-files>"
         );
         let (r, m) = lists(&["src/lib.rs"], &[]);
-        assert_eq!(
-            format_file_operations(&t, &r, &m).expect("render"),
-            "<read-files>\nsrc/lib.rs\n</read-files>"
-        );
+        assert_eq!(format_file_operations(&t, &r, &m).expect("render"), "<read-files>\nsrc/lib.rs\n</read-files>");
         let (r, m) = lists(&[], &["x.md", "y.md"]);
         assert_eq!(
             format_file_operations(&t, &r, &m).expect("render"),
@@ -504,9 +447,7 @@ mod tests {
                         Some("compactionSummary") => COMPACTION_SUMMARY_CONTEXT,
                         _ => return None,
                     };
-                    let text = t
-                        .render(template, &json!({ "summary": m["summary"] }))
-                        .expect("render");
+                    let text = t.render(template, &json!({ "summary": m["summary"] })).expect("render");
                     Some((m["timestamp"].as_f64().unwrap_or(f64::NAN), text))
                 })
                 .collect();
@@ -515,26 +456,16 @@ mod tests {
             }
             // The rendered wrappers appear, in order, as user messages of the output.
             let mut next = 0;
-            for out in case["expected"]["messages"]
-                .as_array()
-                .expect("expected messages")
-            {
+            for out in case["expected"]["messages"].as_array().expect("expected messages") {
                 let Some((ts, text)) = rendered.get(next) else {
                     break;
                 };
                 let out_text = out["content"][0]["text"].as_str();
-                if out["role"] == "user"
-                    && out_text == Some(text.as_str())
-                    && out["timestamp"].as_f64() == Some(*ts)
-                {
+                if out["role"] == "user" && out_text == Some(text.as_str()) && out["timestamp"].as_f64() == Some(*ts) {
                     next += 1;
                 }
             }
-            assert_eq!(
-                next,
-                rendered.len(),
-                "{file}: wrapper text not found in order"
-            );
+            assert_eq!(next, rendered.len(), "{file}: wrapper text not found in order");
             checked += rendered.len();
         }
         assert!(checked >= 5, "only {checked} summary messages checked");
@@ -544,16 +475,11 @@ mod tests {
     fn conformance_context_wrapper_examples() {
         let t = conformance_templates();
         assert_eq!(
-            t.render(
-                BRANCH_SUMMARY_CONTEXT,
-                &json!({"summary": "We explored option B."})
-            )
-            .expect("render"),
+            t.render(BRANCH_SUMMARY_CONTEXT, &json!({"summary": "We explored option B."})).expect("render"),
             "[branch-context]\n<summary>\nWe explored option B.\n</summary>"
         );
         assert_eq!(
-            t.render(COMPACTION_SUMMARY_CONTEXT, &json!({"summary": "## Goal\nShip it."}))
-                .expect("render"),
+            t.render(COMPACTION_SUMMARY_CONTEXT, &json!({"summary": "## Goal\nShip it."})).expect("render"),
             "[compaction-context]\n\tEarlier work, summarized:\n\n<summary>\n## Goal\nShip it.\n</summary>"
         );
         // The layout pass runs over the whole text, the summary included.
@@ -571,16 +497,8 @@ mod tests {
     fn default_context_wrappers() {
         let t = PromptTemplates::default();
         for name in [BRANCH_SUMMARY_CONTEXT, COMPACTION_SUMMARY_CONTEXT] {
-            let out = t
-                .render(
-                    name,
-                    &json!({"summary": "## Objective\nShip it.\n\n\n\nDone."}),
-                )
-                .expect("render");
-            assert!(
-                out.ends_with("\n\n<summary>\n## Objective\nShip it.\n\nDone.\n</summary>"),
-                "{name}: {out}"
-            );
+            let out = t.render(name, &json!({"summary": "## Objective\nShip it.\n\n\n\nDone."})).expect("render");
+            assert!(out.ends_with("\n\n<summary>\n## Objective\nShip it.\n\nDone.\n</summary>"), "{name}: {out}");
             assert!(!out.starts_with('<'));
         }
     }
@@ -590,12 +508,8 @@ mod tests {
     #[test]
     fn conformance_requests_use_the_rendered_static_templates() {
         let t = conformance_templates();
-        let system = t
-            .render(SUMMARIZATION_SYSTEM, &Value::Null)
-            .expect("render");
-        let preamble = t
-            .render(BRANCH_SUMMARY_PREAMBLE, &Value::Null)
-            .expect("render");
+        let system = t.render(SUMMARIZATION_SYSTEM, &Value::Null).expect("render");
+        let preamble = t.render(BRANCH_SUMMARY_PREAMBLE, &Value::Null).expect("render");
         let mut checked = 0;
         for op in ["compact", "generateBranchSummary"] {
             for (file, case) in case_files(op) {
@@ -604,11 +518,7 @@ mod tests {
                 };
                 let overridden = !case["input"]["options"]["promptOverride"].is_null();
                 for request in requests {
-                    assert_eq!(
-                        request["systemPrompt"].as_str(),
-                        Some(system.as_str()),
-                        "{file}"
-                    );
+                    assert_eq!(request["systemPrompt"].as_str(), Some(system.as_str()), "{file}");
                     let template = match request["purpose"].as_str() {
                         Some("history") => COMPACTION_SUMMARY,
                         Some("update") => COMPACTION_UPDATE_SUMMARY,
@@ -624,13 +534,9 @@ mod tests {
                     };
                     let found = prompt.ends_with(&format!("\n\n{instructions}"))
                         || prompt.contains(&format!("\n\n{instructions}\n\nAdditional focus: "));
-                    let may_be_overridden = overridden
-                        && (template == COMPACTION_SUMMARY
-                            || template == COMPACTION_UPDATE_SUMMARY);
-                    assert!(
-                        found || may_be_overridden,
-                        "{file}: {template} not found in prompt"
-                    );
+                    let may_be_overridden =
+                        overridden && (template == COMPACTION_SUMMARY || template == COMPACTION_UPDATE_SUMMARY);
+                    assert!(found || may_be_overridden, "{file}: {template} not found in prompt");
                     checked += 1;
                 }
                 if op == "generateBranchSummary" {
@@ -670,10 +576,7 @@ mod tests {
                 "## Reference details",
                 "## Pending question",
             ] {
-                assert!(
-                    text.contains(&format!("\n{heading}\n")),
-                    "{name}: {heading}"
-                );
+                assert!(text.contains(&format!("\n{heading}\n")), "{name}: {heading}");
             }
             assert!(text.contains("<conversation>"), "{name}");
         }
@@ -691,19 +594,11 @@ mod tests {
 
         // No template renders with leftover tags or indentation artefacts.
         for name in TEMPLATE_NAMES {
-            let out = t
-                .render(
-                    name,
-                    &json!({"summary": "S", "readFiles": ["a"], "modifiedFiles": []}),
-                )
-                .expect("render");
+            let out =
+                t.render(name, &json!({"summary": "S", "readFiles": ["a"], "modifiedFiles": []})).expect("render");
             assert!(!out.contains("{{") && !out.contains("}}"), "{name}");
             assert!(!out.contains("\n\n\n"), "{name}");
-            assert_eq!(
-                out,
-                crate::prompt::render::layout(&out),
-                "{name} is not stable under layout"
-            );
+            assert_eq!(out, crate::prompt::render::layout(&out), "{name} is not stable under layout");
         }
     }
 }

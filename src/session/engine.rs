@@ -8,14 +8,16 @@
 //! back into the session.
 
 use crate::entry::EntrySource;
+use crate::entry::{EntryKind, Role};
 use crate::error::{Error, Result};
 use crate::js::{format_iso_timestamp, parse_iso_timestamp};
-use crate::entry::{EntryKind, Role};
 use crate::plan::prepare::{should_compact, CompactionPreparation, CompactionSettings};
-use crate::prompt::templates::PromptTemplates;
 use crate::plan::prune::PruneConfig;
+use crate::prompt::templates::PromptTemplates;
 use crate::session::SessionTree;
-use crate::summarize::{compact, generate_branch_summary, BranchSummaryOptions, CompactOptions, CompactionResult, Complete, SummaryRequest};
+use crate::summarize::{
+    compact, generate_branch_summary, BranchSummaryOptions, CompactOptions, CompactionResult, Complete, SummaryRequest,
+};
 use futures_util::future::{select, Either};
 use serde_json::{json, Value};
 use std::cell::{Cell, RefCell};
@@ -236,7 +238,12 @@ fn text_of_content(content: Option<&Value>) -> String {
 impl SessionEngine {
     /// Wraps a session.
     pub fn new(session: SessionTree) -> Self {
-        Self { session: Rc::new(RefCell::new(session)), busy: Cell::new(false), current: RefCell::new(None), templates: RefCell::new(PromptTemplates::default()) }
+        Self {
+            session: Rc::new(RefCell::new(session)),
+            busy: Cell::new(false),
+            current: RefCell::new(None),
+            templates: RefCell::new(PromptTemplates::default()),
+        }
     }
 
     /// The session (borrow it briefly; never across an await).
@@ -307,7 +314,8 @@ impl SessionEngine {
             let prep = match s.prepare_compaction(&run.settings) {
                 Some(p) => p,
                 None => {
-                    let ends_in_compaction = s.branch_indices().last().is_some_and(|&i| s.meta(i).kind == EntryKind::Compaction);
+                    let ends_in_compaction =
+                        s.branch_indices().last().is_some_and(|&i| s.meta(i).kind == EntryKind::Compaction);
                     return Err(if ends_in_compaction { Error::AlreadyCompacted } else { Error::NothingToCompact });
                 }
             };
@@ -330,9 +338,16 @@ impl SessionEngine {
         let (result, from_extension, preserve) = match before.get("compaction").filter(|c| c.is_object()) {
             Some(c) => (hook_compaction(c, &prep)?, true, None),
             None => {
-                let messages: Vec<Value> = prep.messages_to_summarize.iter().chain(&prep.turn_prefix_messages).cloned().collect();
+                let messages: Vec<Value> =
+                    prep.messages_to_summarize.iter().chain(&prep.turn_prefix_messages).cloned().collect();
                 let shaping = signal
-                    .race(WHAT, hooks.call("session.compacting", json!({"type": "session.compacting", "sessionId": session_id, "messages": messages})))
+                    .race(
+                        WHAT,
+                        hooks.call(
+                            "session.compacting",
+                            json!({"type": "session.compacting", "sessionId": session_id, "messages": messages}),
+                        ),
+                    )
                     .await?;
                 let options = CompactOptions {
                     custom_instructions: run.custom_instructions.clone(),
@@ -381,7 +396,12 @@ impl SessionEngine {
             (s.entry_count(), s.leaf_id().map(str::to_owned))
         };
         self.session.borrow_mut().append_entry(entry.clone())?;
-        let after = hooks.call("session_compact", json!({"type": "session_compact", "compactionEntry": entry, "fromExtension": from_extension})).await;
+        let after = hooks
+            .call(
+                "session_compact",
+                json!({"type": "session_compact", "compactionEntry": entry, "fromExtension": from_extension}),
+            )
+            .await;
         if let Err(e) = after {
             // A failing hook fails the operation and nothing stays appended (SPEC §11).
             self.session.borrow_mut().truncate(len_before, leaf_before.as_deref())?;
@@ -413,7 +433,8 @@ impl SessionEngine {
             let (idx, common) = s.tree_index().collect_for_branch_summary(&*s, old_leaf.as_deref(), target_id);
             let entries: Vec<Value> = idx.iter().map(|&i| s.entry(i).into_owned()).collect();
             let m = s.meta(ti);
-            let back_to_editor = m.kind == EntryKind::CustomMessage || (m.kind == EntryKind::Message && m.role() == Some(Role::User));
+            let back_to_editor =
+                m.kind == EntryKind::CustomMessage || (m.kind == EntryKind::Message && m.role() == Some(Role::User));
             let (new_leaf, editor) = if back_to_editor {
                 let e = s.entry(ti);
                 let text = match m.kind {
@@ -440,7 +461,9 @@ impl SessionEngine {
             .await;
         let before = match before {
             Ok(v) => v,
-            Err(Error::Aborted { .. }) => return Ok(NavigateOutcome { cancelled: true, aborted: true, ..Default::default() }),
+            Err(Error::Aborted { .. }) => {
+                return Ok(NavigateOutcome { cancelled: true, aborted: true, ..Default::default() })
+            }
             Err(e) => return Err(e),
         };
         if before.get("cancel").and_then(Value::as_bool) == Some(true) {
@@ -462,7 +485,9 @@ impl SessionEngine {
                         let details = json!({"readFiles": b.read_files, "modifiedFiles": b.modified_files});
                         summary = Some((b.summary, details, false));
                     }
-                    Err(Error::Aborted { .. }) => return Ok(NavigateOutcome { cancelled: true, aborted: true, ..Default::default() }),
+                    Err(Error::Aborted { .. }) => {
+                        return Ok(NavigateOutcome { cancelled: true, aborted: true, ..Default::default() })
+                    }
                     Err(e) => return Err(e),
                 }
             } else {
@@ -531,7 +556,8 @@ impl SessionEngine {
         let mut outcome = CheckOutcome::default();
         // The estimate is taken before pruning: the check subtracts the pruned tokens (SPEC §7),
         // and an estimate made after pruning would already lack them (counted twice).
-        let estimate_before_prune = crate::plan::overflow::estimate_context_tokens(&self.session.borrow().branch_source());
+        let estimate_before_prune =
+            crate::plan::overflow::estimate_context_tokens(&self.session.borrow().branch_source());
         // 1. prune
         {
             let mut s = self.session.borrow_mut();
@@ -544,10 +570,11 @@ impl SessionEngine {
             let s = self.session.borrow();
             let branch = s.branch_source();
             let overflow = crate::plan::overflow::is_context_overflow(assistant_message, Some(check.context_window));
-            let same_model = match (&check.model, crate::entry::MessageMeta::from_value(assistant_message).provider_model) {
-                (Some(want), Some(got)) => *want == got,
-                _ => true,
-            };
+            let same_model =
+                match (&check.model, crate::entry::MessageMeta::from_value(assistant_message).provider_model) {
+                    (Some(want), Some(got)) => *want == got,
+                    _ => true,
+                };
             let last_compaction_ms = crate::plan::prepare::last_compaction_index(&branch)
                 .and_then(|i| branch.entry(i).get("timestamp").and_then(Value::as_str).and_then(parse_iso_timestamp));
             let msg_ms = assistant_message.get("timestamp").and_then(Value::as_f64);
@@ -624,7 +651,11 @@ fn hook_compaction(c: &Value, prep: &CompactionPreparation) -> Result<Compaction
     Ok(CompactionResult {
         summary: summary.to_string(),
         short_summary: c.get("shortSummary").and_then(Value::as_str).unwrap_or_default().to_string(),
-        first_kept_entry_id: c.get("firstKeptEntryId").and_then(Value::as_str).unwrap_or(&prep.first_kept_entry_id).to_string(),
+        first_kept_entry_id: c
+            .get("firstKeptEntryId")
+            .and_then(Value::as_str)
+            .unwrap_or(&prep.first_kept_entry_id)
+            .to_string(),
         tokens_before: c.get("tokensBefore").and_then(Value::as_f64).unwrap_or(prep.tokens_before),
         details,
     })
@@ -690,8 +721,21 @@ pub struct CheckOutcome {
 
 /// Texts of transient failures (lower case), retried with backoff.
 const TRANSIENT: &[&str] = &[
-    "overloaded", "rate limit", "rate_limit", "usage limit", "too many requests", "429", "500", "502", "503", "504",
-    "service unavailable", "server error", "internal error", "connection error", "fetch failed",
+    "overloaded",
+    "rate limit",
+    "rate_limit",
+    "usage limit",
+    "too many requests",
+    "429",
+    "500",
+    "502",
+    "503",
+    "504",
+    "service unavailable",
+    "server error",
+    "internal error",
+    "connection error",
+    "fetch failed",
 ];
 
 /// True when a model failure is worth retrying (SPEC §11): a transient status or text, never a
@@ -781,7 +825,12 @@ impl<C: Complete, K: Clock> Complete for Retrying<'_, C, K> {
                         if wait > self.policy.max_wait_ms {
                             continue 'candidates;
                         }
-                        self.signal.race("Compaction", async { self.clock.sleep(wait).await; Ok(()) }).await?;
+                        self.signal
+                            .race("Compaction", async {
+                                self.clock.sleep(wait).await;
+                                Ok(())
+                            })
+                            .await?;
                     }
                 }
             }

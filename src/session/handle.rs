@@ -4,12 +4,14 @@
 //! SPEC §1 (model), §5 (plan), §6 (context), §7 (prune), §10 (tree).
 
 use crate::context::{plan_context, ContextItem, SessionContext};
-use crate::tree::TreeIndex;
+use crate::entry::{EntryKind, EntryMeta};
 use crate::entry::{EntrySource, Selection};
 use crate::error::{Error, Result};
-use crate::entry::{EntryKind, EntryMeta};
-use crate::plan::prepare::{plan_compaction, preparation_from_plan, CompactionPreparation, CompactionSettings, PreparationPlan};
+use crate::plan::prepare::{
+    plan_compaction, preparation_from_plan, CompactionPreparation, CompactionSettings, PreparationPlan,
+};
 use crate::plan::prune::{plan_prune, pruned_entry, PruneConfig, PrunePlan};
+use crate::tree::TreeIndex;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::ops::Range;
@@ -74,7 +76,9 @@ impl SessionTree {
         let mut tree = Self::new(header);
         tree.metas.reserve(spans.len());
         for (line, range) in &spans {
-            let text = base.get(range.clone()).ok_or_else(|| Error::Parse { line: *line, reason: "line outside the buffer".into() })?;
+            let text = base
+                .get(range.clone())
+                .ok_or_else(|| Error::Parse { line: *line, reason: "line outside the buffer".into() })?;
             let meta = EntryMeta::from_json(text).map_err(|e| Error::Parse { line: *line, reason: e.to_string() })?;
             tree.metas.push(meta);
         }
@@ -237,8 +241,13 @@ impl SessionTree {
     /// only by the format, not checked here. The new entry becomes the leaf. Costs O(entry).
     /// Errors: `E_MISSING_FIELD` (no `type`/`id`), `E_DUPLICATE_ID`, `E_NOT_FOUND` (unknown parent).
     pub fn append_entry(&mut self, mut entry: Value) -> Result<usize> {
-        let obj = entry.as_object_mut().ok_or_else(|| Error::InvalidArgument("an entry must be a JSON object".into()))?;
-        let id = obj.get("id").and_then(Value::as_str).map(str::to_owned).ok_or_else(|| Error::MissingField { location: "appended entry".into(), field: "id".into() })?;
+        let obj =
+            entry.as_object_mut().ok_or_else(|| Error::InvalidArgument("an entry must be a JSON object".into()))?;
+        let id = obj
+            .get("id")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| Error::MissingField { location: "appended entry".into(), field: "id".into() })?;
         if !obj.get("type").is_some_and(Value::is_string) {
             return Err(Error::MissingField { location: format!("entry {id}"), field: "type".into() });
         }
@@ -342,7 +351,9 @@ impl SessionTree {
         })
         .ok()?;
         let arrays = [&parts.messages_to_summarize, &parts.turn_prefix_messages, &parts.recent_messages];
-        let mut out = String::with_capacity(arrays.iter().flat_map(|a| a.iter()).map(|m| m.len() + 1).sum::<usize>() + rest.len() + 128);
+        let mut out = String::with_capacity(
+            arrays.iter().flat_map(|a| a.iter()).map(|m| m.len() + 1).sum::<usize>() + rest.len() + 128,
+        );
         out.push_str("{\"firstKeptEntryId\":");
         out.push_str(&serde_json::to_string(&parts.first_kept_entry_id).ok()?);
         for (name, list) in ["messagesToSummarize", "turnPrefixMessages", "recentMessages"].iter().zip(arrays) {
@@ -507,8 +518,16 @@ mod tests {
     fn tool_pair(n: usize, parent: &str, size: usize) -> [Value; 2] {
         let call = format!("c{n}");
         [
-            msg(&format!("a{n}"), Some(parent), json!({"role": "assistant", "content": [{"type": "toolCall", "id": call, "name": "bash", "arguments": {}}], "stopReason": "toolUse"})),
-            msg(&format!("t{n}"), Some(&format!("a{n}")), json!({"role": "toolResult", "toolCallId": call, "toolName": "bash", "content": [{"type": "text", "text": "x".repeat(size)}]})),
+            msg(
+                &format!("a{n}"),
+                Some(parent),
+                json!({"role": "assistant", "content": [{"type": "toolCall", "id": call, "name": "bash", "arguments": {}}], "stopReason": "toolUse"}),
+            ),
+            msg(
+                &format!("t{n}"),
+                Some(&format!("a{n}")),
+                json!({"role": "toolResult", "toolCallId": call, "toolName": "bash", "content": [{"type": "text", "text": "x".repeat(size)}]}),
+            ),
         ]
     }
 

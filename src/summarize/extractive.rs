@@ -533,22 +533,58 @@ struct Facts {
 }
 
 const FILLERS: [&str; 16] = [
-    "ok", "okay", "yes", "no", "continue", "go", "go on", "thanks", "thank you", "wow", "nice", "great", "sure", "y", "k", "proceed",
+    "ok",
+    "okay",
+    "yes",
+    "no",
+    "continue",
+    "go",
+    "go on",
+    "thanks",
+    "thank you",
+    "wow",
+    "nice",
+    "great",
+    "sure",
+    "y",
+    "k",
+    "proceed",
 ];
 
 fn is_wrapper(text: &str) -> bool {
     let t = text.trim_start();
-    (t.contains("<summary>\n") && t.contains("</summary>")) || t.starts_with("<system-reminder>") || t.starts_with("Ran `") || t.starts_with("Ran Python:")
+    (t.contains("<summary>\n") && t.contains("</summary>"))
+        || t.starts_with("<system-reminder>")
+        || t.starts_with("Ran `")
+        || t.starts_with("Ran Python:")
 }
 
 /// A message that asks a question rather than for work.
 fn is_question(text: &str) -> bool {
     let t = text.trim();
-    let first = t.split(|c: char| !c.is_alphanumeric() && c != '\'').find(|w| !w.is_empty()).unwrap_or("").to_lowercase();
+    let first =
+        t.split(|c: char| !c.is_alphanumeric() && c != '\'').find(|w| !w.is_empty()).unwrap_or("").to_lowercase();
     t.ends_with('?')
         || matches!(
             first.as_str(),
-            "what" | "why" | "how" | "where" | "when" | "who" | "which" | "is" | "are" | "do" | "does" | "did" | "can" | "could" | "would" | "will" | "whats" | "what's"
+            "what"
+                | "why"
+                | "how"
+                | "where"
+                | "when"
+                | "who"
+                | "which"
+                | "is"
+                | "are"
+                | "do"
+                | "does"
+                | "did"
+                | "can"
+                | "could"
+                | "would"
+                | "will"
+                | "whats"
+                | "what's"
         )
 }
 
@@ -563,10 +599,46 @@ fn is_substantive(text: &str) -> bool {
 }
 
 const DONE_VERBS: [&str; 40] = [
-    "done", "fixed", "added", "created", "implemented", "updated", "removed", "refactored", "moved", "renamed", "wrote", "written",
-    "changed", "replaced", "committed", "completed", "finished", "deleted", "extracted", "merged", "converted", "ported", "cleaned",
-    "simplified", "installed", "configured", "migrated", "restored", "reverted", "split", "resolved", "verified", "pushed", "built",
-    "published", "documented", "tested", "released", "integrated", "all",
+    "done",
+    "fixed",
+    "added",
+    "created",
+    "implemented",
+    "updated",
+    "removed",
+    "refactored",
+    "moved",
+    "renamed",
+    "wrote",
+    "written",
+    "changed",
+    "replaced",
+    "committed",
+    "completed",
+    "finished",
+    "deleted",
+    "extracted",
+    "merged",
+    "converted",
+    "ported",
+    "cleaned",
+    "simplified",
+    "installed",
+    "configured",
+    "migrated",
+    "restored",
+    "reverted",
+    "split",
+    "resolved",
+    "verified",
+    "pushed",
+    "built",
+    "published",
+    "documented",
+    "tested",
+    "released",
+    "integrated",
+    "all",
 ];
 
 /// An assistant sentence that reports finished work.
@@ -576,7 +648,10 @@ fn is_done_sentence(s: &str) -> bool {
     }
     let l = s.to_lowercase();
     let l = l.trim_start_matches(|c: char| !c.is_alphanumeric());
-    if starts_with_any(l, &["let me", "let's", "now let", "i'll", "i will", "i need", "we need", "next", "first", "then", "to do"]) {
+    if starts_with_any(
+        l,
+        &["let me", "let's", "now let", "i'll", "i will", "i need", "we need", "next", "first", "then", "to do"],
+    ) {
         return false;
     }
     let first = l.split(|c: char| !c.is_alphanumeric()).next().unwrap_or("");
@@ -586,10 +661,33 @@ fn is_done_sentence(s: &str) -> bool {
     if DONE_VERBS.contains(&first) {
         return true;
     }
-    starts_with_any(l, &["i've ", "i have ", "we've ", "we have ", "successfully", "it builds", "it works", "everything works", "everything is working", "the build passes", "tests pass"])
-        || [" has been ", " have been ", " are now passing", " now passes", " now works", " is now fixed", " all pass", " successfully"]
-            .iter()
-            .any(|p| l.contains(p))
+    starts_with_any(
+        l,
+        &[
+            "i've ",
+            "i have ",
+            "we've ",
+            "we have ",
+            "successfully",
+            "it builds",
+            "it works",
+            "everything works",
+            "everything is working",
+            "the build passes",
+            "tests pass",
+        ],
+    ) || [
+        " has been ",
+        " have been ",
+        " are now passing",
+        " now passes",
+        " now works",
+        " is now fixed",
+        " all pass",
+        " successfully",
+    ]
+    .iter()
+    .any(|p| l.contains(p))
 }
 
 /// An announced next action (`Let me …`, `Now I'll …`, `Next, …`).
@@ -599,28 +697,102 @@ fn is_intention(s: &str) -> bool {
     if word_count(l) < 3 || l.ends_with('?') {
         return false;
     }
-    if starts_with_any(l, &["let me", "let's", "i'll", "i will", "i need to", "i'm going to", "next,", "next i", "next we", "first,", "first i", "then i", "then we", "we need to", "we'll"]) {
+    if starts_with_any(
+        l,
+        &[
+            "let me",
+            "let's",
+            "i'll",
+            "i will",
+            "i need to",
+            "i'm going to",
+            "next,",
+            "next i",
+            "next we",
+            "first,",
+            "first i",
+            "then i",
+            "then we",
+            "we need to",
+            "we'll",
+        ],
+    ) {
         return true;
     }
     // "Now …" announces a step when a verb follows ("Now update the theme:"), not in
     // "Now `x` is used".
     const VERBS: [&str; 32] = [
-        "let", "let's", "i", "i'll", "we", "we'll", "update", "fix", "add", "run", "check", "create", "remove", "write", "read", "test",
-        "implement", "build", "move", "rename", "replace", "verify", "commit", "change", "make", "edit", "look", "try", "wire", "use",
-        "refactor", "delete",
+        "let",
+        "let's",
+        "i",
+        "i'll",
+        "we",
+        "we'll",
+        "update",
+        "fix",
+        "add",
+        "run",
+        "check",
+        "create",
+        "remove",
+        "write",
+        "read",
+        "test",
+        "implement",
+        "build",
+        "move",
+        "rename",
+        "replace",
+        "verify",
+        "commit",
+        "change",
+        "make",
+        "edit",
+        "look",
+        "try",
+        "wire",
+        "use",
+        "refactor",
+        "delete",
     ];
     let mut words = l.split_whitespace();
     words.next() == Some("now") && words.next().is_some_and(|w| VERBS.contains(&w.trim_end_matches([',', ':'])))
 }
 
 const DECISION_MARKERS: [&str; 16] = [
-    "decided", "decision", "we'll go with", "going with", "go with", "instead of", "rather than", "chose ", "agreed", "opted",
-    "switch to", "stick with", "the plan is", "approach:", "we'll use", "let's use",
+    "decided",
+    "decision",
+    "we'll go with",
+    "going with",
+    "go with",
+    "instead of",
+    "rather than",
+    "chose ",
+    "agreed",
+    "opted",
+    "switch to",
+    "stick with",
+    "the plan is",
+    "approach:",
+    "we'll use",
+    "let's use",
 ];
 
 const FINDING_MARKERS: [&str; 14] = [
-    "the issue is", "the problem is", "the cause", "root cause", "turns out", "the reason", "is caused by", "the bug is", "the fix is",
-    "the error is", "the problem was", "the issue was", "the culprit", "this means",
+    "the issue is",
+    "the problem is",
+    "the cause",
+    "root cause",
+    "turns out",
+    "the reason",
+    "is caused by",
+    "the bug is",
+    "the fix is",
+    "the error is",
+    "the problem was",
+    "the issue was",
+    "the culprit",
+    "this means",
 ];
 
 /// (weight, word) of the words that mark a stated requirement or preference.
@@ -654,7 +826,8 @@ fn constraint_score(s: &str) -> u8 {
         return 0;
     }
     let l = t.to_lowercase().replace('’', "'");
-    let personal = ["i don't", "i dont", "i do not"].iter().any(|p| l.contains(p)) && !["i don't want", "i dont want", "i do not want"].iter().any(|p| l.contains(p));
+    let personal = ["i don't", "i dont", "i do not"].iter().any(|p| l.contains(p))
+        && !["i don't want", "i dont want", "i do not want"].iter().any(|p| l.contains(p));
     CONSTRAINT_WORDS
         .iter()
         .filter(|(_, w)| has_word(&l, w) && !(personal && matches!(*w, "don't" | "dont" | "do not")))
@@ -670,18 +843,49 @@ fn is_error_line(line: &str) -> bool {
     }
     let l = line.to_lowercase();
     const NOT: [&str; 12] = [
-        "0 errors", "no errors", "without error", "error-free", "errors: 0", "0 failed", "failed: 0", "fail 0", "failures: 0",
-        "0 failures", "exited with code 0", "no issues",
+        "0 errors",
+        "no errors",
+        "without error",
+        "error-free",
+        "errors: 0",
+        "0 failed",
+        "failed: 0",
+        "fail 0",
+        "failures: 0",
+        "0 failures",
+        "exited with code 0",
+        "no issues",
     ];
     if NOT.iter().any(|n| l.contains(n)) {
         return false;
     }
     const WORDS: [&str; 12] = [
-        "error", "errors", "failed", "failure", "fail", "failing", "exception", "panic", "panicked", "traceback", "fatal", "enoent",
+        "error",
+        "errors",
+        "failed",
+        "failure",
+        "fail",
+        "failing",
+        "exception",
+        "panic",
+        "panicked",
+        "traceback",
+        "fatal",
+        "enoent",
     ];
     const PHRASES: [&str; 12] = [
-        "could not", "cannot find", "can't find", "no such file", "not found", "command exited with code", "command aborted",
-        "segmentation fault", "permission denied", "is not a function", "undefined is not", "npm err!",
+        "could not",
+        "cannot find",
+        "can't find",
+        "no such file",
+        "not found",
+        "command exited with code",
+        "command aborted",
+        "segmentation fault",
+        "permission denied",
+        "is not a function",
+        "undefined is not",
+        "npm err!",
     ];
     WORDS.iter().any(|w| has_word(&l, w)) || PHRASES.iter().any(|p| l.contains(p))
 }
@@ -708,8 +912,28 @@ fn is_viewing_command(command: &str) -> bool {
         .unwrap_or("");
     let program = first_segment.split_whitespace().next().unwrap_or("");
     let program = program.rsplit('/').next().unwrap_or(program);
-    matches!(program, "cat" | "head" | "tail" | "less" | "grep" | "rg" | "ag" | "find" | "ls" | "tree" | "wc" | "sed" | "awk" | "echo" | "diff")
-        || (program == "git" && first_segment.split_whitespace().nth(1).is_some_and(|s| matches!(s, "diff" | "show" | "log" | "status" | "grep" | "blame")))
+    matches!(
+        program,
+        "cat"
+            | "head"
+            | "tail"
+            | "less"
+            | "grep"
+            | "rg"
+            | "ag"
+            | "find"
+            | "ls"
+            | "tree"
+            | "wc"
+            | "sed"
+            | "awk"
+            | "echo"
+            | "diff"
+    ) || (program == "git"
+        && first_segment
+            .split_whitespace()
+            .nth(1)
+            .is_some_and(|s| matches!(s, "diff" | "show" | "log" | "status" | "grep" | "blame")))
 }
 
 fn first_line(s: &str) -> &str {
@@ -769,7 +993,10 @@ impl Facts {
             let cmd = rest.split('`').next().unwrap_or("");
             self.add_command(cmd, o);
             for line in error_lines(rest).into_iter().take(2) {
-                push_unique(&mut self.errors, format!("{} (run by the user): {}", code_clipped(cmd, 80), code_clipped(line, o.quote)));
+                push_unique(
+                    &mut self.errors,
+                    format!("{} (run by the user): {}", code_clipped(cmd, 80), code_clipped(line, o.quote)),
+                );
             }
             return;
         }
@@ -781,7 +1008,11 @@ impl Facts {
         let prose = t.split("\n\n").filter(|para| {
             !para.lines().any(|l| {
                 let l = l.trim();
-                is_error_line(l) || l.contains('➜') || l.starts_with("$ ") || l.starts_with("at ") || l.starts_with("> ")
+                is_error_line(l)
+                    || l.contains('➜')
+                    || l.starts_with("$ ")
+                    || l.starts_with("at ")
+                    || l.starts_with("> ")
             })
         });
         for s in prose.flat_map(sentences) {
@@ -799,7 +1030,8 @@ impl Facts {
             .into_iter()
             .filter(|l| {
                 let l = l.to_lowercase();
-                ["error:", "exception:", "panicked", "failed:", "error ts", "traceback"].iter().any(|m| l.contains(m)) || l.starts_with("error")
+                ["error:", "exception:", "panicked", "failed:", "error ts", "traceback"].iter().any(|m| l.contains(m))
+                    || l.starts_with("error")
             })
             .take(2)
             .collect();
@@ -812,13 +1044,26 @@ impl Facts {
         let mut in_summary_list = false;
         for line in prose_lines(text) {
             let trimmed = line.trim();
-            let is_item = trimmed.starts_with("- ") || trimmed.starts_with("* ") || trimmed.chars().next().is_some_and(|c| c.is_ascii_digit());
+            let is_item = trimmed.starts_with("- ")
+                || trimmed.starts_with("* ")
+                || trimmed.chars().next().is_some_and(|c| c.is_ascii_digit());
             let l = trimmed.to_lowercase();
             if !is_item {
                 in_summary_list = l.ends_with(':')
-                    && ["what i changed", "what was done", "what we've done", "summary of", "changes:", "i've made", "i made", "here's what", "fixed:", "done:"]
-                        .iter()
-                        .any(|m| l.contains(m));
+                    && [
+                        "what i changed",
+                        "what was done",
+                        "what we've done",
+                        "summary of",
+                        "changes:",
+                        "i've made",
+                        "i made",
+                        "here's what",
+                        "fixed:",
+                        "done:",
+                    ]
+                    .iter()
+                    .any(|m| l.contains(m));
             } else if in_summary_list {
                 let item = strip_markers(trimmed);
                 if word_count(item) >= 2 && !item.ends_with(':') {
@@ -834,7 +1079,9 @@ impl Facts {
             }
             // Statements only: no questions, no lead-ins ("The fix is:"), no announcements, no
             // guesses.
-            let hedged = ["might", "maybe", "perhaps", "probably", "likely", "i bet", "i guess", "could be", "if "].iter().any(|h| has_word(&l, h.trim()) && l.contains(h));
+            let hedged = ["might", "maybe", "perhaps", "probably", "likely", "i bet", "i guess", "could be", "if "]
+                .iter()
+                .any(|h| has_word(&l, h.trim()) && l.contains(h));
             if s.ends_with('?') || s.ends_with(':') || word_count(&s) < 5 || is_intention(&s) || hedged {
                 continue;
             }
@@ -861,7 +1108,10 @@ impl Facts {
     fn step(&mut self, step: &Step, trailing: bool, o: &Opts) {
         let call = &step.call;
         let path = call.arg_str("path").or_else(|| call.arg_str("file_path")).or_else(|| call.arg_str("file"));
-        let failed = step.result.as_deref().is_some_and(|r| error_lines(first_line(r)).len() == 1 || r.trim_start().starts_with("Error"));
+        let failed = step
+            .result
+            .as_deref()
+            .is_some_and(|r| error_lines(first_line(r)).len() == 1 || r.trim_start().starts_with("Error"));
         match (call.name.as_str(), path) {
             ("read", Some(p)) => {
                 self.read.insert(p.to_string());
@@ -895,10 +1145,8 @@ impl Facts {
     fn result_errors(&mut self, call: Option<&Call>, result: &str, o: &Opts) {
         let command = call.and_then(|c| c.arg_str("command"));
         let viewing = command.is_some_and(is_viewing_command);
-        let lines: Vec<&str> = error_lines(result)
-            .into_iter()
-            .filter(|l| !viewing || l.to_lowercase().contains("no such file"))
-            .collect();
+        let lines: Vec<&str> =
+            error_lines(result).into_iter().filter(|l| !viewing || l.to_lowercase().contains("no such file")).collect();
         if lines.is_empty() {
             return;
         }
@@ -921,7 +1169,10 @@ impl Facts {
     /// Works out the state at the end; `trailing`: the calls no message followed.
     fn finish(&mut self, parts: &[(Role, &str)], trailing: &[Step], last_assistant: Option<&str>, o: &Opts) {
         // The last part that carries meaning (thinking is skipped).
-        let last = parts.iter().rev().find(|(r, t)| *r != Role::Thinking && !(matches!(r, Role::User | Role::Other) && is_wrapper(t)));
+        let last = parts
+            .iter()
+            .rev()
+            .find(|(r, t)| *r != Role::Thinking && !(matches!(r, Role::User | Role::Other) && is_wrapper(t)));
         if let Some(&(role, text)) = last {
             if matches!(role, Role::User | Role::Other) && !text.trim().is_empty() {
                 self.pending = Some(lead(text, o.quote));
@@ -940,7 +1191,12 @@ impl Facts {
             self.next = announced_steps(text, o);
         }
         for step in trailing.iter().rev().take_while(|s| s.result.is_none()) {
-            let args = step.call.args.iter().find(|(k, _)| matches!(k.as_str(), "path" | "command")).and_then(|(_, v)| v.as_str());
+            let args = step
+                .call
+                .args
+                .iter()
+                .find(|(k, _)| matches!(k.as_str(), "path" | "command"))
+                .and_then(|(_, v)| v.as_str());
             let what = match args {
                 Some(a) => format!("{} {}", step.call.name, code_clipped(first_line(a), 100)),
                 None => code(&step.call.name),
@@ -983,12 +1239,18 @@ impl Facts {
         self.requests
             .iter()
             .rev()
-            .find(|r| is_substantive(r) && !is_question(r) && word_count(r) >= 8 && r.trim_start().starts_with(char::is_alphabetic))
+            .find(|r| {
+                is_substantive(r)
+                    && !is_question(r)
+                    && word_count(r) >= 8
+                    && r.trim_start().starts_with(char::is_alphabetic)
+            })
             .map(String::as_str)
     }
 
     fn modified_summary(&self, max_files: usize) -> Option<String> {
-        let changed: Vec<(&String, &FileChange)> = self.changed.iter().filter(|(_, c)| c.edits + c.writes > 0).collect();
+        let changed: Vec<(&String, &FileChange)> =
+            self.changed.iter().filter(|(_, c)| c.edits + c.writes > 0).collect();
         if changed.is_empty() {
             return None;
         }
@@ -1013,7 +1275,12 @@ impl Facts {
         if changed.len() > max_files {
             shown.push(format!("and {} more", changed.len() - max_files));
         }
-        Some(format!("Changed {} file{}: {}", changed.len(), if changed.len() == 1 { "" } else { "s" }, shown.join(", ")))
+        Some(format!(
+            "Changed {} file{}: {}",
+            changed.len(),
+            if changed.len() == 1 { "" } else { "s" },
+            shown.join(", ")
+        ))
     }
 
     fn read_only(&self) -> Vec<&String> {
@@ -1034,7 +1301,9 @@ fn announced_steps(text: &str, o: &Opts) -> Vec<String> {
     let mut collecting = false;
     for line in prose_lines(text) {
         let t = line.trim();
-        let is_item = t.starts_with("- ") || t.starts_with("* ") || t.chars().next().is_some_and(|c| c.is_ascii_digit()) && t.contains(". ");
+        let is_item = t.starts_with("- ")
+            || t.starts_with("* ")
+            || t.chars().next().is_some_and(|c| c.is_ascii_digit()) && t.contains(". ");
         if is_item && collecting {
             let item = strip_markers(t);
             if !item.is_empty() {
@@ -1043,9 +1312,20 @@ fn announced_steps(text: &str, o: &Opts) -> Vec<String> {
             continue;
         }
         let l = t.to_lowercase();
-        collecting = ["next step", "next:", "remaining", "todo", "to do", "still need", "what's left", "left to do", "next up", "then:"]
-            .iter()
-            .any(|m| l.contains(m));
+        collecting = [
+            "next step",
+            "next:",
+            "remaining",
+            "todo",
+            "to do",
+            "still need",
+            "what's left",
+            "left to do",
+            "next up",
+            "then:",
+        ]
+        .iter()
+        .any(|m| l.contains(m));
     }
     out
 }
@@ -1272,7 +1552,12 @@ fn items_for(kind: Kind, purpose: Purpose, f: &Facts, layout: &[Heading], contex
             if !has(Kind::Constraints) {
                 // Constraints not already quoted in the request itself.
                 let quoted = items.join("\n");
-                items.extend(f.constraints.iter().filter(|(_, c)| !quoted.contains(c.as_str())).map(|(_, c)| format!("Constraint: {}", quote(c, q))));
+                items.extend(
+                    f.constraints
+                        .iter()
+                        .filter(|(_, c)| !quoted.contains(c.as_str()))
+                        .map(|(_, c)| format!("Constraint: {}", quote(c, q))),
+                );
             }
         }
         Kind::Constraints => items.extend(f.constraints.iter().map(|(_, c)| quote(c, q))),
@@ -1291,9 +1576,11 @@ fn items_for(kind: Kind, purpose: Purpose, f: &Facts, layout: &[Heading], contex
             }
             if !has(Kind::Reference) {
                 let n = f.commands.len();
-                let shown: Vec<String> = f.commands.iter().skip(n.saturating_sub(o.max_bullets / 2 + 1)).map(|c| code(c)).collect();
+                let shown: Vec<String> =
+                    f.commands.iter().skip(n.saturating_sub(o.max_bullets / 2 + 1)).map(|c| code(c)).collect();
                 if !shown.is_empty() {
-                    let earlier = if n > shown.len() { format!(" (and {} earlier)", n - shown.len()) } else { String::new() };
+                    let earlier =
+                        if n > shown.len() { format!(" (and {} earlier)", n - shown.len()) } else { String::new() };
                     items.push(format!("Ran {}{earlier}", shown.join(", ")));
                 }
             }
@@ -1350,7 +1637,11 @@ fn items_for(kind: Kind, purpose: Purpose, f: &Facts, layout: &[Heading], contex
             if !has(Kind::Reference) && (purpose == Purpose::Branch || !has(Kind::Steps)) {
                 let modified: Vec<&String> = f.modified.iter().collect();
                 if !modified.is_empty() {
-                    let verb = if purpose == Purpose::Branch { "Files created or modified on this branch (they may still contain those changes)" } else { "Files modified" };
+                    let verb = if purpose == Purpose::Branch {
+                        "Files created or modified on this branch (they may still contain those changes)"
+                    } else {
+                        "Files modified"
+                    };
                     items.push(format!("{verb}: {}", join_files(&modified, files_max)));
                 }
                 items.extend(context.iter().map(|c| format!("From the host: {}", clip_chars(&one_line(c), q))));
@@ -1381,7 +1672,11 @@ fn items_for(kind: Kind, purpose: Purpose, f: &Facts, layout: &[Heading], contex
             let n = f.commands.len();
             let shown: Vec<String> = f.commands.iter().skip(n.saturating_sub(o.max_bullets)).map(|c| code(c)).collect();
             if !shown.is_empty() {
-                let label = if n > shown.len() { format!("Commands run (last {} of {n})", shown.len()) } else { "Commands run".to_string() };
+                let label = if n > shown.len() {
+                    format!("Commands run (last {} of {n})", shown.len())
+                } else {
+                    "Commands run".to_string()
+                };
                 items.push(format!("{label}: {}", shown.join(", ")));
             }
             items.extend(context.iter().map(|c| format!("From the host: {}", clip_chars(&one_line(c), q))));
@@ -1464,7 +1759,8 @@ fn parse_previous(text: &str) -> Previous {
             fenced = !fenced;
         }
         let level = t.len() - t.trim_start_matches('#').len();
-        let is_heading = !fenced && (1..=3).contains(&level) && t[level..].starts_with(' ') && !t[level..].trim().is_empty();
+        let is_heading =
+            !fenced && (1..=3).contains(&level) && t[level..].starts_with(' ') && !t[level..].trim().is_empty();
         if is_heading {
             prev.sections.push(PrevSection { level, title: t[level..].trim().to_string(), body: Vec::new() });
         } else if !fenced && t.starts_with("**Turn Context") && t.ends_with("**") {
@@ -1510,9 +1806,17 @@ fn merge_previous(sections: &mut Vec<Section>, previous: &str, f: &Facts, o: &Op
         if sec.heading.kind == Kind::Container {
             continue;
         }
-        let body: Vec<String> = prev.sections[i].body.iter().filter(|l| !is_none_line(l) && l.trim() != NEW_SINCE_LABEL && l.trim() != ERRORS_NOTE).cloned().collect();
+        let body: Vec<String> = prev.sections[i]
+            .body
+            .iter()
+            .filter(|l| !is_none_line(l) && l.trim() != NEW_SINCE_LABEL && l.trim() != ERRORS_NOTE)
+            .cloned()
+            .collect();
         sec.prev = match sec.heading.kind {
-            Kind::Goal => body.into_iter().filter(|l| !(l.contains("Latest request:") && f.latest_work_request().is_some())).collect(),
+            Kind::Goal => body
+                .into_iter()
+                .filter(|l| !(l.contains("Latest request:") && f.latest_work_request().is_some()))
+                .collect(),
             k if replaces_previous(k) && (f.has_parts || !sec.items.is_empty()) => Vec::new(),
             _ => body,
         };
@@ -1522,7 +1826,11 @@ fn merge_previous(sections: &mut Vec<Section>, previous: &str, f: &Facts, o: &Op
     }
     // The objective of a summary in another format, when ours has none yet.
     if let Some(goal) = sections.iter_mut().find(|s| s.heading.kind == Kind::Goal && s.prev.is_empty()) {
-        let foreign = prev.sections.iter().find(|p| classify(&p.title) == Kind::Goal).and_then(|p| p.body.iter().find(|l| !l.trim().is_empty()));
+        let foreign = prev
+            .sections
+            .iter()
+            .find(|p| classify(&p.title) == Kind::Goal)
+            .and_then(|p| p.body.iter().find(|l| !l.trim().is_empty()));
         if let Some(line) = foreign {
             goal.items.insert(0, format!("Earlier objective: {}", clip_chars(strip_markers(line), o.quote)));
         }
@@ -1530,7 +1838,8 @@ fn merge_previous(sections: &mut Vec<Section>, previous: &str, f: &Facts, o: &Op
     // Files listed by the previous summary's blocks stay in the reference details.
     if let Some(reference) = sections.iter_mut().find(|s| s.heading.kind == Kind::Reference) {
         let all = reference.prev.join("\n") + &reference.items.join("\n");
-        let missing = |files: &[String]| -> Vec<String> { files.iter().filter(|p| !all.contains(&code(p))).cloned().collect() };
+        let missing =
+            |files: &[String]| -> Vec<String> { files.iter().filter(|p| !all.contains(&code(p))).cloned().collect() };
         let read = missing(&prev.read_files);
         let modified = missing(&prev.modified_files);
         let max = o.max_bullets * 2;
@@ -1538,7 +1847,9 @@ fn merge_previous(sections: &mut Vec<Section>, previous: &str, f: &Facts, o: &Op
             reference.prev.push(format!("- Files read earlier: {}", join_files(&read.iter().collect::<Vec<_>>(), max)));
         }
         if !modified.is_empty() {
-            reference.prev.push(format!("- Files modified earlier: {}", join_files(&modified.iter().collect::<Vec<_>>(), max)));
+            reference
+                .prev
+                .push(format!("- Files modified earlier: {}", join_files(&modified.iter().collect::<Vec<_>>(), max)));
         }
     }
     let mut earlier: Vec<String> = prev.preamble.clone();
@@ -1556,7 +1867,8 @@ fn merge_previous(sections: &mut Vec<Section>, previous: &str, f: &Facts, o: &Op
     }
     trim_blank(&mut earlier);
     if !earlier.is_empty() {
-        let heading = Heading { level: 2, title: EARLIER_SUMMARY_TITLE.to_string(), kind: Kind::Unknown, style: Style::Prose };
+        let heading =
+            Heading { level: 2, title: EARLIER_SUMMARY_TITLE.to_string(), kind: Kind::Unknown, style: Style::Prose };
         sections.push(Section { heading, prev: earlier, items: Vec::new(), verbatim: true });
     }
 }
@@ -1611,7 +1923,8 @@ fn render(sections: &[Section], new_cap: usize, prev_cap: usize) -> String {
         if n > shown {
             body.push(format!("- … {} earlier items not shown", n - shown));
         }
-        let single_prose = hd.style == Style::Prose && n == 1 && sec.prev.is_empty() && matches!(hd.kind, Kind::Goal | Kind::Pending);
+        let single_prose =
+            hd.style == Style::Prose && n == 1 && sec.prev.is_empty() && matches!(hd.kind, Kind::Goal | Kind::Pending);
         for (k, item) in sec.items.iter().skip(n - shown).enumerate() {
             if single_prose {
                 body.push(item.clone());
@@ -1640,7 +1953,12 @@ fn sectioned_summary(purpose: Purpose, prompt: &PromptParts<'_>, f: &Facts, o: &
     }
     let mut sections: Vec<Section> = layout
         .iter()
-        .map(|hd| Section { heading: hd.clone(), prev: Vec::new(), items: items_for(hd.kind, purpose, f, &layout, &prompt.context, o), verbatim: false })
+        .map(|hd| Section {
+            heading: hd.clone(),
+            prev: Vec::new(),
+            items: items_for(hd.kind, purpose, f, &layout, &prompt.context, o),
+            verbatim: false,
+        })
         .collect();
     if let Some(previous) = prompt.previous.filter(|p| !p.trim().is_empty()) {
         merge_previous(&mut sections, previous, f, o);
@@ -1703,14 +2021,16 @@ fn short_summary(f: &Facts, previous: Option<&str>, o: &Opts) -> String {
     // A recent request that names the work; else the objective of the summary so far; else
     // whatever the user asked last.
     let named = f.latest_named_request();
-    let earlier = previous.filter(|p| p.trim() != NO_PRIOR_HISTORY).map(|p| previous_objective(p, q)).filter(|p| !p.is_empty());
+    let earlier =
+        previous.filter(|p| p.trim() != NO_PRIOR_HISTORY).map(|p| previous_objective(p, q)).filter(|p| !p.is_empty());
     let request = match (named, earlier) {
         (Some(r), _) => Some(first_sentence(r, q)),
         (None, Some(e)) => Some(e),
         (None, None) => f.latest_work_request().map(|r| first_sentence(r, q)),
     }
     .filter(|r| !r.is_empty());
-    let changed: Vec<&str> = f.changed.iter().rev().filter(|(_, c)| c.edits + c.writes > 0).map(|(p, _)| file_name(p)).collect();
+    let changed: Vec<&str> =
+        f.changed.iter().rev().filter(|(_, c)| c.edits + c.writes > 0).map(|(p, _)| file_name(p)).collect();
     let mut first = match &request {
         Some(r) => format!("I worked on the request: {r}"),
         None => String::new(),
@@ -1746,12 +2066,15 @@ fn short_summary(f: &Facts, previous: Option<&str>, o: &Opts) -> String {
 /// first line of a goal section, or the first line of text.
 fn previous_objective(previous: &str, max: usize) -> String {
     let prev = parse_previous(previous);
-    let from_goal = prev
-        .sections
-        .iter()
-        .find(|s| classify(&s.title) == Kind::Goal)
-        .and_then(|s| s.body.iter().rev().find(|l| l.contains("Latest request:")).or_else(|| s.body.iter().find(|l| !l.trim().is_empty())));
-    let line = from_goal.or_else(|| prev.preamble.iter().find(|l| !l.trim().is_empty())).map(String::as_str).unwrap_or("");
+    let from_goal = prev.sections.iter().find(|s| classify(&s.title) == Kind::Goal).and_then(|s| {
+        s.body
+            .iter()
+            .rev()
+            .find(|l| l.contains("Latest request:"))
+            .or_else(|| s.body.iter().find(|l| !l.trim().is_empty()))
+    });
+    let line =
+        from_goal.or_else(|| prev.preamble.iter().find(|l| !l.trim().is_empty())).map(String::as_str).unwrap_or("");
     let line = strip_markers(line);
     let line = line.split_once("request: ").map_or(line, |(_, r)| r);
     first_sentence(line.trim_matches('"'), max).trim_matches('"').to_string()
@@ -1775,7 +2098,11 @@ mod tests {
     }
 
     fn history(conversation: &str) -> String {
-        extractive_summary(&request(Purpose::History, assemble_prompt(conversation, None, &[], HISTORY_INSTRUCTIONS), 13107))
+        extractive_summary(&request(
+            Purpose::History,
+            assemble_prompt(conversation, None, &[], HISTORY_INSTRUCTIONS),
+            13107,
+        ))
     }
 
     /// The body of section `title` (up to the next heading).
@@ -1804,7 +2131,17 @@ mod tests {
         let s = history(CONV);
         assert!(s.starts_with(EXTRACTIVE_MARKER), "{s}");
         assert_eq!(s.lines().next(), Some(EXTRACTIVE_MARKER));
-        for title in ["Objective", "Requirements and preferences", "Completed", "Underway", "Blocked", "Decisions", "Next actions", "Reference details", "Pending question"] {
+        for title in [
+            "Objective",
+            "Requirements and preferences",
+            "Completed",
+            "Underway",
+            "Blocked",
+            "Decisions",
+            "Next actions",
+            "Reference details",
+            "Pending question",
+        ] {
             assert!(s.contains(&format!(" {title}\n")), "missing {title}:\n{s}");
         }
         assert!(section(&s, "Objective").contains("Please add a --verbose flag to the CLI in src/cli.rs."), "{s}");
@@ -1815,9 +2152,16 @@ mod tests {
         assert!(done.contains("- [x] Changed 1 file: `src/cli.rs` (1 edit)"), "{s}");
         assert!(done.contains("Fixed the missing binding in src/cli.rs."), "{s}");
         let blocked = section(&s, "Blocked");
-        assert!(blocked.contains("`cargo build 2>&1 | tail -5`: ``error[E0425]: cannot find value `verbose` in this scope``"), "{s}");
+        assert!(
+            blocked
+                .contains("`cargo build 2>&1 | tail -5`: ``error[E0425]: cannot find value `verbose` in this scope``"),
+            "{s}"
+        );
         assert!(blocked.contains("Command exited with code 101"), "{s}");
-        assert!(section(&s, "Decisions").contains("We decided to use clap's `ArgAction::Count` instead of a bool."), "{s}");
+        assert!(
+            section(&s, "Decisions").contains("We decided to use clap's `ArgAction::Count` instead of a bool."),
+            "{s}"
+        );
         let next = section(&s, "Next actions");
         assert!(next.contains("1. Answer the user's latest message"), "{s}");
         assert!(next.contains("Run the tests") && next.contains("Update the README"), "{s}");
@@ -1832,7 +2176,10 @@ mod tests {
     fn assistant_question_and_unanswered_calls() {
         let conv = "[User]: Rename the crate to foo-bar.\n\n[Assistant]: Should I also rename the repository?";
         let s = history(conv);
-        assert!(section(&s, "Pending question").contains("The assistant asked: \"Should I also rename the repository?\""), "{s}");
+        assert!(
+            section(&s, "Pending question").contains("The assistant asked: \"Should I also rename the repository?\""),
+            "{s}"
+        );
         assert!(section(&s, "Next actions").contains("Wait for the user's answer"), "{s}");
 
         let conv = "[User]: Run the tests please.\n\n[Assistant]: Let me run the whole test suite now.\n\n[Assistant tool calls]: bash(command=\"cargo test\")";
@@ -1853,7 +2200,10 @@ mod tests {
         let done = section(&s, "Completed");
         assert!(done.contains("`conf/app.toml` (written)"), "{s}");
         assert!(!done.contains("README.md"), "a failed edit is not done work:\n{s}");
-        assert!(section(&s, "Blocked").contains("edit `README.md`: `Could not find the exact text in README.md."), "{s}");
+        assert!(
+            section(&s, "Blocked").contains("edit `README.md`: `Could not find the exact text in README.md."),
+            "{s}"
+        );
         assert!(section(&s, "Reference details").contains("Files modified: `conf/app.toml`, `README.md`"), "{s}");
     }
 
@@ -1878,7 +2228,12 @@ mod tests {
         assert!(s.ends_with('.'), "{s}");
 
         // Only the previous summary: its objective.
-        let prompt = assemble_prompt("", Some("## Objective\n- Latest request: \"Port the parser to Rust. Quickly.\""), &[], SHORT_INSTRUCTIONS);
+        let prompt = assemble_prompt(
+            "",
+            Some("## Objective\n- Latest request: \"Port the parser to Rust. Quickly.\""),
+            &[],
+            SHORT_INSTRUCTIONS,
+        );
         let s = extractive_summary(&request(Purpose::Short, prompt, 512));
         assert_eq!(s, "I worked on the request: Port the parser to Rust.");
         let s = extractive_summary(&request(Purpose::Short, String::new(), 512));
@@ -1892,7 +2247,12 @@ mod tests {
 [Assistant tool calls]: edit(path=\"src/flags.rs\", oldText=\"a\", newText=\"b\")\n\n\
 [Tool result]: Successfully replaced text in src/flags.rs.\n\n\
 [Assistant]: Added the --quiet flag.";
-        let prompt = assemble_prompt(conv2, Some(&format!("{first}<read-files>\nsrc/old.rs\n</read-files>")), &["branch: main".to_string()], UPDATE_INSTRUCTIONS);
+        let prompt = assemble_prompt(
+            conv2,
+            Some(&format!("{first}<read-files>\nsrc/old.rs\n</read-files>")),
+            &["branch: main".to_string()],
+            UPDATE_INSTRUCTIONS,
+        );
         let s = extractive_summary(&request(Purpose::Update, prompt, 13107));
         assert_eq!(s.lines().next(), Some(EXTRACTIVE_MARKER), "{s}");
         assert_eq!(s.matches(EXTRACTIVE_MARKER).count(), 1, "{s}");
@@ -1921,7 +2281,8 @@ mod tests {
 
     #[test]
     fn update_keeps_a_foreign_summary_verbatim() {
-        let prev = "# Context Checkpoint\n\n## Goal\nRefactor `coding-agent` into modes.\n\n## Key Files\n- `src/main.ts`\n";
+        let prev =
+            "# Context Checkpoint\n\n## Goal\nRefactor `coding-agent` into modes.\n\n## Key Files\n- `src/main.ts`\n";
         let prompt = assemble_prompt("[User]: continue", Some(prev), &[], UPDATE_INSTRUCTIONS);
         let s = extractive_summary(&request(Purpose::Update, prompt, 13107));
         assert!(section(&s, "Objective").contains("Earlier objective: Refactor `coding-agent` into modes."), "{s}");
@@ -1940,7 +2301,12 @@ mod tests {
         assert!(section(&s, "Request").contains("Constraint: \"Also never print the API key.\""), "{s}");
         assert!(!section(&s, "Request").contains("Constraint: \"You must"), "already quoted in the request:\n{s}");
         let steps = section(&s, "Steps so far");
-        assert!(steps.contains("`src/cli.rs` (1 edit)") && steps.contains("Read `src/main.rs`") && steps.contains("Ran `cargo build"), "{s}");
+        assert!(
+            steps.contains("`src/cli.rs` (1 edit)")
+                && steps.contains("Read `src/main.rs`")
+                && steps.contains("Ran `cargo build"),
+            "{s}"
+        );
         assert!(steps.contains("error[E0425]"), "{s}");
         assert!(section(&s, "Context for the rest of the turn").contains("ArgAction::Count"), "{s}");
 
@@ -1957,7 +2323,13 @@ mod tests {
     fn custom_headings_are_followed() {
         let prompt = assemble_prompt(CONV, None, &[], "Write:\n\n# Goal\nx\n\n# Errors\n- y\n\n# Mystery\nz");
         let s = extractive_summary(&request(Purpose::History, prompt, 1000));
-        assert!(s.contains("# Goal\n- Initial request") && s.contains("# Errors\n_Errors seen") && s.contains("\n- `cargo build") && s.contains("# Mystery\nNone."), "{s}");
+        assert!(
+            s.contains("# Goal\n- Initial request")
+                && s.contains("# Errors\n_Errors seen")
+                && s.contains("\n- `cargo build")
+                && s.contains("# Mystery\nNone."),
+            "{s}"
+        );
         // No headings: the default sections of the purpose.
         let prompt = assemble_prompt(CONV, None, &[], "Summarize.");
         let s = extractive_summary(&request(Purpose::History, prompt, 1000));
@@ -1971,11 +2343,23 @@ mod tests {
             conv.push_str(&format!("[User]: Please always keep file number {i} small.\n\n[Assistant tool calls]: edit(path=\"src/f{i}.rs\", oldText=\"a\", newText=\"b\")\n\n[Tool result]: error: failed to edit number {i}\n\n"));
         }
         for max_tokens in [50, 200, 1000] {
-            let s = extractive_summary(&request(Purpose::History, assemble_prompt(&conv, None, &[], HISTORY_INSTRUCTIONS), max_tokens));
+            let s = extractive_summary(&request(
+                Purpose::History,
+                assemble_prompt(&conv, None, &[], HISTORY_INSTRUCTIONS),
+                max_tokens,
+            ));
             assert!(s.starts_with(EXTRACTIVE_MARKER));
-            assert!(s.chars().count() <= (max_tokens as usize * 4).max(EXTRACTIVE_MARKER.len() + 3), "{max_tokens}: {} chars", s.chars().count());
+            assert!(
+                s.chars().count() <= (max_tokens as usize * 4).max(EXTRACTIVE_MARKER.len() + 3),
+                "{max_tokens}: {} chars",
+                s.chars().count()
+            );
         }
-        let s = extractive_summary(&request(Purpose::History, assemble_prompt(&conv, None, &[], HISTORY_INSTRUCTIONS), 1000));
+        let s = extractive_summary(&request(
+            Purpose::History,
+            assemble_prompt(&conv, None, &[], HISTORY_INSTRUCTIONS),
+            1000,
+        ));
         assert!(s.contains("earlier items not shown") || s.contains('…'), "{s}");
     }
 
@@ -1992,7 +2376,8 @@ mod tests {
             "[User]: \n\n[Assistant]: \n\n[Tool result]: \n\n[Assistant tool calls]: ",
             "<conversation>\n[User]: ```\nunterminated fence ### heading\n</conversation>\n\n<previous-summary>\n# \n## \n```\n</previous-summary>\n\n## \n#",
         ];
-        let long_unicode = format!("<conversation>\n[User]: {}\n</conversation>\n\n## Objective\n", "漢字😀 must never. ".repeat(500));
+        let long_unicode =
+            format!("<conversation>\n[User]: {}\n</conversation>\n\n## Objective\n", "漢字😀 must never. ".repeat(500));
         for prompt in weird.iter().map(|s| s.to_string()).chain([long_unicode]) {
             for purpose in [Purpose::History, Purpose::Update, Purpose::TurnPrefix, Purpose::Short, Purpose::Branch] {
                 for max_tokens in [0, 1, 5, 100, 100_000] {
@@ -2008,7 +2393,12 @@ mod tests {
 
     #[test]
     fn every_prefix_of_a_prompt_is_handled() {
-        let full = assemble_prompt(&format!("{CONV}\n\n[User]: ünïcödé 😀 — «quotes» `a``b`"), Some("## Objective\n- x\n<read-files>\na.rs\n</read-files>"), &["ctx".into()], HISTORY_INSTRUCTIONS);
+        let full = assemble_prompt(
+            &format!("{CONV}\n\n[User]: ünïcödé 😀 — «quotes» `a``b`"),
+            Some("## Objective\n- x\n<read-files>\na.rs\n</read-files>"),
+            &["ctx".into()],
+            HISTORY_INSTRUCTIONS,
+        );
         let summarizer = ExtractiveSummarizer { max_bullets: 2, max_quote_chars: 30 };
         for (i, _) in full.char_indices().step_by(3) {
             for purpose in [Purpose::Update, Purpose::Short, Purpose::Branch] {
@@ -2052,7 +2442,8 @@ mod tests {
 
     #[test]
     fn plain_text_without_conversation_block() {
-        let s = extractive_summary(&request(Purpose::History, "Please migrate the database to Postgres 16.".into(), 1000));
+        let s =
+            extractive_summary(&request(Purpose::History, "Please migrate the database to Postgres 16.".into(), 1000));
         assert!(section(&s, "Objective").contains("Please migrate the database to Postgres 16."), "{s}");
     }
 
@@ -2066,17 +2457,26 @@ mod tests {
         assert_eq!(
             parse_calls("read(path=\"a, b).rs\", limit=10); bash(command=\"ls; echo)\"); x()"),
             vec![
-                Call { name: "read".into(), args: vec![("path".into(), Value::from("a, b).rs")), ("limit".into(), Value::from(10))] },
+                Call {
+                    name: "read".into(),
+                    args: vec![("path".into(), Value::from("a, b).rs")), ("limit".into(), Value::from(10))]
+                },
                 Call { name: "bash".into(), args: vec![("command".into(), Value::from("ls; echo)"))] },
                 Call { name: "x".into(), args: vec![] },
             ]
         );
-        assert_eq!(sentences("Done. Fixed it! Why? e.g. this one\n```\ncode. here\n```\n- item one"), ["Done.", "Fixed it!", "Why?", "e.g. this one", "item one"]);
+        assert_eq!(
+            sentences("Done. Fixed it! Why? e.g. this one\n```\ncode. here\n```\n- item one"),
+            ["Done.", "Fixed it!", "Why?", "e.g. this one", "item one"]
+        );
         assert!(is_error_line("src/a.ts(1,2): error TS2339: nope"));
         assert!(!is_error_line("Finished with 0 errors"));
         assert!(!is_error_line("onError handler"));
         let parts = split_parts("[User]: a\n\n[Tool result]: b\n\n[User] not a label\n\n[Assistant]: c");
-        assert_eq!(parts, vec![(Role::User, "a"), (Role::ToolResult, "b\n\n[User] not a label"), (Role::Assistant, "c")]);
+        assert_eq!(
+            parts,
+            vec![(Role::User, "a"), (Role::ToolResult, "b\n\n[User] not a label"), (Role::Assistant, "c")]
+        );
     }
 
     #[test]

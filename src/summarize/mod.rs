@@ -5,14 +5,14 @@
 
 pub mod extractive;
 
-use crate::plan::branch::{branch_token_budget, prepare_branch_entries};
 use crate::context::convert::convert_to_llm;
 use crate::entry::EntrySource;
 use crate::error::Result;
+use crate::plan::branch::{branch_token_budget, prepare_branch_entries};
 use crate::plan::file_ops::{FileLists, FileOps};
 use crate::plan::prepare::CompactionPreparation;
-use crate::prompt::templates::{self as prompts, PromptTemplates};
 use crate::prompt::serialize::serialize_conversation;
+use crate::prompt::templates::{self as prompts, PromptTemplates};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::future::Future;
@@ -54,7 +54,7 @@ pub struct SummaryRequest {
 }
 
 /// The host's model: answers one request with the summary text. Errors: return
-/// [`Error::Summarization`] for a model failure or [`Error::Aborted`] when cancelled.
+/// [`Error::Summarization`](crate::Error::Summarization) for a model failure or [`Error::Aborted`](crate::Error::Aborted) when cancelled.
 pub trait Complete {
     /// Asks the model; resolves to the text of its answer.
     fn complete(&self, request: SummaryRequest) -> impl Future<Output = Result<String>>;
@@ -123,7 +123,12 @@ pub const BRANCH_MAX_TOKENS: u64 = 2048;
 
 /// Assembles a prompt (SPEC §9): `<conversation>`, then `<previous-summary>` and
 /// `<additional-context>` when present, then the instructions.
-pub fn assemble_prompt(conversation: &str, previous_summary: Option<&str>, context: &[String], instructions: &str) -> String {
+pub fn assemble_prompt(
+    conversation: &str,
+    previous_summary: Option<&str>,
+    context: &[String],
+    instructions: &str,
+) -> String {
     let mut p = String::with_capacity(conversation.len() + instructions.len() + 128);
     p.push_str("<conversation>\n");
     p.push_str(conversation);
@@ -182,7 +187,12 @@ pub fn compaction_requests(
         Some(SummaryRequest {
             purpose,
             system_prompt: system_prompt.clone(),
-            prompt: assemble_prompt(&conversation, prep.previous_summary.as_deref(), &options.extra_context, &instructions),
+            prompt: assemble_prompt(
+                &conversation,
+                prep.previous_summary.as_deref(),
+                &options.extra_context,
+                &instructions,
+            ),
             max_tokens: history_max_tokens(reserve),
             reasoning: Some("high".into()),
         })
@@ -216,7 +226,12 @@ pub fn compose_summary(prep: &CompactionPreparation, history: Option<String>, pr
 
 /// The short-summary request: the recent messages with the composed summary as
 /// `<previous-summary>`.
-pub fn short_request(prep: &CompactionPreparation, composed: &str, options: &CompactOptions, templates: &PromptTemplates) -> Result<SummaryRequest> {
+pub fn short_request(
+    prep: &CompactionPreparation,
+    composed: &str,
+    options: &CompactOptions,
+    templates: &PromptTemplates,
+) -> Result<SummaryRequest> {
     let conversation = conversation_of(&prep.recent_messages, templates)?;
     let instructions = templates.render(prompts::COMPACTION_SHORT_SUMMARY, &Value::Null)?;
     Ok(SummaryRequest {
@@ -315,7 +330,8 @@ pub fn branch_summary_request<S: EntrySource + ?Sized>(
         return Ok((None, selection.file_ops));
     }
     let conversation = conversation_of(&selection.messages, templates)?;
-    let instructions = with_focus(templates.render(prompts::BRANCH_SUMMARY, &Value::Null)?, options.custom_instructions.as_deref());
+    let instructions =
+        with_focus(templates.render(prompts::BRANCH_SUMMARY, &Value::Null)?, options.custom_instructions.as_deref());
     let req = SummaryRequest {
         purpose: Purpose::Branch,
         system_prompt: templates.render(prompts::SUMMARIZATION_SYSTEM, &Value::Null)?,

@@ -9,8 +9,8 @@
 //! entry). All indices are positions in the source; nothing here panics or mutates entries.
 
 use crate::entry::EntrySource;
-use crate::error::Error;
 use crate::entry::{EntryKind, EntryMeta, Role};
+use crate::error::Error;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 
@@ -79,7 +79,8 @@ fn truncate_at_repeat(path: &mut Vec<usize>) {
 impl TreeIndex {
     /// Indexes every entry of `entries`, in order.
     pub fn new<S: EntrySource + ?Sized>(entries: &S) -> Self {
-        let mut index = Self { nodes: HashMap::with_capacity_and_hasher(entries.len(), Default::default()), ..Self::default() };
+        let mut index =
+            Self { nodes: HashMap::with_capacity_and_hasher(entries.len(), Default::default()), ..Self::default() };
         for i in 0..entries.len() {
             index.push(entries.meta(i));
         }
@@ -226,7 +227,8 @@ impl TreeIndex {
         let Some(old) = old_leaf_id.filter(|s| !s.is_empty()) else {
             return (Vec::new(), None);
         };
-        let old_ids: HashSet<&str> = self.branch(entries, old).iter().filter_map(|&i| entries.meta(i).id.as_deref()).collect();
+        let old_ids: HashSet<&str> =
+            self.branch(entries, old).iter().filter_map(|&i| entries.meta(i).id.as_deref()).collect();
         let common = self
             .branch(entries, target_id)
             .iter()
@@ -402,11 +404,27 @@ impl<S: EntrySource + ?Sized> Validator<'_, S> {
         self.lines.and_then(|l| l.get(i).copied()).filter(|&l| l > 0)
     }
 
-    fn issue(&mut self, code: IssueKind, i: usize, related_id: Option<String>, related_index: Option<usize>, message: String) {
+    fn issue(
+        &mut self,
+        code: IssueKind,
+        i: usize,
+        related_id: Option<String>,
+        related_index: Option<usize>,
+        message: String,
+    ) {
         let id = self.entries.meta(i).id.clone();
         let related_line = related_index.and_then(|r| self.line(r));
         let line = self.line(i);
-        self.issues.push(ValidationIssue { code, message, index: i, id, line, related_id, related_index, related_line });
+        self.issues.push(ValidationIssue {
+            code,
+            message,
+            index: i,
+            id,
+            line,
+            related_id,
+            related_index,
+            related_line,
+        });
     }
 
     fn name(&self, i: usize) -> String {
@@ -469,7 +487,8 @@ impl<S: EntrySource + ?Sized> Validator<'_, S> {
                         let first = members.iter().copied().min().unwrap_or(c);
                         let ids: Vec<String> = members.iter().map(|&m| self.name(m)).collect();
                         let related = parent_link(self.entries.meta(first)).map(str::to_owned);
-                        let msg = format!("entry {}: parent chain contains a cycle ({})", self.name(first), ids.join(" -> "));
+                        let msg =
+                            format!("entry {}: parent chain contains a cycle ({})", self.name(first), ids.join(" -> "));
                         self.issue(IssueKind::Cycle, first, related, None, msg);
                         break;
                     }
@@ -494,7 +513,11 @@ impl<S: EntrySource + ?Sized> Validator<'_, S> {
             }
             let kept = meta.first_kept_entry_id.clone();
             let on_path = kept.as_deref().is_some_and(|k| {
-                self.index.walk_up(self.entries, i).iter().skip(1).any(|&a| self.entries.meta(a).id.as_deref() == Some(k))
+                self.index
+                    .walk_up(self.entries, i)
+                    .iter()
+                    .skip(1)
+                    .any(|&a| self.entries.meta(a).id.as_deref() == Some(k))
             });
             if !on_path {
                 let msg = match &kept {
@@ -531,7 +554,11 @@ impl<S: EntrySource + ?Sized> Validator<'_, S> {
                     if let Some(m) = entries.meta(i).message.as_ref() {
                         match m.role {
                             Role::ToolResult => {
-                                let hit = m.tool_call_id.as_deref().and_then(|t| active.get(t)).and_then(|v| v.last().copied());
+                                let hit = m
+                                    .tool_call_id
+                                    .as_deref()
+                                    .and_then(|t| active.get(t))
+                                    .and_then(|v| v.last().copied());
                                 match hit {
                                     Some(call) => {
                                         answered.insert(call, true);

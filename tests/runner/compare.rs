@@ -61,7 +61,9 @@ fn eq(exp: &Value, act: &Value, entries: Option<&[Value]>, path: &str) -> Result
             return eq(&e["message"], act, entries, path);
         }
         if o.get("$digest").is_some() {
-            let Some(s) = act.as_str() else { return Err(format!("{path}: expected digest of a string, got {}", show(act))) };
+            let Some(s) = act.as_str() else {
+                return Err(format!("{path}: expected digest of a string, got {}", show(act)));
+            };
             let hash = format!("{:x}", Sha256::digest(s.as_bytes()));
             if Some(hash.as_str()) != o.get("sha256").and_then(Value::as_str) {
                 let n = s.encode_utf16().count();
@@ -85,7 +87,13 @@ fn eq(exp: &Value, act: &Value, entries: Option<&[Value]>, path: &str) -> Result
         }
         (Value::Array(a), Value::Array(b)) => {
             if a.len() != b.len() {
-                return Err(format!("{path}: expected {} items, got {}: expected {} got {}", a.len(), b.len(), show(exp), show(act)));
+                return Err(format!(
+                    "{path}: expected {} items, got {}: expected {} got {}",
+                    a.len(),
+                    b.len(),
+                    show(exp),
+                    show(act)
+                ));
             }
             for (i, (x, y)) in a.iter().zip(b).enumerate() {
                 eq(x, y, entries, &format!("{path}[{i}]"))?;

@@ -37,7 +37,8 @@ fn load_session(ctx: &super::Ctx, input: &Value) -> R {
         used += 1;
         id
     };
-    let session = parse_session_with_ids(text.as_bytes(), &ParseOptions::default(), &mut next).map_err(|e| e.to_string())?;
+    let session =
+        parse_session_with_ids(text.as_bytes(), &ParseOptions::default(), &mut next).map_err(|e| e.to_string())?;
     if used > recorded.len() {
         return Err(format!("used {used} ids, only {} recorded", recorded.len()));
     }

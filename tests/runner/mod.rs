@@ -33,7 +33,11 @@ impl Ctx {
             return v.clone();
         }
         let text = std::fs::read_to_string(self.dir.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
-        let lines: Vec<Value> = text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).expect("vector session line")).collect();
+        let lines: Vec<Value> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).expect("vector session line"))
+            .collect();
         let rc = std::rc::Rc::new(lines);
         self.files.borrow_mut().insert(rel.to_string(), rc.clone());
         rc
@@ -49,7 +53,8 @@ impl Ctx {
                 let entries: Vec<Value> = lines.iter().skip(1).cloned().collect();
                 match o.get("ids") {
                     Some(Value::Array(ids)) => {
-                        let by_id: HashMap<&str, &Value> = entries.iter().filter_map(|e| Some((e.get("id")?.as_str()?, e))).collect();
+                        let by_id: HashMap<&str, &Value> =
+                            entries.iter().filter_map(|e| Some((e.get("id")?.as_str()?, e))).collect();
                         ids.iter().map(|id| (*by_id.get(id.as_str().unwrap()).expect("id in file")).clone()).collect()
                     }
                     _ => entries,
@@ -77,7 +82,8 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 pub fn run_all(dir: &Path) -> Report {
-    let templates = session_compaction::prompt::templates::PromptTemplates::from_dir(dir.join("templates")).expect("conformance templates");
+    let templates = session_compaction::prompt::templates::PromptTemplates::from_dir(dir.join("templates"))
+        .expect("conformance templates");
     let ctx = Ctx { dir: dir.to_path_buf(), files: Default::default(), templates };
     let mut files = Vec::new();
     collect(&dir.join("cases"), &mut files);

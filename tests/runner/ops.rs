@@ -3,10 +3,10 @@
 
 use super::Ctx;
 use serde_json::{json, Value};
-use session_compaction::plan::cut_point::{find_cut_point, find_turn_start_index, find_valid_cut_points};
-use session_compaction::entry::{EntryList, EntrySource};
-use session_compaction::plan::file_ops::{extract_file_ops_from_message, FileOps};
 use session_compaction::entry::{estimate_tokens, EntryMeta, MessageMeta};
+use session_compaction::entry::{EntryList, EntrySource};
+use session_compaction::plan::cut_point::{find_cut_point, find_turn_start_index, find_valid_cut_points};
+use session_compaction::plan::file_ops::{extract_file_ops_from_message, FileOps};
 use session_compaction::plan::prepare::{
     last_assistant_usage, plan_compaction, preparation_from_plan, should_compact, CompactionSettings, FileOpsLists,
 };
@@ -43,8 +43,13 @@ pub fn run(ctx: &Ctx, op: &str, input: &Value) -> R {
         "calculateContextTokens" => Ok(json!({"tokens": num(usage_of(input).context_tokens())})),
         "calculatePromptTokens" => Ok(json!({"tokens": num(usage_of(input).prompt_tokens())})),
         "shouldCompact" => {
-            let settings: CompactionSettings = serde_json::from_value(input["settings"].clone()).map_err(|e| e.to_string())?;
-            let r = should_compact(input["contextTokens"].as_f64().unwrap_or(f64::NAN), input["contextWindow"].as_f64().unwrap_or(f64::NAN), &settings);
+            let settings: CompactionSettings =
+                serde_json::from_value(input["settings"].clone()).map_err(|e| e.to_string())?;
+            let r = should_compact(
+                input["contextTokens"].as_f64().unwrap_or(f64::NAN),
+                input["contextWindow"].as_f64().unwrap_or(f64::NAN),
+                &settings,
+            );
             Ok(json!({ "result": r }))
         }
         "getLastAssistantUsage" => {
@@ -64,7 +69,9 @@ pub fn run(ctx: &Ctx, op: &str, input: &Value) -> R {
         "findTurnStartIndex" => {
             let entries = ctx.entries(&input["entries"]);
             let list = EntryList::new(&entries);
-            Ok(json!({"turnStartIndex": find_turn_start_index(&list, idx(input, "entryIndex")?, idx(input, "startIndex")?)}))
+            Ok(
+                json!({"turnStartIndex": find_turn_start_index(&list, idx(input, "entryIndex")?, idx(input, "startIndex")?)}),
+            )
         }
         "findCutPoint" => {
             let entries = ctx.entries(&input["entries"]);
@@ -76,7 +83,8 @@ pub fn run(ctx: &Ctx, op: &str, input: &Value) -> R {
         "prepareCompaction" => {
             let entries = ctx.entries(&input["entries"]);
             let list = EntryList::new(&entries);
-            let settings: CompactionSettings = serde_json::from_value(input["settings"].clone()).map_err(|e| e.to_string())?;
+            let settings: CompactionSettings =
+                serde_json::from_value(input["settings"].clone()).map_err(|e| e.to_string())?;
             let plan = plan_compaction(&list, &settings);
             let prep = plan.as_ref().and_then(|p| preparation_from_plan(&list, &settings, p));
             let mut out = json!({ "preparation": prep });
@@ -100,10 +108,13 @@ pub fn run(ctx: &Ctx, op: &str, input: &Value) -> R {
         "pruneToolOutputs" => run_prune(ctx, input),
         "prepareBranchEntries" => run_branch_entries(ctx, input),
         "formatFileOperations" => {
-            let lists: session_compaction::plan::file_ops::FileLists = serde_json::from_value(input.clone()).map_err(|e| e.to_string())?;
+            let lists: session_compaction::plan::file_ops::FileLists =
+                serde_json::from_value(input.clone()).map_err(|e| e.to_string())?;
             Ok(json!({"text": format_file_ops(ctx, &lists)?}))
         }
-        "parseJsonlLenient" | "loadSession" | "getBranch" | "collectEntriesForBranchSummary" => super::load_ops::run(ctx, op, input),
+        "parseJsonlLenient" | "loadSession" | "getBranch" | "collectEntriesForBranchSummary" => {
+            super::load_ops::run(ctx, op, input)
+        }
         "convertToLlm" | "serializeConversation" => super::convert_ops::run(ctx, op, input),
         "compact" | "generateBranchSummary" => super::summary_ops::run(ctx, op, input),
         _ => Err(format!("op {op} not implemented")),
@@ -111,7 +122,12 @@ pub fn run(ctx: &Ctx, op: &str, input: &Value) -> R {
 }
 
 fn format_file_ops(ctx: &Ctx, lists: &session_compaction::plan::file_ops::FileLists) -> Result<String, String> {
-    session_compaction::prompt::templates::format_file_operations(&ctx.templates, &lists.read_files, &lists.modified_files).map_err(|e| e.to_string())
+    session_compaction::prompt::templates::format_file_operations(
+        &ctx.templates,
+        &lists.read_files,
+        &lists.modified_files,
+    )
+    .map_err(|e| e.to_string())
 }
 
 pub fn run_context(ctx: &Ctx, input: &Value) -> R {

@@ -6,7 +6,9 @@ use serde_json::{json, Value};
 use session_compaction::entry::EntryList;
 use session_compaction::error::{Error, Result};
 use session_compaction::plan::prepare::{prepare_compaction, CompactionPreparation, CompactionSettings};
-use session_compaction::summarize::{compact, generate_branch_summary, BranchSummaryOptions, CompactOptions, Complete, Purpose, SummaryRequest};
+use session_compaction::summarize::{
+    compact, generate_branch_summary, BranchSummaryOptions, CompactOptions, Complete, Purpose, SummaryRequest,
+};
 use std::cell::RefCell;
 
 /// Answers from `llmResponses` (by purpose; `update` falls back to `history`) and records every
@@ -17,10 +19,11 @@ struct Canned {
     requests: RefCell<Vec<Value>>,
 }
 
-
 fn answer(r: &Value) -> Result<String> {
     match r.get("stopReason").and_then(Value::as_str) {
-        Some("error") => Err(Error::Summarization { message: r.get("errorMessage").and_then(Value::as_str).unwrap_or("Summarization failed").to_string() }),
+        Some("error") => Err(Error::Summarization {
+            message: r.get("errorMessage").and_then(Value::as_str).unwrap_or("Summarization failed").to_string(),
+        }),
         Some("aborted") => Err(Error::Aborted { what: "Summarization".into() }),
         _ => Ok(match r.get("texts").and_then(Value::as_array) {
             Some(texts) => texts.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("\n"),
@@ -44,7 +47,11 @@ impl Complete for Canned {
         let r = if request.purpose == Purpose::Branch {
             self.responses.clone()
         } else {
-            self.responses.get(name).or_else(|| (name == "update").then(|| self.responses.get("history")).flatten()).cloned().unwrap_or(Value::Null)
+            self.responses
+                .get(name)
+                .or_else(|| (name == "update").then(|| self.responses.get("history")).flatten())
+                .cloned()
+                .unwrap_or(Value::Null)
         };
         answer(&r)
     }
@@ -58,7 +65,8 @@ pub fn run(ctx: &Ctx, op: &str, input: &Value) -> Result<Value, String> {
                 Some(p) => Some(serde_json::from_value(p.clone()).map_err(|e| e.to_string())?),
                 None => {
                     let entries = ctx.entries(&input["entries"]);
-                    let settings: CompactionSettings = serde_json::from_value(input["settings"].clone()).map_err(|e| e.to_string())?;
+                    let settings: CompactionSettings =
+                        serde_json::from_value(input["settings"].clone()).map_err(|e| e.to_string())?;
                     prepare_compaction(&EntryList::new(&entries), &settings)
                 }
             };
@@ -72,7 +80,11 @@ pub fn run(ctx: &Ctx, op: &str, input: &Value) -> Result<Value, String> {
                     .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
                     .unwrap_or_default(),
             };
-            let model = Canned { responses: input["llmResponses"].clone(), now: input["now"].clone(), requests: RefCell::new(Vec::new()) };
+            let model = Canned {
+                responses: input["llmResponses"].clone(),
+                now: input["now"].clone(),
+                requests: RefCell::new(Vec::new()),
+            };
             let result = futures_executor::block_on(compact(&prep, &model, &options, templates));
             let requests = model.requests.into_inner();
             Ok(match result {
@@ -87,8 +99,17 @@ pub fn run(ctx: &Ctx, op: &str, input: &Value) -> Result<Value, String> {
                 reserve_tokens: input.get("reserveTokens").and_then(Value::as_u64),
                 custom_instructions: input.get("customInstructions").and_then(Value::as_str).map(str::to_owned),
             };
-            let model = Canned { responses: input["llmResponse"].clone(), now: input["now"].clone(), requests: RefCell::new(Vec::new()) };
-            let result = futures_executor::block_on(generate_branch_summary(&EntryList::new(&entries), &model, &options, templates));
+            let model = Canned {
+                responses: input["llmResponse"].clone(),
+                now: input["now"].clone(),
+                requests: RefCell::new(Vec::new()),
+            };
+            let result = futures_executor::block_on(generate_branch_summary(
+                &EntryList::new(&entries),
+                &model,
+                &options,
+                templates,
+            ));
             let requests = model.requests.into_inner();
             let result = match result {
                 Ok(s) if s.summary == session_compaction::summarize::NO_CONTENT => json!({"summary": s.summary}),

@@ -1,13 +1,16 @@
 //! Pure functions of the JavaScript API (camelCase names of the reference). Each converts its
 //! arguments, calls the core function named in its doc, and converts the result back.
 
-use super::convert::{arg_index, arg_number, arg_opt_number, arg_opt_string, arg_string, arg_strings, bad_arg, from_option, from_serde, to_js, to_typed, to_value, to_values};
+use super::convert::{
+    arg_index, arg_number, arg_opt_number, arg_opt_string, arg_string, arg_strings, bad_arg, from_option, from_serde,
+    to_js, to_typed, to_value, to_values,
+};
+use serde_json::{json, Value};
 use session_compaction::context::{build_session_context, LeafSelector};
 use session_compaction::entry::EntryList;
 use session_compaction::plan::prepare::{CompactionSettings, FileOpsLists};
-use session_compaction::prompt::templates::PromptTemplates;
 use session_compaction::plan::prune::PruneConfig;
-use serde_json::{json, Value};
+use session_compaction::prompt::templates::PromptTemplates;
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 
@@ -53,7 +56,9 @@ export interface ParsedSessionWithIdsResult extends ParsedSessionResult { genera
 
 /// `estimateTokens(message)`: `ceil(chars / 4)` in UTF-16 units. SPEC §3.
 #[wasm_bindgen(js_name = estimateTokens)]
-pub fn estimate_tokens(#[wasm_bindgen(unchecked_param_type = "AgentMessage")] message: JsValue) -> Result<f64, JsValue> {
+pub fn estimate_tokens(
+    #[wasm_bindgen(unchecked_param_type = "AgentMessage")] message: JsValue,
+) -> Result<f64, JsValue> {
     Ok(session_compaction::entry::estimate_tokens(&to_value(&message, "message")?) as f64)
 }
 
@@ -91,14 +96,17 @@ pub fn should_compact(
     #[wasm_bindgen(js_name = contextWindow, unchecked_param_type = "number")] context_window: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings>")] settings: JsValue,
 ) -> Result<bool, JsValue> {
-    let (tokens, window) = (arg_number(&context_tokens, "contextTokens")?, arg_number(&context_window, "contextWindow")?);
+    let (tokens, window) =
+        (arg_number(&context_tokens, "contextTokens")?, arg_number(&context_window, "contextWindow")?);
     let settings: CompactionSettings = to_typed(&settings, "settings")?;
     Ok(session_compaction::plan::prepare::should_compact(tokens, window, &settings))
 }
 
 /// `estimateContextTokens(pathEntries)`: last fresh usage + estimates after it. SPEC §12.3.
 #[wasm_bindgen(js_name = estimateContextTokens)]
-pub fn estimate_context_tokens(#[wasm_bindgen(js_name = pathEntries, unchecked_param_type = "SessionEntry[]")] path_entries: JsValue) -> Result<f64, JsValue> {
+pub fn estimate_context_tokens(
+    #[wasm_bindgen(js_name = pathEntries, unchecked_param_type = "SessionEntry[]")] path_entries: JsValue,
+) -> Result<f64, JsValue> {
     let values = to_values(&path_entries, "pathEntries")?;
     Ok(session_compaction::plan::overflow::estimate_context_tokens(&EntryList::new(&values)))
 }
@@ -137,14 +145,18 @@ pub(crate) fn leaf_selector(v: &JsValue) -> Result<LeafSelector, JsValue> {
 
 /// `convertToLlm(messages)`: agent messages → LLM messages. SPEC §6.
 #[wasm_bindgen(js_name = convertToLlm, unchecked_return_type = "AgentMessage[]")]
-pub fn convert_to_llm(#[wasm_bindgen(unchecked_param_type = "AgentMessage[]")] messages: JsValue) -> Result<JsValue, JsValue> {
+pub fn convert_to_llm(
+    #[wasm_bindgen(unchecked_param_type = "AgentMessage[]")] messages: JsValue,
+) -> Result<JsValue, JsValue> {
     let values = to_values(&messages, "messages")?;
     from_serde(&session_compaction::context::convert::convert_to_llm(&values, &templates()).map_err(to_js)?)
 }
 
 /// `serializeConversation(llmMessages)`: the text the summarizer reads. SPEC §8.
 #[wasm_bindgen(js_name = serializeConversation)]
-pub fn serialize_conversation(#[wasm_bindgen(unchecked_param_type = "AgentMessage[]")] messages: JsValue) -> Result<String, JsValue> {
+pub fn serialize_conversation(
+    #[wasm_bindgen(unchecked_param_type = "AgentMessage[]")] messages: JsValue,
+) -> Result<String, JsValue> {
     Ok(session_compaction::prompt::serialize::serialize_conversation(&to_values(&messages, "messages")?))
 }
 
@@ -175,7 +187,8 @@ pub fn collect_entries_for_branch_summary(
     let old_leaf_id = arg_opt_string(&old_leaf_id, "oldLeafId")?;
     let target_id = arg_string(&target_id, "targetId")?;
     let list = EntryList::new(&values);
-    let (idx, common) = session_compaction::tree::collect_entries_for_branch_summary(&list, old_leaf_id.as_deref(), &target_id);
+    let (idx, common) =
+        session_compaction::tree::collect_entries_for_branch_summary(&list, old_leaf_id.as_deref(), &target_id);
     let picked: Vec<&Value> = idx.iter().map(|&i| &values[i]).collect();
     from_serde(&json!({"entries": picked, "commonAncestorId": common}))
 }
@@ -187,7 +200,8 @@ pub fn prepare_branch_entries(
     #[wasm_bindgen(js_name = tokenBudget, unchecked_optional_param_type = "number")] token_budget: JsValue,
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&entries, "entries")?;
-    let budget = arg_opt_number(&token_budget, "tokenBudget")?.filter(|b| b.is_finite() && *b > 0.0).map_or(0, |b| b as u64);
+    let budget =
+        arg_opt_number(&token_budget, "tokenBudget")?.filter(|b| b.is_finite() && *b > 0.0).map_or(0, |b| b as u64);
     let r = session_compaction::plan::branch::prepare_branch_entries(&EntryList::new(&values), budget);
     from_serde(&json!({
         "messages": r.messages,
@@ -208,7 +222,9 @@ pub fn parse_session(
     let jsonl = arg_string(&jsonl, "jsonl")?;
     let opts = parse_options(&options)?;
     let parsed = session_compaction::io::parse_session(&jsonl, &opts).map_err(to_js)?;
-    from_serde(&json!({"header": parsed.header, "entries": parsed.entries, "errors": parsed.errors, "migrated": parsed.migrated}))
+    from_serde(
+        &json!({"header": parsed.header, "entries": parsed.entries, "errors": parsed.errors, "migrated": parsed.migrated}),
+    )
 }
 
 /// Reads `{strict?}`.
@@ -224,7 +240,8 @@ pub(crate) fn parse_options(options: &JsValue) -> Result<session_compaction::io:
 /// `serializeSession({header, entries})` → JSONL text (header first, one entry per line). SPEC §1.
 #[wasm_bindgen(js_name = serializeSession)]
 pub fn serialize_session(
-    #[wasm_bindgen(unchecked_param_type = "{ header?: SessionHeader | null; entries: SessionEntry[] }")] session: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "{ header?: SessionHeader | null; entries: SessionEntry[] }")]
+    session: JsValue,
 ) -> Result<String, JsValue> {
     let v = to_value(&session, "session")?;
     let header = v.get("header").filter(|h| !h.is_null());
@@ -237,7 +254,9 @@ pub fn serialize_session(
 
 /// `validateSession(entries)` → the validation report (never changes anything). SPEC §1, §10.
 #[wasm_bindgen(js_name = validateSession, unchecked_return_type = "ValidationReport")]
-pub fn validate_session(#[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue) -> Result<JsValue, JsValue> {
+pub fn validate_session(
+    #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
+) -> Result<JsValue, JsValue> {
     let values = to_values(&entries, "entries")?;
     from_serde(&session_compaction::tree::validate(&EntryList::new(&values), None))
 }
@@ -293,8 +312,10 @@ pub fn format_file_operations(
     #[wasm_bindgen(js_name = readFiles, unchecked_param_type = "string[]")] read_files: JsValue,
     #[wasm_bindgen(js_name = modifiedFiles, unchecked_param_type = "string[]")] modified_files: JsValue,
 ) -> Result<String, JsValue> {
-    let (read_files, modified_files) = (arg_strings(&read_files, "readFiles")?, arg_strings(&modified_files, "modifiedFiles")?);
-    session_compaction::prompt::templates::format_file_operations(&templates(), &read_files, &modified_files).map_err(to_js)
+    let (read_files, modified_files) =
+        (arg_strings(&read_files, "readFiles")?, arg_strings(&modified_files, "modifiedFiles")?);
+    session_compaction::prompt::templates::format_file_operations(&templates(), &read_files, &modified_files)
+        .map_err(to_js)
 }
 
 // ---- Lower-level functions of the reference (thin forwarders; the conformance ops use them) ----
@@ -328,7 +349,9 @@ pub fn find_turn_start_index(
 /// `getLastAssistantUsage(entries)`: the `usage` of the last assistant message whose
 /// stopReason is neither "aborted" nor "error", or `undefined`. SPEC §5.
 #[wasm_bindgen(js_name = getLastAssistantUsage, unchecked_return_type = "Usage | undefined")]
-pub fn get_last_assistant_usage(#[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue) -> Result<JsValue, JsValue> {
+pub fn get_last_assistant_usage(
+    #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
+) -> Result<JsValue, JsValue> {
     let values = to_values(&entries, "entries")?;
     let found = session_compaction::plan::prepare::last_assistant_usage(&EntryList::new(&values), 0);
     from_option(found.map(|(i, _)| values[i]["message"]["usage"].clone()))
@@ -337,13 +360,17 @@ pub fn get_last_assistant_usage(#[wasm_bindgen(unchecked_param_type = "SessionEn
 /// Reads a `usage` object the way an assistant message's usage is read (missing numbers: NaN).
 fn usage_meta(usage: &JsValue) -> Result<session_compaction::entry::UsageMeta, JsValue> {
     let msg = json!({"role": "assistant", "usage": to_value(usage, "usage")?});
-    session_compaction::entry::MessageMeta::from_value(&msg).usage.ok_or_else(|| bad_arg("usage", "expected a usage object"))
+    session_compaction::entry::MessageMeta::from_value(&msg)
+        .usage
+        .ok_or_else(|| bad_arg("usage", "expected a usage object"))
 }
 
 /// `calculateContextTokens(usage)`: `totalTokens || input + output + cacheRead + cacheWrite`
 /// (provider tokens). SPEC §5.
 #[wasm_bindgen(js_name = calculateContextTokens)]
-pub fn calculate_context_tokens(#[wasm_bindgen(unchecked_param_type = "Usage")] usage: JsValue) -> Result<f64, JsValue> {
+pub fn calculate_context_tokens(
+    #[wasm_bindgen(unchecked_param_type = "Usage")] usage: JsValue,
+) -> Result<f64, JsValue> {
     Ok(usage_meta(&usage)?.context_tokens())
 }
 
@@ -357,7 +384,9 @@ pub fn calculate_prompt_tokens(#[wasm_bindgen(unchecked_param_type = "Usage")] u
 /// `extractFileOpsFromMessage(message)`: the files an assistant message's tool calls read,
 /// wrote and edited (de-duplicated, first-seen order). SPEC §8.
 #[wasm_bindgen(js_name = extractFileOpsFromMessage, unchecked_return_type = "FileOpsLists")]
-pub fn extract_file_ops_from_message(#[wasm_bindgen(unchecked_param_type = "AgentMessage")] message: JsValue) -> Result<JsValue, JsValue> {
+pub fn extract_file_ops_from_message(
+    #[wasm_bindgen(unchecked_param_type = "AgentMessage")] message: JsValue,
+) -> Result<JsValue, JsValue> {
     let ops = session_compaction::plan::file_ops::extract_file_ops_from_message(&to_value(&message, "message")?);
     from_serde(&FileOpsLists::from(&ops))
 }
@@ -365,7 +394,9 @@ pub fn extract_file_ops_from_message(#[wasm_bindgen(unchecked_param_type = "Agen
 /// `computeFileLists(fileOps)`: `{readFiles, modifiedFiles}` (read minus modified; written ∪
 /// edited; JavaScript sort order). SPEC §8.
 #[wasm_bindgen(js_name = computeFileLists, unchecked_return_type = "FileLists")]
-pub fn compute_file_lists(#[wasm_bindgen(js_name = fileOps, unchecked_param_type = "FileOpsLists")] file_ops: JsValue) -> Result<JsValue, JsValue> {
+pub fn compute_file_lists(
+    #[wasm_bindgen(js_name = fileOps, unchecked_param_type = "FileOpsLists")] file_ops: JsValue,
+) -> Result<JsValue, JsValue> {
     let lists: FileOpsLists = to_typed(&file_ops, "fileOps")?;
     from_serde(&session_compaction::plan::file_ops::FileOps::from(&lists).file_lists())
 }

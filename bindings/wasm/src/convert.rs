@@ -2,10 +2,10 @@
 //! `JSON.parse`/`JSON.stringify` are the fastest way across the boundary and keep key order),
 //! and JS `Error`s carrying the stable `code` of [`session_compaction::Error`].
 
-use session_compaction::error::Error;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
+use session_compaction::error::Error;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -32,7 +32,8 @@ pub fn to_value(v: &JsValue, what: &str) -> Result<Value, JsValue> {
     if v.is_undefined() {
         return Ok(Value::Null);
     }
-    let text = js_sys::JSON::stringify(v).map_err(|_| bad_arg(what, "cannot be converted to JSON (cycle or BigInt?)"))?;
+    let text =
+        js_sys::JSON::stringify(v).map_err(|_| bad_arg(what, "cannot be converted to JSON (cycle or BigInt?)"))?;
     let text = text.as_string().unwrap_or_else(|| "null".into());
     serde_json::from_str(&text).map_err(|e| bad_arg(what, e))
 }
@@ -99,8 +100,13 @@ pub fn arg_opt_string(v: &JsValue, what: &str) -> Result<Option<String>, JsValue
 
 /// An array of strings.
 pub fn arg_strings(v: &JsValue, what: &str) -> Result<Vec<String>, JsValue> {
-    let arr = v.dyn_ref::<js_sys::Array>().ok_or_else(|| bad_arg(what, format!("expected an array of strings, got {}", js_kind(v))))?;
-    arr.iter().enumerate().map(|(i, s)| s.as_string().ok_or_else(|| bad_arg(what, format!("item {i} is {}, not a string", js_kind(&s))))).collect()
+    let arr = v
+        .dyn_ref::<js_sys::Array>()
+        .ok_or_else(|| bad_arg(what, format!("expected an array of strings, got {}", js_kind(v))))?;
+    arr.iter()
+        .enumerate()
+        .map(|(i, s)| s.as_string().ok_or_else(|| bad_arg(what, format!("item {i} is {}, not a string", js_kind(&s)))))
+        .collect()
 }
 
 /// A number argument (not NaN).

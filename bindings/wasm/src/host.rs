@@ -2,11 +2,11 @@
 //! summarizer endpoint (gloo-net), hooks, clock, events and AbortSignal. Conversions only.
 
 use super::convert::{from_serde, js_error, to_value};
-use session_compaction::session::engine::{AbortSignal, Clock, EventSink, Hooks};
-use session_compaction::error::{Error, Result};
-use session_compaction::summarize::{Complete, SummaryRequest};
 use js_sys::{Function, Promise, Reflect};
 use serde_json::Value;
+use session_compaction::error::{Error, Result};
+use session_compaction::session::engine::{AbortSignal, Clock, EventSink, Hooks};
+use session_compaction::summarize::{Complete, SummaryRequest};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -25,7 +25,9 @@ pub fn js_message(v: &JsValue) -> String {
     if let Some(m) = get(v, "message").as_string() {
         return m;
     }
-    v.as_string().unwrap_or_else(|| js_sys::JSON::stringify(v).ok().and_then(|s| s.as_string()).unwrap_or_else(|| "unknown error".into()))
+    v.as_string().unwrap_or_else(|| {
+        js_sys::JSON::stringify(v).ok().and_then(|s| s.as_string()).unwrap_or_else(|| "unknown error".into())
+    })
 }
 
 /// Awaits a value that may be a Promise (a plain value resolves at once).
@@ -74,12 +76,15 @@ fn header_pairs(headers: &JsValue) -> Vec<(String, String)> {
 /// A model failure from a rejected JS promise: message, `status`, and the retry wait from
 /// `headers` / `retryAfterMs` when the host attached them to the error.
 fn model_error(err: &JsValue) -> Error {
-    let status = get(err, "status").as_f64().or_else(|| get(&get(err, "response"), "status").as_f64()).map(|s| s as u16);
+    let status =
+        get(err, "status").as_f64().or_else(|| get(&get(err, "response"), "status").as_f64()).map(|s| s as u16);
     let mut headers = header_pairs(&get(err, "headers"));
     if headers.is_empty() {
         headers = header_pairs(&get(&get(err, "response"), "headers"));
     }
-    let retry_after_ms = get(err, "retryAfterMs").as_f64().or_else(|| session_compaction::session::engine::retry_after_from_headers(&headers, js_sys::Date::now()));
+    let retry_after_ms = get(err, "retryAfterMs")
+        .as_f64()
+        .or_else(|| session_compaction::session::engine::retry_after_from_headers(&headers, js_sys::Date::now()));
     if get(err, "name").as_string().as_deref() == Some("AbortError") {
         return Error::Aborted { what: "Compaction".into() };
     }
@@ -105,7 +110,11 @@ pub struct JsComplete {
 
 impl Complete for JsComplete {
     async fn complete(&self, request: SummaryRequest) -> Result<String> {
-        let req = request_js(&request, &self.signal).map_err(|e| Error::Model { message: js_message(&e), status: None, retry_after_ms: None })?;
+        let req = request_js(&request, &self.signal).map_err(|e| Error::Model {
+            message: js_message(&e),
+            status: None,
+            retry_after_ms: None,
+        })?;
         let returned = self.func.call1(&JsValue::UNDEFINED, &req).map_err(|e| model_error(&e))?;
         let value = settle(returned).await.map_err(|e| model_error(&e))?;
         value.as_string().ok_or_else(|| Error::Model {
@@ -134,14 +143,25 @@ impl Complete for RemoteComplete {
             .abort_signal(self.signal.dyn_ref())
             .body(body.to_string())
             .map_err(|e| Error::Remote { status: 0, message: format!("cannot build the request: {e}") })?;
-        let resp = req.send().await.map_err(|e| Error::Remote { status: 0, message: format!("request to the summarizer failed: {e}") })?;
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| Error::Remote { status: 0, message: format!("request to the summarizer failed: {e}") })?;
         let status = resp.status();
         if !(200..300).contains(&status) {
-            return Err(Error::Remote { status, message: format!("the summarizer answered HTTP {status} {}", resp.status_text()) });
+            return Err(Error::Remote {
+                status,
+                message: format!("the summarizer answered HTTP {status} {}", resp.status_text()),
+            });
         }
-        let text = resp.text().await.map_err(|e| Error::Remote { status, message: format!("cannot read the reply: {e}") })?;
-        let v: Value = serde_json::from_str(&text).map_err(|_| Error::Remote { status, message: "the reply is not JSON".into() })?;
-        v.get("summary").and_then(Value::as_str).map(str::to_owned).ok_or_else(|| Error::Remote { status, message: "the reply has no string `summary`".into() })
+        let text =
+            resp.text().await.map_err(|e| Error::Remote { status, message: format!("cannot read the reply: {e}") })?;
+        let v: Value = serde_json::from_str(&text)
+            .map_err(|_| Error::Remote { status, message: "the reply is not JSON".into() })?;
+        v.get("summary")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| Error::Remote { status, message: "the reply has no string `summary`".into() })
     }
 }
 
@@ -232,7 +252,10 @@ impl Clock for JsClock {
         let mut timer = JsValue::UNDEFINED;
         let promise = Promise::new(&mut |resolve, _| {
             let set_timeout = get(&js_sys::global(), "setTimeout");
-            match set_timeout.dyn_ref::<Function>().map(|f| f.call2(&JsValue::UNDEFINED, &resolve, &JsValue::from_f64(ms))) {
+            match set_timeout
+                .dyn_ref::<Function>()
+                .map(|f| f.call2(&JsValue::UNDEFINED, &resolve, &JsValue::from_f64(ms)))
+            {
                 Some(Ok(id)) => timer = id,
                 _ => {
                     let _ = resolve.call0(&JsValue::UNDEFINED);

@@ -2,7 +2,11 @@
 //! [`session_compaction::session::SessionTree`].
 
 use super::api::{parse_options, templates};
-use super::convert::{arg_bytes, arg_opt_number, arg_opt_string, arg_string, from_option, from_serde, parse_js, to_js, to_typed, to_value, to_values};
+use super::convert::{
+    arg_bytes, arg_opt_number, arg_opt_string, arg_string, from_option, from_serde, parse_js, to_js, to_typed,
+    to_value, to_values,
+};
+use serde_json::json;
 use session_compaction::entry::EntrySource;
 use session_compaction::plan::prepare::CompactionSettings;
 use session_compaction::plan::prune::PruneConfig;
@@ -10,7 +14,6 @@ use session_compaction::session::engine::SessionEngine;
 use session_compaction::session::SessionTree as Core;
 use std::cell::{Ref, RefMut};
 use std::rc::Rc;
-use serde_json::json;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -125,7 +128,10 @@ impl SessionTree {
     /// current leaf). The entry becomes the leaf. Returns its id. Errors: `E_MISSING_FIELD`,
     /// `E_DUPLICATE_ID`, `E_NOT_FOUND` (unknown parent). O(entry).
     #[wasm_bindgen(js_name = appendEntry)]
-    pub fn append_entry(&self, #[wasm_bindgen(unchecked_param_type = "SessionEntry")] entry: JsValue) -> Result<String, JsValue> {
+    pub fn append_entry(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "SessionEntry")] entry: JsValue,
+    ) -> Result<String, JsValue> {
         let v = to_value(&entry, "entry")?;
         let mut s = self.s_mut()?;
         let i = s.append_entry(v).map_err(to_js)?;
@@ -145,7 +151,10 @@ impl SessionTree {
 
     /// The branch root→leaf (of `leafId`, default the current leaf) as entries.
     #[wasm_bindgen(js_name = getBranch, unchecked_return_type = "SessionEntry[]")]
-    pub fn get_branch(&self, #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string")] leaf_id: JsValue) -> Result<JsValue, JsValue> {
+    pub fn get_branch(
+        &self,
+        #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string")] leaf_id: JsValue,
+    ) -> Result<JsValue, JsValue> {
         let leaf_id = arg_opt_string(&leaf_id, "leafId")?;
         let s = self.s();
         let idx = s.branch_indices_to(leaf_id.as_deref()).map_err(to_js)?;
@@ -191,7 +200,10 @@ impl SessionTree {
 
     /// Ids of the children of `id` (file order). Unknown id: `E_NOT_FOUND`.
     #[wasm_bindgen(js_name = getChildren)]
-    pub fn get_children(&self, #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue) -> Result<Vec<String>, JsValue> {
+    pub fn get_children(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+    ) -> Result<Vec<String>, JsValue> {
         let id = arg_string(&id, "id")?;
         let s = self.s();
         let i = s.index_of(&id).ok_or_else(|| to_js(session_compaction::Error::NotFound { id: id.clone() }))?;
@@ -200,14 +212,20 @@ impl SessionTree {
 
     /// The label of an entry (the last `label` entry for it wins), or `undefined`.
     #[wasm_bindgen(js_name = getLabel)]
-    pub fn get_label(&self, #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue) -> Result<Option<String>, JsValue> {
+    pub fn get_label(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+    ) -> Result<Option<String>, JsValue> {
         let id = arg_string(&id, "id")?;
         Ok(self.s().label(&id).map(str::to_owned))
     }
 
     /// The compaction preparation of the current branch, or `undefined`. SPEC §5, §12.
     #[wasm_bindgen(js_name = prepareCompaction, unchecked_return_type = "CompactionPreparation | undefined")]
-    pub fn prepare_compaction(&self, #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings>")] settings: JsValue) -> Result<JsValue, JsValue> {
+    pub fn prepare_compaction(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings>")] settings: JsValue,
+    ) -> Result<JsValue, JsValue> {
         let settings: CompactionSettings = to_typed(&settings, "settings")?;
         match self.s().prepare_compaction_json(&settings) {
             Some(text) => parse_js(&text),
@@ -219,7 +237,10 @@ impl SessionTree {
     /// cut point (branch indices), usage. `undefined` when the branch is empty or ends in a
     /// compaction. SPEC §5.
     #[wasm_bindgen(js_name = planCompaction, unchecked_return_type = "PreparationPlan | undefined")]
-    pub fn plan_compaction(&self, #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings>")] settings: JsValue) -> Result<JsValue, JsValue> {
+    pub fn plan_compaction(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings>")] settings: JsValue,
+    ) -> Result<JsValue, JsValue> {
         let settings: CompactionSettings = to_typed(&settings, "settings")?;
         from_option(self.s().plan_compaction(&settings))
     }
@@ -255,7 +276,10 @@ impl SessionTree {
 
     /// The pruning decision for the current branch without changing anything (SPEC §7).
     #[wasm_bindgen(js_name = planPrune, unchecked_return_type = "PrunePlan")]
-    pub fn plan_prune(&self, #[wasm_bindgen(unchecked_optional_param_type = "Partial<PruneConfig>")] config: JsValue) -> Result<JsValue, JsValue> {
+    pub fn plan_prune(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "Partial<PruneConfig>")] config: JsValue,
+    ) -> Result<JsValue, JsValue> {
         let config: PruneConfig = to_typed(&config, "config")?;
         from_serde(&self.s().plan_prune(&config))
     }
@@ -263,7 +287,11 @@ impl SessionTree {
     /// Prunes old tool outputs of the current branch inside the handle and returns
     /// `{prunedCount, tokensSaved, prunedEntries}` (newest first). `now`: ms (default now). SPEC §7.
     #[wasm_bindgen(js_name = pruneToolOutputs, unchecked_return_type = "PruneResult")]
-    pub fn prune_tool_outputs(&self, #[wasm_bindgen(unchecked_optional_param_type = "Partial<PruneConfig>")] config: JsValue, #[wasm_bindgen(unchecked_optional_param_type = "number")] now: JsValue) -> Result<JsValue, JsValue> {
+    pub fn prune_tool_outputs(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "Partial<PruneConfig>")] config: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] now: JsValue,
+    ) -> Result<JsValue, JsValue> {
         let now = arg_opt_number(&now, "now")?;
         let config: PruneConfig = to_typed(&config, "config")?;
         let (plan, changed) = self.s_mut()?.prune_tool_outputs(&config, now.unwrap_or_else(js_sys::Date::now));
@@ -297,5 +325,3 @@ fn entries_json(s: &Core, indices: &[usize]) -> Result<JsValue, JsValue> {
     text.push(']');
     parse_js(&text)
 }
-
-

@@ -7,14 +7,14 @@ use super::api::templates;
 use super::convert::{from_serde, js_error, to_js, to_typed, to_value, to_values};
 use super::host::{get, host_model, link_signal, HostModel, JsClock, JsComplete, JsEvents, JsHooks};
 use super::session::SessionTree;
-use session_compaction::session::engine::{CheckOptions, CompactRun, NavigateRun, RetryPolicy};
+use js_sys::{Promise, Reflect};
+use serde_json::{json, Value};
 use session_compaction::entry::EntryList;
 use session_compaction::error::Error;
 use session_compaction::plan::prepare::{CompactionPreparation, CompactionSettings};
 use session_compaction::plan::prune::PruneConfig;
+use session_compaction::session::engine::{CheckOptions, CompactRun, NavigateRun, RetryPolicy};
 use session_compaction::summarize::{BranchSummaryOptions, CompactOptions};
-use js_sys::{Promise, Reflect};
-use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::future_to_promise;
@@ -75,7 +75,6 @@ export interface CheckCompactionResult {
 }
 "#;
 
-
 fn opt_string(obj: &JsValue, key: &str) -> Option<String> {
     get(obj, key).as_string()
 }
@@ -108,7 +107,9 @@ fn error_js(e: Error) -> JsValue {
 }
 
 fn need_model(model: Option<HostModel>) -> Result<HostModel, JsValue> {
-    model.ok_or_else(|| js_error("E_INVALID_ARGUMENT", "pass `complete` (a function returning Promise<string>) or `remoteEndpoint`"))
+    model.ok_or_else(|| {
+        js_error("E_INVALID_ARGUMENT", "pass `complete` (a function returning Promise<string>) or `remoteEndpoint`")
+    })
 }
 
 /// `compact(preparation, options)` → `Promise<CompactionResult>`: the model calls of a
@@ -118,8 +119,9 @@ pub fn compact_preparation(
     #[wasm_bindgen(unchecked_param_type = "CompactionPreparation")] preparation: JsValue,
     #[wasm_bindgen(unchecked_param_type = "CompactCallOptions")] options: JsValue,
 ) -> Promise {
-    let prep: Result<CompactionPreparation, JsValue> =
-        to_value(&preparation, "preparation").and_then(|v| serde_json::from_value(v).map_err(|e| js_error("E_INVALID_ARGUMENT", &format!("invalid preparation: {e}"))));
+    let prep: Result<CompactionPreparation, JsValue> = to_value(&preparation, "preparation").and_then(|v| {
+        serde_json::from_value(v).map_err(|e| js_error("E_INVALID_ARGUMENT", &format!("invalid preparation: {e}")))
+    });
     future_to_promise(async move {
         let prep = prep?;
         let (signal, js_signal) = link_signal(&get(&options, "signal"));
@@ -130,7 +132,10 @@ pub fn compact_preparation(
             extra_context: string_list(&options, "extraContext")?,
         };
         let templates = templates();
-        let result = signal.race("Compaction", session_compaction::summarize::compact(&prep, &model, &opts, &templates)).await.map_err(error_js)?;
+        let result = signal
+            .race("Compaction", session_compaction::summarize::compact(&prep, &model, &opts, &templates))
+            .await
+            .map_err(error_js)?;
         from_serde(&result)
     })
 }
@@ -154,7 +159,13 @@ pub fn generate_branch_summary(
         };
         let templates = templates();
         let list = EntryList::new(&values);
-        let out = match signal.race("Branch summary", session_compaction::summarize::generate_branch_summary(&list, &model, &opts, &templates)).await {
+        let out = match signal
+            .race(
+                "Branch summary",
+                session_compaction::summarize::generate_branch_summary(&list, &model, &opts, &templates),
+            )
+            .await
+        {
             Ok(s) => serde_json::to_value(s).unwrap_or(Value::Null),
             Err(Error::Aborted { .. }) => json!({"aborted": true}),
             Err(Error::Summarization { message }) | Err(Error::Model { message, .. }) => json!({ "error": message }),
@@ -167,9 +178,11 @@ pub fn generate_branch_summary(
 /// `extractiveSummary(request)`: the deterministic summary of the summarizer that needs no model
 /// (the entry exports it as `extractiveSummarizer`, an async `complete`).
 #[wasm_bindgen(js_name = extractiveSummary)]
-pub fn extractive_summary(#[wasm_bindgen(unchecked_param_type = "SummaryRequest")] request: JsValue) -> Result<String, JsValue> {
-    let req: session_compaction::summarize::SummaryRequest =
-        serde_json::from_value(to_value(&request, "request")?).map_err(|e| js_error("E_INVALID_ARGUMENT", &format!("invalid request: {e}")))?;
+pub fn extractive_summary(
+    #[wasm_bindgen(unchecked_param_type = "SummaryRequest")] request: JsValue,
+) -> Result<String, JsValue> {
+    let req: session_compaction::summarize::SummaryRequest = serde_json::from_value(to_value(&request, "request")?)
+        .map_err(|e| js_error("E_INVALID_ARGUMENT", &format!("invalid request: {e}")))?;
     Ok(session_compaction::summarize::extractive::extractive_summary(&req))
 }
 
@@ -178,7 +191,9 @@ pub fn extractive_summary(#[wasm_bindgen(unchecked_param_type = "SummaryRequest"
 /// extractive in the first line). Pass it wherever a `complete` callback is expected.
 // An `async fn` export is declared as `Promise<…>` of its return type: "string" gives `Promise<string>`.
 #[wasm_bindgen(js_name = extractiveSummarizer, unchecked_return_type = "string")]
-pub async fn extractive_summarizer(#[wasm_bindgen(unchecked_param_type = "CompleteRequest")] request: JsValue) -> Result<JsValue, JsValue> {
+pub async fn extractive_summarizer(
+    #[wasm_bindgen(unchecked_param_type = "CompleteRequest")] request: JsValue,
+) -> Result<JsValue, JsValue> {
     extractive_summary(request).map(JsValue::from)
 }
 
@@ -190,24 +205,37 @@ impl SessionTree {
     /// `E_ALREADY_COMPACTED`, `E_NOTHING_TO_COMPACT`, `E_MODEL`/`E_REMOTE`. Nothing is appended
     /// on failure.
     #[wasm_bindgen(js_name = compact, unchecked_return_type = "Promise<SessionCompactResult>")]
-    pub fn compact_session(&self, #[wasm_bindgen(unchecked_param_type = "SessionCompactOptions")] options: JsValue) -> Promise {
+    pub fn compact_session(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "SessionCompactOptions")] options: JsValue,
+    ) -> Promise {
         let engine = self.engine.clone();
         future_to_promise(async move {
             let (signal, js_signal) = link_signal(&get(&options, "signal"));
             let model = need_model(host_model(&options, &js_signal)?)?;
             let hooks = JsHooks { obj: get(&options, "hooks"), signal: js_signal };
-            let run = CompactRun { settings: to_typed::<CompactionSettings>(&get(&options, "settings"), "settings")?, custom_instructions: opt_string(&options, "customInstructions") };
+            let run = CompactRun {
+                settings: to_typed::<CompactionSettings>(&get(&options, "settings"), "settings")?,
+                custom_instructions: opt_string(&options, "customInstructions"),
+            };
             *engine.templates.borrow_mut() = templates();
-            let done = engine.compact(&model, &hooks, &run, Some(&signal), js_sys::Date::now()).await.map_err(error_js)?;
+            let done =
+                engine.compact(&model, &hooks, &run, Some(&signal), js_sys::Date::now()).await.map_err(error_js)?;
             let context = engine.session().borrow().build_session_context();
-            from_serde(&json!({"compactionEntry": done.entry, "result": done.result, "fromExtension": done.from_extension, "context": context}))
+            from_serde(
+                &json!({"compactionEntry": done.entry, "result": done.result, "fromExtension": done.from_extension, "context": context}),
+            )
         })
     }
 
     /// Navigates to `targetId` (SPEC §10), optionally summarizing the branch being left; resolves
     /// to `{editorText?, cancelled, aborted?, summaryEntry?, newLeafId}`.
     #[wasm_bindgen(js_name = navigateTree, unchecked_return_type = "Promise<NavigateTreeResult>")]
-    pub fn navigate_tree(&self, #[wasm_bindgen(js_name = targetId, unchecked_param_type = "string")] target_id: JsValue, #[wasm_bindgen(unchecked_param_type = "NavigateTreeOptions")] options: JsValue) -> Promise {
+    pub fn navigate_tree(
+        &self,
+        #[wasm_bindgen(js_name = targetId, unchecked_param_type = "string")] target_id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "NavigateTreeOptions")] options: JsValue,
+    ) -> Promise {
         let engine = self.engine.clone();
         future_to_promise(async move {
             let target_id = super::convert::arg_string(&target_id, "targetId")?;
@@ -217,12 +245,20 @@ impl SessionTree {
             let run = NavigateRun {
                 summarize: get(&options, "summarize").as_bool().unwrap_or(false),
                 custom_instructions: opt_string(&options, "customInstructions"),
-                branch: BranchSummaryOptions { context_window: opt_u64(&options, "contextWindow"), reserve_tokens: opt_u64(&options, "reserveTokens"), custom_instructions: None },
+                branch: BranchSummaryOptions {
+                    context_window: opt_u64(&options, "contextWindow"),
+                    reserve_tokens: opt_u64(&options, "reserveTokens"),
+                    custom_instructions: None,
+                },
             };
             *engine.templates.borrow_mut() = templates();
-            let out = engine.navigate_tree(&target_id, model.as_ref(), &hooks, &run, Some(&signal), js_sys::Date::now()).await.map_err(error_js)?;
+            let out = engine
+                .navigate_tree(&target_id, model.as_ref(), &hooks, &run, Some(&signal), js_sys::Date::now())
+                .await
+                .map_err(error_js)?;
             // A cancelled or aborted navigation leaves the leaf where it was: report that leaf.
-            let new_leaf_id = if out.cancelled { engine.session().borrow().leaf_id().map(str::to_owned) } else { out.new_leaf_id };
+            let new_leaf_id =
+                if out.cancelled { engine.session().borrow().leaf_id().map(str::to_owned) } else { out.new_leaf_id };
             let mut v = json!({"cancelled": out.cancelled, "newLeafId": new_leaf_id});
             if out.aborted {
                 v["aborted"] = Value::Bool(true);
@@ -251,20 +287,26 @@ impl SessionTree {
         future_to_promise(async move {
             let message = to_value(&assistant_message, "assistantMessage")?;
             let (signal, js_signal) = link_signal(&get(&options, "signal"));
-            let context_window = get(&options, "contextWindow").as_f64().ok_or_else(|| js_error("E_INVALID_ARGUMENT", "options.contextWindow (tokens) is required"))?;
+            let context_window = get(&options, "contextWindow")
+                .as_f64()
+                .ok_or_else(|| js_error("E_INVALID_ARGUMENT", "options.contextWindow (tokens) is required"))?;
             let mut candidates = Vec::new();
             let list = get(&options, "candidates");
             if let Some(arr) = list.dyn_ref::<js_sys::Array>() {
                 for c in arr.iter() {
                     let f = get(&c, "complete");
                     let f = if f.is_function() { f } else { c.clone() };
-                    let func = f.dyn_into::<js_sys::Function>().map_err(|_| js_error("E_INVALID_ARGUMENT", "each candidate needs `complete`"))?;
+                    let func = f
+                        .dyn_into::<js_sys::Function>()
+                        .map_err(|_| js_error("E_INVALID_ARGUMENT", "each candidate needs `complete`"))?;
                     candidates.push(JsComplete { func, signal: js_signal.clone() });
                 }
             }
             if candidates.is_empty() {
                 let f = get(&options, "complete");
-                let func = f.dyn_into::<js_sys::Function>().map_err(|_| js_error("E_INVALID_ARGUMENT", "pass `candidates` or `complete`"))?;
+                let func = f
+                    .dyn_into::<js_sys::Function>()
+                    .map_err(|_| js_error("E_INVALID_ARGUMENT", "pass `candidates` or `complete`"))?;
                 candidates.push(JsComplete { func, signal: js_signal.clone() });
             }
             let retry_js = get(&options, "retry");
@@ -288,7 +330,10 @@ impl SessionTree {
             let hooks = JsHooks { obj: get(&options, "hooks"), signal: js_signal };
             let events = JsEvents(get(&options, "onEvent"));
             *engine.templates.borrow_mut() = templates();
-            let out = engine.check_compaction(&message, &check, &candidates, &hooks, &JsClock, &events, Some(&signal)).await.map_err(error_js)?;
+            let out = engine
+                .check_compaction(&message, &check, &candidates, &hooks, &JsClock, &events, Some(&signal))
+                .await
+                .map_err(error_js)?;
             let mut v = json!({
                 "prunedCount": out.pruned_count, "tokensSaved": out.tokens_saved, "contextTokens": out.context_tokens,
                 "willRetry": out.will_retry, "aborted": out.aborted,
