@@ -2,15 +2,14 @@
 // index.*.d.mts/.d.cts at it): the engine's API is generated from the Rust crate by wasm-bindgen;
 // init/initSync are the package's own.
 export * from './node/session_compaction.js';
+
 import type { CompactionSettings, ErrorCode, PruneConfig } from './node/session_compaction.js';
 
 /**
  * `WebAssembly.Module` where the environment's types declare it (the DOM lib, Deno, Bun);
  * `never` with Node-only types (@types/node has no `WebAssembly`), so this file needs no lib.
  */
-export type WasmModule = typeof globalThis extends { WebAssembly: { Module: { prototype: infer M } } }
-  ? M
-  : never;
+export type WasmModule = typeof globalThis extends { WebAssembly: { Module: { prototype: infer M } } } ? M : never;
 
 /** What {@link init} can load the WebAssembly module from. */
 export type InitInput = string | URL | Request | Response | ArrayBuffer | ArrayBufferView | WasmModule;

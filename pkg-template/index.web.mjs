@@ -82,6 +82,7 @@ function notInitialized(name) {
  * the original: `name`, `length`, `prototype` and `instanceof` behave as the original's, and
  * after initialization every call goes straight through.
  */
+// biome-ignore lint/correctness/noUnusedVariables: build.mjs appends the export lines that call it
 function guard(name, value) {
   if (typeof value !== 'function') return value;
   return new Proxy(value, {

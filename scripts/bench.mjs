@@ -154,7 +154,8 @@ async function child(kind, file, pkgDir, reps, appends) {
       });
     } else if (kind === 'append') {
       const tree = SessionTree.fromJsonl(text);
-      const plan = typeof tree.planCompaction === 'function' ? () => tree.planCompaction() : () => tree.prepareCompaction();
+      const plan =
+        typeof tree.planCompaction === 'function' ? () => tree.planCompaction() : () => tree.prepareCompaction();
       const entry = (k) => ({
         type: 'message',
         id: `bench-append-${k}`,
@@ -204,7 +205,18 @@ async function child(kind, file, pkgDir, reps, appends) {
 // Parent side.
 
 function parseArgs(argv) {
-  const opts = { runtimes: null, files: null, entries: 50000, reps: null, appends: 2000, pkg: null, nativeBin: null, native: true, out: join(ROOT, 'target', 'bench-results.json'), label: null };
+  const opts = {
+    runtimes: null,
+    files: null,
+    entries: 50000,
+    reps: null,
+    appends: 2000,
+    pkg: null,
+    nativeBin: null,
+    native: true,
+    out: join(ROOT, 'target', 'bench-results.json'),
+    label: null,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -212,7 +224,11 @@ function parseArgs(argv) {
       return argv[++i];
     };
     if (a === '--runtimes') opts.runtimes = next().split(',').filter(Boolean);
-    else if (a === '--files') opts.files = next().split(',').filter(Boolean).map((f) => resolve(f));
+    else if (a === '--files')
+      opts.files = next()
+        .split(',')
+        .filter(Boolean)
+        .map((f) => resolve(f));
     else if (a === '--entries') opts.entries = Number(next());
     else if (a === '--reps') opts.reps = Number(next());
     else if (a === '--appends') opts.appends = Number(next());
@@ -223,7 +239,13 @@ function parseArgs(argv) {
     else if (a === '--label') opts.label = next();
     else if (a === '--report') opts.report = resolve(next());
     else if (a === '--help' || a === '-h') {
-      console.log(readFileSync(SCRIPT, 'utf8').split('\n').filter((l) => l.startsWith('//')).map((l) => l.slice(3)).join('\n'));
+      console.log(
+        readFileSync(SCRIPT, 'utf8')
+          .split('\n')
+          .filter((l) => l.startsWith('//'))
+          .map((l) => l.slice(3))
+          .join('\n'),
+      );
       process.exit(0);
     } else throw new Error(`unknown option ${a} (see --help)`);
   }
@@ -240,7 +262,10 @@ function sh(cmd, args, { capture = false, env = {} } = {}) {
     timeout: 20 * 60 * 1000,
   });
   if (r.error) throw new Error(`${cmd}: ${r.error.message}`);
-  if (r.status !== 0) throw new Error(`\`${cmd} ${args.join(' ')}\` exited with ${r.status ?? r.signal}${capture ? `\n${r.stderr}` : ''}`);
+  if (r.status !== 0)
+    throw new Error(
+      `\`${cmd} ${args.join(' ')}\` exited with ${r.status ?? r.signal}${capture ? `\n${r.stderr}` : ''}`,
+    );
   return r.stdout;
 }
 
@@ -256,14 +281,22 @@ function newest(path) {
 
 function ensureBuilt() {
   const wasm = join(ROOT, 'pkg', 'node', 'session_compaction_bg.wasm');
-  const sources = Math.max(newest(join(ROOT, 'src')), newest(join(ROOT, 'bindings')), newest(join(ROOT, 'Cargo.toml')), newest(join(ROOT, 'pkg-template')), newest(join(ROOT, 'prompts')));
+  const sources = Math.max(
+    newest(join(ROOT, 'src')),
+    newest(join(ROOT, 'bindings')),
+    newest(join(ROOT, 'Cargo.toml')),
+    newest(join(ROOT, 'pkg-template')),
+    newest(join(ROOT, 'prompts')),
+  );
   if (existsSync(wasm) && statSync(wasm).mtimeMs >= sources) return;
   console.log('[bench] pkg/ is missing or older than the sources: npm run build');
   sh(process.execPath, [join(ROOT, 'scripts', 'build.mjs')]);
 }
 
 function targetDir() {
-  const meta = JSON.parse(sh('cargo', ['metadata', '--format-version', '1', '--no-deps', '--offline'], { capture: true }));
+  const meta = JSON.parse(
+    sh('cargo', ['metadata', '--format-version', '1', '--no-deps', '--offline'], { capture: true }),
+  );
   return meta.target_directory;
 }
 
@@ -272,7 +305,17 @@ function ensureGenerated(entries) {
   if (existsSync(file)) return file;
   mkdirSync(join(ROOT, 'target', 'bench'), { recursive: true });
   console.log(`[bench] generating ${relative(ROOT, file)} (${entries} entries, seed ${SEED})`);
-  sh('cargo', ['run', '--quiet', '--release', '--example', 'generate_session', '--', String(entries), file, String(SEED)]);
+  sh('cargo', [
+    'run',
+    '--quiet',
+    '--release',
+    '--example',
+    'generate_session',
+    '--',
+    String(entries),
+    file,
+    String(SEED),
+  ]);
   return file;
 }
 
@@ -292,22 +335,32 @@ function runChild(runtime, kind, file, opts, reps) {
   const args = [];
   if (runtime.name === 'node') args.push('--max-old-space-size=16384', '--expose-gc');
   args.push(SCRIPT, '--child', kind, file, opts.pkg, String(reps), String(opts.appends));
-  const r = spawnSync(runtime.cmd, args, { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: 30 * 60 * 1000 });
+  const r = spawnSync(runtime.cmd, args, {
+    cwd: ROOT,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    timeout: 30 * 60 * 1000,
+  });
   if (r.status !== 0) {
-    return { error: `${runtime.name} ${kind}: exit ${r.status ?? r.signal}: ${(r.stderr || r.error?.message || '').trim().split('\n').slice(-3).join(' | ')}` };
+    return {
+      error: `${runtime.name} ${kind}: exit ${r.status ?? r.signal}: ${(r.stderr || r.error?.message || '').trim().split('\n').slice(-3).join(' | ')}`,
+    };
   }
   const line = r.stdout.trim().split('\n').pop();
   return JSON.parse(line);
 }
 
-const fmtMs = (x) => (x === undefined || x === null ? '-' : x >= 100 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toFixed(3));
+const fmtMs = (x) =>
+  x === undefined || x === null ? '-' : x >= 100 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toFixed(3);
 const fmtMb = (b) => (b ? `${(b / 1048576).toFixed(0)} MB` : '-');
 
 /** Prints the table of a results file. */
 function report(file) {
   const results = JSON.parse(readFileSync(file, 'utf8'));
   const runtimes = Object.keys(results.runtimes).map((name) => ({ name }));
-  console.log(`[bench] ${relative(ROOT, file)}${results.label ? ` (${results.label})` : ''}, ${results.date}, pkg ${results.pkg}`);
+  console.log(
+    `[bench] ${relative(ROOT, file)}${results.label ? ` (${results.label})` : ''}, ${results.date}, pkg ${results.pkg}`,
+  );
   printTable(results.files.flatMap((entry) => tableRows(entry, runtimes, results.appends ?? 2000)));
 }
 
@@ -320,7 +373,10 @@ async function parent(opts) {
   }
   const generated = ensureGenerated(opts.entries);
   const files = opts.files ?? [
-    ...readdirSync(join(ROOT, 'examples', 'sessions')).filter((f) => f.endsWith('.jsonl')).sort().map((f) => join(ROOT, 'examples', 'sessions', f)),
+    ...readdirSync(join(ROOT, 'examples', 'sessions'))
+      .filter((f) => f.endsWith('.jsonl'))
+      .sort()
+      .map((f) => join(ROOT, 'examples', 'sessions', f)),
     generated,
   ];
   const bun = join(ROOT, 'node_modules', '.bin', 'bun');
@@ -334,7 +390,12 @@ async function parent(opts) {
   const results = {
     label: opts.label,
     date: new Date().toISOString(),
-    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryBytes: totalmem(), platform: `${process.platform}-${process.arch}` },
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model,
+      memoryBytes: totalmem(),
+      platform: `${process.platform}-${process.arch}`,
+    },
     runtimes: Object.fromEntries(runtimes.map((r) => [r.name, r.version])),
     pkg: relative(ROOT, opts.pkg) || '.',
     appends: opts.appends,
@@ -387,17 +448,44 @@ function tableRows(entry, runtimes, appends) {
       if (!m) return;
       if (m.error) return rows.push([file, rt.name, label, 'error', '', '', '', '', m.error]);
       const t = m.ms.total.min;
-      rows.push([file, rt.name, label, fmtMs(t), fmtMs(m.ms.total.median), fmtMs(m.ms.total.first), base ? (t / base).toFixed(2) : '-', fmtMb(m.peakRssBytes), detail(m.ms)]);
+      rows.push([
+        file,
+        rt.name,
+        label,
+        fmtMs(t),
+        fmtMs(m.ms.total.median),
+        fmtMs(m.ms.total.first),
+        base ? (t / base).toFixed(2) : '-',
+        fmtMb(m.peakRssBytes),
+        detail(m.ms),
+      ]);
     };
     add('(a) JSON.parse lines', r['json-parse'], () => '');
-    const handle = (ms) => `load ${fmtMs(ms.load.min)} + prepare ${fmtMs(ms.prepare.min)} + context ${fmtMs(ms.context.min)}; contextJson ${fmtMs(ms.contextJson.min)}`;
+    const handle = (ms) =>
+      `load ${fmtMs(ms.load.min)} + prepare ${fmtMs(ms.prepare.min)} + context ${fmtMs(ms.context.min)}; contextJson ${fmtMs(ms.contextJson.min)}`;
     add('(b) fromJsonl+prep+ctx', r.handle, handle);
     add('(b) fromBytes+prep+ctx', r['handle-bytes'], handle);
-    add('(c) pure (JSON.parse)', r.pure, (ms) => `parse ${fmtMs(ms.parse.min)} + branch ${fmtMs(ms.branch.min)} + prepare ${fmtMs(ms.prepare.min)} + context ${fmtMs(ms.context.min)}`);
+    add(
+      '(c) pure (JSON.parse)',
+      r.pure,
+      (ms) =>
+        `parse ${fmtMs(ms.parse.min)} + branch ${fmtMs(ms.branch.min)} + prepare ${fmtMs(ms.prepare.min)} + context ${fmtMs(ms.context.min)}`,
+    );
     if (r.append) {
       const a = r.append;
       if (a.error) rows.push([file, rt.name, '(e) append+replan', 'error', '', '', '', '', a.error]);
-      else rows.push([file, rt.name, '(e) append+replan', fmtMs(a.ms.average.min), fmtMs(a.ms.total.median), '', '-', fmtMb(a.peakRssBytes), `average of ${appends} (median shown beside it); p99 ${fmtMs(a.ms.p99.min)} ms (${a.planFunction})`]);
+      else
+        rows.push([
+          file,
+          rt.name,
+          '(e) append+replan',
+          fmtMs(a.ms.average.min),
+          fmtMs(a.ms.total.median),
+          '',
+          '-',
+          fmtMb(a.peakRssBytes),
+          `average of ${appends} (median shown beside it); p99 ${fmtMs(a.ms.p99.min)} ms (${a.planFunction})`,
+        ]);
     }
   }
   const n = entry.native;
@@ -407,9 +495,39 @@ function tableRows(entry, runtimes, appends) {
     const ms = { ...a.ms, ...p.ms, ...h.ms, appendReplan: a.ms.appendReplan };
     const jsBase = entry.runtimes.node?.['json-parse']?.ms?.total?.min;
     const ratio = (t) => (jsBase ? `${(t / jsBase).toFixed(2)}n` : '-');
-    rows.push([file, 'native', '(d) load+prep+ctx', fmtMs(ms.handleTotal), '', '', ratio(ms.handleTotal), fmtMb(h.peakRssBytes), `load ${fmtMs(ms.loadBytes)} (index ${fmtMs(ms.index)}) + prepare ${fmtMs(ms.prepare)} + context ${fmtMs(ms.context)}; contextJson ${fmtMs(ms.contextJson)}`]);
-    rows.push([file, 'native', '(d) pure', fmtMs(ms.pureTotal), '', '', ratio(ms.pureTotal), fmtMb(p === h ? 0 : p.peakRssBytes), `parse ${fmtMs(ms.pureParse)} + prepare/context ${fmtMs(ms.pureRest)}`]);
-    rows.push([file, 'native', '(e) append+replan', fmtMs(ms.appendReplan), '', '', '-', fmtMb(a === h ? 0 : a.peakRssBytes), `average of ${appends}; plan alone ${fmtMs(ms.plan)}`]);
+    rows.push([
+      file,
+      'native',
+      '(d) load+prep+ctx',
+      fmtMs(ms.handleTotal),
+      '',
+      '',
+      ratio(ms.handleTotal),
+      fmtMb(h.peakRssBytes),
+      `load ${fmtMs(ms.loadBytes)} (index ${fmtMs(ms.index)}) + prepare ${fmtMs(ms.prepare)} + context ${fmtMs(ms.context)}; contextJson ${fmtMs(ms.contextJson)}`,
+    ]);
+    rows.push([
+      file,
+      'native',
+      '(d) pure',
+      fmtMs(ms.pureTotal),
+      '',
+      '',
+      ratio(ms.pureTotal),
+      fmtMb(p === h ? 0 : p.peakRssBytes),
+      `parse ${fmtMs(ms.pureParse)} + prepare/context ${fmtMs(ms.pureRest)}`,
+    ]);
+    rows.push([
+      file,
+      'native',
+      '(e) append+replan',
+      fmtMs(ms.appendReplan),
+      '',
+      '',
+      '-',
+      fmtMb(a === h ? 0 : a.peakRssBytes),
+      `average of ${appends}; plan alone ${fmtMs(ms.plan)}`,
+    ]);
   }
   return rows;
 }
@@ -419,7 +537,11 @@ function printTable(rows) {
   const all = [head, ...rows];
   const widths = head.map((_, i) => Math.max(...all.map((r) => String(r[i] ?? '').length)));
   const right = new Set([3, 4, 5, 6, 7]);
-  const fmt = (r) => r.map((c, i) => (right.has(i) ? String(c ?? '').padStart(widths[i]) : String(c ?? '').padEnd(widths[i]))).join('  ').trimEnd();
+  const fmt = (r) =>
+    r
+      .map((c, i) => (right.has(i) ? String(c ?? '').padStart(widths[i]) : String(c ?? '').padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
   console.log(`\n${fmt(head)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`);
   let last = null;
   for (const r of rows) {

@@ -22,8 +22,8 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
-  rmSync,
   rmdirSync,
+  rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
@@ -31,16 +31,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import {
-  PKG_DIR,
-  ROOT,
-  UserError,
-  capture,
-  formatBytes,
-  npmBin,
-  probe,
-  run,
-} from './lib.mjs';
+import { capture, formatBytes, npmBin, PKG_DIR, probe, ROOT, run, UserError } from './lib.mjs';
 
 const WASM_TARGET = 'wasm32-unknown-unknown';
 const TEMPLATE_DIR = join(ROOT, 'pkg-template');
@@ -86,9 +77,7 @@ function crateMetadata() {
     log('Cargo.lock is missing: cargo generate-lockfile');
     run('cargo', ['generate-lockfile'], { label: 'cargo generate-lockfile' });
   }
-  const metadata = JSON.parse(
-    capture('cargo', ['metadata', '--format-version', '1', '--no-deps', '--offline']),
-  );
+  const metadata = JSON.parse(capture('cargo', ['metadata', '--format-version', '1', '--no-deps', '--offline']));
   const find = (manifest) => {
     const pkg = metadata.packages.find((p) => p.manifest_path === manifest);
     if (!pkg) throw new UserError(`cargo metadata does not list the package of ${manifest}`);
@@ -126,9 +115,7 @@ function ensureWasmTarget() {
 /** The `wasm-bindgen` crate version pinned in Cargo.lock; the CLI must match it exactly. */
 function lockedWasmBindgenVersion() {
   const lock = readFileSync(join(ROOT, 'Cargo.lock'), 'utf8');
-  const versions = [...lock.matchAll(/^name = "wasm-bindgen"\r?\nversion = "([^"]+)"/gm)].map(
-    (m) => m[1],
-  );
+  const versions = [...lock.matchAll(/^name = "wasm-bindgen"\r?\nversion = "([^"]+)"/gm)].map((m) => m[1]);
   if (versions.length === 0) {
     throw new UserError('Cargo.lock has no `wasm-bindgen` package: is it a wasm32 dependency?');
   }
@@ -271,7 +258,11 @@ function packageFiles({ staging, meta, exportNames }) {
     let content = readFileSync(path, 'utf8');
     if (rel === 'package.json') content = packageJson(content, meta);
     if (rel === 'index.web.mjs') {
-      content = fillExports(rel, content, exportNames.map((n) => `export const ${n} = guard(${JSON.stringify(n)}, raw.${n});`));
+      content = fillExports(
+        rel,
+        content,
+        exportNames.map((n) => `export const ${n} = guard(${JSON.stringify(n)}, raw.${n});`),
+      );
     }
     if (rel === 'index.node.mjs') {
       const names = [...exportNames, 'init', 'initSync'];

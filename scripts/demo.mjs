@@ -21,7 +21,7 @@ import { copyFileSync, cpSync, createReadStream, existsSync, mkdirSync, rmSync, 
 import { createServer } from 'node:http';
 import { extname, join, normalize, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { PKG_DIR, ROOT, UserError, probe, run } from './lib.mjs';
+import { PKG_DIR, probe, ROOT, run, UserError } from './lib.mjs';
 
 /** The page's folder: the static root of the demo. */
 export const DEMO_DIR = join(ROOT, 'web-demo');
@@ -67,7 +67,9 @@ export function prepareDemo({ log = (line) => console.log(line), build = true } 
     log(`[demo] pkg/ is missing or incomplete (no ${relative(ROOT, missing[0])}): building it (npm run build)`);
     ensureDependencies(log);
     if (probe('cargo', ['--version']) === null) {
-      throw new UserError('building pkg/ needs Rust (cargo), which is not installed: install it from https://rustup.rs');
+      throw new UserError(
+        'building pkg/ needs Rust (cargo), which is not installed: install it from https://rustup.rs',
+      );
     }
     run(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { label: 'build' });
   }
@@ -98,7 +100,9 @@ function ensureDependencies(log) {
     shell: process.platform === 'win32',
   });
   if (result.error || result.status !== 0) {
-    throw new UserError(`npm ${command} failed${result.error ? `: ${result.error.message}` : ` (exit code ${result.status})`}`);
+    throw new UserError(
+      `npm ${command} failed${result.error ? `: ${result.error.message}` : ` (exit code ${result.status})`}`,
+    );
   }
 }
 
@@ -125,7 +129,12 @@ export function startServer({ port = 0, root = DEMO_DIR } = {}) {
     }
     let file = normalize(join(base, pathname));
     if (file !== base && !file.startsWith(base + sep)) return send(404, 'not found\n');
-    if (relative(base, file).split(sep).some((part) => part.startsWith('.'))) return send(404, 'not found\n');
+    if (
+      relative(base, file)
+        .split(sep)
+        .some((part) => part.startsWith('.'))
+    )
+      return send(404, 'not found\n');
     let stat;
     try {
       stat = statSync(file);
@@ -206,7 +215,7 @@ async function main() {
 
 if (process.argv[1] && pathToFileURL(resolve(process.argv[1])).href === import.meta.url) {
   main().catch((error) => {
-    console.error(`[demo] FAILED: ${error instanceof UserError ? error.message : error?.stack ?? error}`);
+    console.error(`[demo] FAILED: ${error instanceof UserError ? error.message : (error?.stack ?? error)}`);
     process.exit(1);
   });
 }

@@ -72,9 +72,7 @@ export function capture(cmd, args, { cwd = ROOT, env = {} } = {}) {
   });
   if (result.error) throw new UserError(`could not start \`${cmd}\`: ${result.error.message}`);
   if (result.status !== 0) {
-    throw new UserError(
-      `\`${[cmd, ...args].join(' ')}\` exited with code ${result.status}\n${result.stderr}`,
-    );
+    throw new UserError(`\`${[cmd, ...args].join(' ')}\` exited with code ${result.status}\n${result.stderr}`);
   }
   return result.stdout;
 }
@@ -98,7 +96,7 @@ export function npmBin(name) {
 export function crateVersion() {
   const toml = readFileSync(join(ROOT, 'Cargo.toml'), 'utf8');
   const table = toml.match(/^\[workspace\.package\]\s*$([\s\S]*?)(?=^\[|(?![\s\S]))/m);
-  const version = table && table[1].match(/^version\s*=\s*"([^"]+)"/m);
+  const version = table?.[1].match(/^version\s*=\s*"([^"]+)"/m);
   if (!version) throw new UserError('Cargo.toml: no `version` in the [workspace.package] table');
   return version[1];
 }

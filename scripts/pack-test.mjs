@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PKG_DIR, ROOT, UserError, capture, crateVersion, npmBin, run } from './lib.mjs';
+import { capture, crateVersion, npmBin, PKG_DIR, ROOT, run, UserError } from './lib.mjs';
 
 const keep = process.argv.includes('--keep');
 const version = crateVersion();
@@ -133,7 +133,10 @@ function main() {
 
     const esmDir = join(tmp, 'esm');
     const cjsDir = join(tmp, 'cjs');
-    for (const [dir, type] of [[esmDir, 'module'], [cjsDir, 'commonjs']]) {
+    for (const [dir, type] of [
+      [esmDir, 'module'],
+      [cjsDir, 'commonjs'],
+    ]) {
       run('mkdir', ['-p', dir]);
       project(dir, type);
       npmInstall(dir, tarball);

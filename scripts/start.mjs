@@ -15,7 +15,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
-import { PKG_DIR, ROOT, UserError, probe, run } from './lib.mjs';
+import { PKG_DIR, probe, ROOT, run, UserError } from './lib.mjs';
 
 const CLI = join(PKG_DIR, 'bin', 'session-compaction.mjs');
 const SAMPLE = join(PKG_DIR, 'sample', 'pi-session-with-compactions.jsonl');
@@ -28,7 +28,16 @@ const REQUIRED = [
   join(PKG_DIR, 'web', 'session_compaction_bg.wasm'),
 ];
 /** Sources of pkg/: when one is newer than the last build, pkg/ is stale. */
-const BUILD_INPUTS = ['src', 'bindings', 'prompts', 'pkg-template', 'Cargo.toml', 'Cargo.lock', 'scripts/build.mjs', 'package-lock.json'];
+const BUILD_INPUTS = [
+  'src',
+  'bindings',
+  'prompts',
+  'pkg-template',
+  'Cargo.toml',
+  'Cargo.lock',
+  'scripts/build.mjs',
+  'package-lock.json',
+];
 /** Written after each build this script runs (a build that changes no file leaves pkg/ dates alone). */
 const BUILD_STAMP = join(ROOT, 'node_modules', '.cache', 'session-compaction', 'start-build-stamp');
 
@@ -86,7 +95,9 @@ function main() {
     run(process.execPath, [CLI, ...args], { label: `session-compaction ${step.args[0]}` });
   }
   console.log(`\n${rule('═')}`);
-  console.log('Try the other commands: session-compaction tree | prune | validate | navigate [file]  (pkg/bin/session-compaction.mjs --help)');
+  console.log(
+    'Try the other commands: session-compaction tree | prune | validate | navigate [file]  (pkg/bin/session-compaction.mjs --help)',
+  );
 }
 
 // ── setup ───────────────────────────────────────────────────────────────────────────────────
@@ -107,7 +118,9 @@ function ensureDependencies() {
       shell: process.platform === 'win32',
     });
     if (result.error || result.status !== 0) {
-      throw new UserError(`npm ${command} failed${result.error ? `: ${result.error.message}` : ` (exit code ${result.status})`}`);
+      throw new UserError(
+        `npm ${command} failed${result.error ? `: ${result.error.message}` : ` (exit code ${result.status})`}`,
+      );
     }
   }
 }
@@ -177,7 +190,7 @@ function printHeader(file, bundled) {
     console.log('  edit, bash), thinking blocks and model changes.');
   }
   console.log('Everything below is computed locally by the WebAssembly engine in pkg/: no model is called.');
-  console.log('Token numbers are estimates (characters / 4) unless they come from the provider\'s recorded usage.');
+  console.log("Token numbers are estimates (characters / 4) unless they come from the provider's recorded usage.");
 }
 
 /** @param {string} char */
@@ -193,6 +206,8 @@ function shellWord(word) {
 try {
   main();
 } catch (error) {
-  console.error(`[start] FAILED: ${error instanceof UserError ? error.message : (/** @type {any} */ (error)?.stack ?? error)}`);
+  console.error(
+    `[start] FAILED: ${error instanceof UserError ? error.message : /** @type {any} */ (error?.stack ?? error)}`,
+  );
   process.exit(1);
 }

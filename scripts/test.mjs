@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // Runs every test of the repository, in order, and prints which step failed:
+//   style gates (rustfmt, clippy and rustdoc with warnings denied, native and wasm32; Biome) →
 //   cargo test → build (scripts/build.mjs) → tsc → node --test tests/js → Deno and Bun smoke
 //   tests of the web entry → the async suite under Deno (tests/deno/async.mjs: compaction with
 //   callbacks, hooks, abort, and a remote endpoint served on 127.0.0.1) → browser test of the
@@ -9,13 +10,29 @@
 // Usage: node scripts/test.mjs [step-name ...]   (npm test; names as in the summary, e.g. "bun")
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, UserError, npmBin, run } from './lib.mjs';
+import { npmBin, ROOT, run, UserError } from './lib.mjs';
 
 const node = process.execPath;
 const denoEnv = { DENO_NO_UPDATE_CHECK: '1' };
 
 /** @type {{ name: string, needsBuild?: boolean, run: () => void }[]} */
 const STEPS = [
+  {
+    name: 'style',
+    run: () => {
+      const wasm = ['--target', 'wasm32-unknown-unknown', '-p', 'session-compaction-wasm'];
+      const deny = { RUSTDOCFLAGS: '-D warnings' };
+      run('cargo', ['fmt', '--all', '--check'], { label: 'cargo fmt --check' });
+      run('cargo', ['fmt', '--check', '--manifest-path', 'fuzz/Cargo.toml'], { label: 'cargo fmt --check (fuzz)' });
+      run('cargo', ['clippy', '--workspace', '--all-targets', '--', '-D', 'warnings'], {
+        label: 'cargo clippy (native)',
+      });
+      run('cargo', ['clippy', ...wasm, '--', '-D', 'warnings'], { label: 'cargo clippy (wasm32)' });
+      run('cargo', ['doc', '--workspace', '--no-deps'], { label: 'cargo doc (native)', env: deny });
+      run('cargo', ['doc', ...wasm, '--no-deps'], { label: 'cargo doc (wasm32)', env: deny });
+      run(npmBin('biome'), ['ci', '.'], { label: 'biome ci (format + lint of the JS, TS, CSS, JSON)' });
+    },
+  },
   { name: 'cargo test', run: () => run('cargo', ['test'], { label: 'cargo test' }) },
   { name: 'build', run: () => run(node, ['scripts/build.mjs'], { label: 'build' }) },
   {

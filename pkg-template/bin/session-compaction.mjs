@@ -10,17 +10,16 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as engine from '../index.node.mjs';
 import {
+  appendLineAtomic,
+  bytes,
   CliError,
+  clip,
+  colorEnabled,
   EXIT_FINDINGS,
   EXIT_INPUT,
   EXIT_INTERRUPTED,
   EXIT_OK,
   EXIT_SUMMARIZER,
-  SAMPLE_FILE,
-  appendLineAtomic,
-  bytes,
-  clip,
-  colorEnabled,
   headerVersion,
   makeStyle,
   num,
@@ -28,6 +27,7 @@ import {
   openaiComplete,
   plural,
   readSessionFile,
+  SAMPLE_FILE,
   table,
   writeFileAtomic,
 } from './support.mjs';
@@ -50,22 +50,42 @@ const OPTIONS = {
   leaf: { type: 'string', arg: 'id', help: 'use the branch ending at this entry (default: the session leaf)' },
   'keep-recent-tokens': { type: 'string', arg: 'n', help: 'tokens to keep verbatim (default 20,000)' },
   'reserve-tokens': { type: 'string', arg: 'n', help: 'tokens reserved for the reply (default 16,384)' },
-  'context-window': { type: 'string', arg: 'n', help: `the model's context window (default ${num(DEFAULT_CONTEXT_WINDOW)})` },
+  'context-window': {
+    type: 'string',
+    arg: 'n',
+    help: `the model's context window (default ${num(DEFAULT_CONTEXT_WINDOW)})`,
+  },
   'protect-tokens': { type: 'string', arg: 'n', help: 'newest tool-output tokens never pruned (default 40,000)' },
   'minimum-savings': { type: 'string', arg: 'n', help: 'prune only when it saves at least this much (default 20,000)' },
   'protected-tools': { type: 'string', arg: 'a,b', help: 'tools whose outputs are never pruned (default skill,read)' },
   write: { type: 'boolean', help: 'apply the pruning: rewrite the file atomically, keep <file>.bak' },
-  'max-chars': { type: 'string', arg: 'n', help: `characters shown per message (default ${DEFAULT_MAX_CHARS}; 0 = all)` },
+  'max-chars': {
+    type: 'string',
+    arg: 'n',
+    help: `characters shown per message (default ${DEFAULT_MAX_CHARS}; 0 = all)`,
+  },
   first: { type: 'string', arg: 'n', help: 'show the first n messages (with --last: both ends)' },
   last: { type: 'string', arg: 'n', help: 'show the last n messages (with --first: both ends)' },
   full: { type: 'boolean', help: 'show everything: no truncation (context), no collapsed runs (tree)' },
   strict: { type: 'boolean', help: 'refuse files with malformed lines (default: skip them with a warning)' },
   progress: { type: 'boolean', help: 'show the loading progress bar even when stderr is not a terminal' },
-  endpoint: { type: 'string', arg: 'url', help: 'summarize with a remote endpoint: POST {systemPrompt, prompt} as JSON, reply {summary}' },
-  openai: { type: 'string', arg: 'base-url', help: 'summarize with an OpenAI-compatible API: POST <base-url>/chat/completions, key from $OPENAI_API_KEY' },
+  endpoint: {
+    type: 'string',
+    arg: 'url',
+    help: 'summarize with a remote endpoint: POST {systemPrompt, prompt} as JSON, reply {summary}',
+  },
+  openai: {
+    type: 'string',
+    arg: 'base-url',
+    help: 'summarize with an OpenAI-compatible API: POST <base-url>/chat/completions, key from $OPENAI_API_KEY',
+  },
   model: { type: 'string', arg: 'name', help: 'the model of --openai (e.g. gpt-4o-mini)' },
   instructions: { type: 'string', arg: 'text', help: 'extra focus for the summary (added as "Additional focus: …")' },
-  timeout: { type: 'string', arg: 'seconds', help: 'give up when the summarizer has not answered after this long (default 600; 0 = never)' },
+  timeout: {
+    type: 'string',
+    arg: 'seconds',
+    help: 'give up when the summarizer has not answered after this long (default 600; 0 = never)',
+  },
   summarize: { type: 'boolean', help: 'summarize the branch being left into a branch_summary entry' },
   preview: { type: 'string', arg: 'n', help: 'show only the first n characters of the summary (default: all of it)' },
   help: { type: 'boolean', short: 'h', help: 'show help' },
@@ -97,7 +117,8 @@ const COMMANDS = {
   },
   prune: {
     summary: 'old tool outputs that pruning would replace, and the tokens saved',
-    usage: 'prune [file] [--write] [--json] [--leaf id] [--protect-tokens n] [--minimum-savings n] [--protected-tools a,b]',
+    usage:
+      'prune [file] [--write] [--json] [--leaf id] [--protect-tokens n] [--minimum-savings n] [--protected-tools a,b]',
     options: ['json', 'leaf', 'protect-tokens', 'minimum-savings', 'protected-tools', 'write'],
     run: cmdPrune,
   },
@@ -190,12 +211,16 @@ async function main(argv) {
     }
     const code = /** @type {any} */ (error)?.code;
     if (code === 'E_ABORTED') {
-      process.stderr.write(`${errStyle.red(`${NAME}: interrupted:`)} ${/** @type {Error} */ (error).message}; nothing was written\n`);
+      process.stderr.write(
+        `${errStyle.red(`${NAME}: interrupted:`)} ${/** @type {Error} */ (error).message}; nothing was written\n`,
+      );
       return EXIT_INTERRUPTED;
     }
     if (typeof code === 'string' && SUMMARIZER_CODES.has(code)) {
       // The message is the summarizer's (the HTTP status and the reply's error text; never a key).
-      process.stderr.write(`${errStyle.red(`${NAME}: error: the summarizer failed:`)} ${/** @type {Error} */ (error).message} (${code}); nothing was written\n`);
+      process.stderr.write(
+        `${errStyle.red(`${NAME}: error: the summarizer failed:`)} ${/** @type {Error} */ (error).message} (${code}); nothing was written\n`,
+      );
       return EXIT_SUMMARIZER;
     }
     if (typeof code === 'string' && code.startsWith('E_') && code !== 'E_INTERNAL') {
@@ -265,7 +290,10 @@ function run(argv, io) {
       const got = rest.length ? ` (${rest[0]} is a file: pass the entry id after it)` : '';
       throw new CliError(`\`${command}\` needs the id of the entry to go to${got}\n${hint(command)}`);
     }
-    if (rest.length > 2) throw new CliError(`\`${command}\` takes a file and an entry id, got ${rest.length} arguments: ${rest.join(' ')}\n${hint(command)}`);
+    if (rest.length > 2)
+      throw new CliError(
+        `\`${command}\` takes a file and an entry id, got ${rest.length} arguments: ${rest.join(' ')}\n${hint(command)}`,
+      );
     target = rest[rest.length - 1];
     file = rest.length === 2 ? rest[0] : undefined;
   } else if (rest.length > 1) {
@@ -331,7 +359,7 @@ function helpText(command) {
  * @param {string | undefined} file @param {Opts} opts @param {Io} io
  * @returns {Session}
  */
-function openSession(file, opts, io) {
+function openSession(file, opts, _io) {
   const sample = file === undefined;
   const path = sample ? SAMPLE_FILE : resolve(file);
   const display = sample ? SAMPLE_FILE : file;
@@ -378,7 +406,9 @@ function warnLoadErrors(/** @type {Session} */ session, /** @type {Io} */ io) {
     io.warn(`${display}: ${lineMessage(e)} (line skipped)`);
   }
   if (loadErrors.length > MAX_LOAD_WARNINGS) {
-    io.warn(`${display}: ${num(loadErrors.length - MAX_LOAD_WARNINGS)} more malformed lines skipped (see \`validate\`)`);
+    io.warn(
+      `${display}: ${num(loadErrors.length - MAX_LOAD_WARNINGS)} more malformed lines skipped (see \`validate\`)`,
+    );
   }
 }
 
@@ -518,7 +548,9 @@ function cmdPlan(/** @type {Session} */ session, /** @type {Opts} */ opts, /** @
               : null,
           }
         : null,
-      previousCompaction: prevNode ? { entryId: prevNode.id, index: plan.prevCompactionIndex, line: prevNode.line } : null,
+      previousCompaction: prevNode
+        ? { entryId: prevNode.id, index: plan.prevCompactionIndex, line: prevNode.line }
+        : null,
       counts: groups,
       readFiles: files.readFiles,
       modifiedFiles: files.modifiedFiles,
@@ -537,13 +569,33 @@ function cmdPlan(/** @type {Session} */ session, /** @type {Opts} */ opts, /** @
   section('Session');
   const leafNode = path[path.length - 1];
   const sessionRows = [
-    ['entries', num(tree.entryCount), session.loadErrors.length ? style.yellow(`${plural(session.loadErrors.length, 'malformed line')} skipped`) : ''],
-    ['branch length', num(path.length), leafNode ? `leaf ${leafNode.id} (${kindOf(leafNode)}, line ${num(leafNode.line)})` : 'no leaf'],
-    ['context tokens', num(contextTokens), usage ? 'estimated: last fresh usage + the messages after it' : 'estimated from the messages (no fresh usage)'],
+    [
+      'entries',
+      num(tree.entryCount),
+      session.loadErrors.length ? style.yellow(`${plural(session.loadErrors.length, 'malformed line')} skipped`) : '',
+    ],
+    [
+      'branch length',
+      num(path.length),
+      leafNode ? `leaf ${leafNode.id} (${kindOf(leafNode)}, line ${num(leafNode.line)})` : 'no leaf',
+    ],
+    [
+      'context tokens',
+      num(contextTokens),
+      usage ? 'estimated: last fresh usage + the messages after it' : 'estimated from the messages (no fresh usage)',
+    ],
     usage
-      ? ['last fresh usage', num(usage.contextTokens), `${entryRef(path[usage.index], usage.index)}: input ${num(usage.input)}, output ${num(usage.output)}, cache read ${num(usage.cacheRead)}, cache write ${num(usage.cacheWrite)}`]
+      ? [
+          'last fresh usage',
+          num(usage.contextTokens),
+          `${entryRef(path[usage.index], usage.index)}: input ${num(usage.input)}, output ${num(usage.output)}, cache read ${num(usage.cacheRead)}, cache write ${num(usage.cacheWrite)}`,
+        ]
       : ['last fresh usage', '-', 'none after the latest compaction'],
-    ['context window', num(contextWindow), `reserve ${num(settings.reserveTokens)} → compaction threshold ${num(threshold)}`],
+    [
+      'context window',
+      num(contextWindow),
+      `reserve ${num(settings.reserveTokens)} → compaction threshold ${num(threshold)}`,
+    ],
     [
       'should compact',
       compactNow ? style.yellow('yes') : style.green('no'),
@@ -571,7 +623,10 @@ function cmdPlan(/** @type {Session} */ session, /** @type {Opts} */ opts, /** @
         `(${plural(plan.boundaryEnd - plan.boundaryStart, 'entry')}, ${num(plan.estimatedTokens)} estimated tokens in messages)`,
     ],
     ['keep recent tokens', `${num(plan.effectiveKeepRecentTokens)}  ${style.dim(keepNote)}`],
-    ['cut point', `${style.bold(cutNode?.id ?? '?')}  ${kindOf(cutNode)}  index ${num(cut.firstKeptEntryIndex)}${cutNode?.line ? `, line ${num(cutNode.line)}` : ''}`],
+    [
+      'cut point',
+      `${style.bold(cutNode?.id ?? '?')}  ${kindOf(cutNode)}  index ${num(cut.firstKeptEntryIndex)}${cutNode?.line ? `, line ${num(cutNode.line)}` : ''}`,
+    ],
     [
       'split turn',
       cut.isSplitTurn
@@ -623,7 +678,16 @@ function usageOf(/** @type {any} */ tree, /** @type {any} */ node, /** @type {nu
   const cacheRead = u.cacheRead ?? 0;
   const cacheWrite = u.cacheWrite ?? 0;
   const contextTokens = u.totalTokens ? u.totalTokens : input + output + cacheRead + cacheWrite;
-  return { index, entryId: node.id, contextTokens, input, output, cacheRead, cacheWrite, totalTokens: u.totalTokens ?? null };
+  return {
+    index,
+    entryId: node.id,
+    contextTokens,
+    input,
+    output,
+    cacheRead,
+    cacheWrite,
+    totalTokens: u.totalTokens ?? null,
+  };
 }
 
 /** SPEC §8: modified = written ∪ edited; read = read − modified; both sorted. */
@@ -678,13 +742,25 @@ function cmdContext(/** @type {Session} */ session, /** @type {Opts} */ opts, /*
   io.out(
     table([
       ['leaf', tree.leafId ?? '(none)'],
-      ['messages', `${num(shown.length)} (${Object.entries(roles).map(([r, n]) => `${r} ${num(n)}`).join(', ') || 'none'})`],
+      [
+        'messages',
+        `${num(shown.length)} (${
+          Object.entries(roles)
+            .map(([r, n]) => `${r} ${num(n)}`)
+            .join(', ') || 'none'
+        })`,
+      ],
       ['context tokens', `${num(contextTokens)} (estimated)`],
       ['model', `${models.join(', ') || '-'} · thinking ${ctx.thinkingLevel} · mode ${ctx.mode}`],
       ...(ctx.injectedTtsrRules.length ? [['injected rules', ctx.injectedTtsrRules.join(', ')]] : []),
     ]).join('\n'),
   );
-  if (maxChars > 0) io.out(style.dim(`  (each message shortened to ${num(maxChars)} characters / ${maxLines} lines; --full shows everything)`));
+  if (maxChars > 0)
+    io.out(
+      style.dim(
+        `  (each message shortened to ${num(maxChars)} characters / ${maxLines} lines; --full shows everything)`,
+      ),
+    );
 
   // Which messages to show: all, or the first and/or last ones.
   const headEnd = first === undefined && last === undefined ? shown.length : Math.min(first ?? 0, shown.length);
@@ -692,7 +768,11 @@ function cmdContext(/** @type {Session} */ session, /** @type {Opts} */ opts, /*
   for (let i = 0; i < shown.length; i++) {
     if (i === headEnd && tailStart > headEnd) {
       io.out('');
-      io.out(style.dim(`… ${plural(tailStart - headEnd, 'message')} not shown (${[first !== undefined ? `--first ${num(first)}` : '', last !== undefined ? `--last ${num(last)}` : ''].filter(Boolean).join(' ')}) …`));
+      io.out(
+        style.dim(
+          `… ${plural(tailStart - headEnd, 'message')} not shown (${[first !== undefined ? `--first ${num(first)}` : '', last !== undefined ? `--last ${num(last)}` : ''].filter(Boolean).join(' ')}) …`,
+        ),
+      );
       i = tailStart - 1;
       continue;
     }
@@ -727,9 +807,15 @@ function renderMessage(io, n, origin, message, limits) {
   const body = (/** @type {string} */ text, /** @type {string} */ prefix = '', dim = false) => {
     const c = clip(text, limits);
     const lines = c.text.split('\n');
-    lines.forEach((line, i) => io.out(`    ${i === 0 ? prefix : ''}${dim && line ? style.dim(line) : line}`.trimEnd()));
+    for (const [i, line] of lines.entries()) {
+      io.out(`    ${i === 0 ? prefix : ''}${dim && line ? style.dim(line) : line}`.trimEnd());
+    }
     if (c.cutChars > 0) {
-      io.out(style.dim(`    … ${plural(c.cutChars, 'more character')}${c.cutLines > 0 ? `, ${plural(c.cutLines, 'line')}` : ''} not shown`));
+      io.out(
+        style.dim(
+          `    … ${plural(c.cutChars, 'more character')}${c.cutLines > 0 ? `, ${plural(c.cutLines, 'line')}` : ''} not shown`,
+        ),
+      );
     }
   };
   const content = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
@@ -759,7 +845,9 @@ function renderMessage(io, n, origin, message, limits) {
         break;
       case 'image':
         flushText();
-        io.out(`    ${style.dim(`[image ${block.mimeType ?? ''}${typeof block.data === 'string' ? `, ${bytes(Math.floor((block.data.length * 3) / 4))}` : ''}]`)}`);
+        io.out(
+          `    ${style.dim(`[image ${block.mimeType ?? ''}${typeof block.data === 'string' ? `, ${bytes(Math.floor((block.data.length * 3) / 4))}` : ''}]`)}`,
+        );
         break;
       default:
         flushText();
@@ -811,9 +899,15 @@ function cmdPrune(/** @type {Session} */ session, /** @type {Opts} */ opts, /** 
   if (protect !== undefined) given.protectTokens = protect;
   if (minimum !== undefined) given.minimumSavings = minimum;
   if (opts['protected-tools'] !== undefined) {
-    given.protectedTools = String(opts['protected-tools']).split(',').map((s) => s.trim()).filter(Boolean);
+    given.protectedTools = String(opts['protected-tools'])
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   }
-  const config = /** @type {Required<import('../index.node.mjs').PruneConfig>} */ ({ ...engine.defaultPruneConfig(), ...given });
+  const config = /** @type {Required<import('../index.node.mjs').PruneConfig>} */ ({
+    ...engine.defaultPruneConfig(),
+    ...given,
+  });
   if (opts.write) {
     if (session.sample) throw new CliError('prune --write needs a file: it does not modify the bundled sample session');
     if (session.loadErrors.length) {
@@ -837,7 +931,12 @@ function cmdPrune(/** @type {Session} */ session, /** @type {Opts} */ opts, /** 
         backup,
         expect: { size: session.size, mtimeMs: session.mtimeMs },
       });
-      written = { prunedCount: result.prunedCount, tokensSaved: result.tokensSaved, backup, formatVersion: session.formatVersion };
+      written = {
+        prunedCount: result.prunedCount,
+        tokensSaved: result.tokensSaved,
+        backup,
+        formatVersion: session.formatVersion,
+      };
     }
   }
 
@@ -863,7 +962,9 @@ function cmdPrune(/** @type {Session} */ session, /** @type {Opts} */ opts, /** 
   );
   io.out('');
   if (plan.candidates.length) {
-    const rows = [[style.dim('entry'), style.dim('line'), style.dim('tool'), style.dim('tokens'), style.dim('savings')]];
+    const rows = [
+      [style.dim('entry'), style.dim('line'), style.dim('tool'), style.dim('tokens'), style.dim('savings')],
+    ];
     for (const c of plan.candidates) {
       rows.push([c.id ?? '-', num(path[c.index]?.line ?? 0), c.toolName ?? '?', num(c.tokens), num(c.savings)]);
     }
@@ -911,7 +1012,14 @@ function cmdTree(/** @type {Session} */ session, /** @type {Opts} */ opts, /** @
   const nodes = tree.getTree();
   const leafId = tree.leafId ?? null;
   if (opts.json) {
-    printJson(io, { file: session.path, sample: session.sample, leafId, entryCount: tree.entryCount, nodes, loadErrors: session.loadErrors });
+    printJson(io, {
+      file: session.path,
+      sample: session.sample,
+      leafId,
+      entryCount: tree.entryCount,
+      nodes,
+      loadErrors: session.loadErrors,
+    });
     return EXIT_OK;
   }
   const byId = new Map();
@@ -928,7 +1036,11 @@ function cmdTree(/** @type {Session} */ session, /** @type {Opts} */ opts, /** @
       style.dim(`   (* = leaf; ${full ? 'all entries shown' : 'long linear runs collapsed, --full shows all'})`),
   );
   if (branchPoints) {
-    io.out(style.dim('  at a branch point, side branches are indented (├─); the branch leading to the leaf continues below in the same column'));
+    io.out(
+      style.dim(
+        '  at a branch point, side branches are indented (├─); the branch leading to the leaf continues below in the same column',
+      ),
+    );
   }
   io.out('');
 
@@ -942,11 +1054,15 @@ function cmdTree(/** @type {Session} */ session, /** @type {Opts} */ opts, /** @
     const leaf = node.id === leafId;
     const marker = leaf ? style.bold(style.green('*')) : ' ';
     const id = String(node.id).padEnd(idWidth);
-    const missing = node.parentId !== null && !byId.has(node.parentId) ? style.red(`  (parent ${node.parentId} missing)`) : '';
+    const missing =
+      node.parentId !== null && !byId.has(node.parentId) ? style.red(`  (parent ${node.parentId} missing)`) : '';
     const fork = node.children.length > 1 ? style.yellow(`  ⑂ ${node.children.length} branches`) : '';
     const kindText = kind.padEnd(14);
-    const coloredKind = node.type === 'compaction' || node.type === 'branch_summary' ? style.yellow(kindText) : style.cyan(kindText);
-    io.out(`${marker} ${prefix}${leaf ? style.bold(id) : id}  ${coloredKind}  ${text ? style.dim(text) : ''}${label}${fork}${missing}`.trimEnd());
+    const coloredKind =
+      node.type === 'compaction' || node.type === 'branch_summary' ? style.yellow(kindText) : style.cyan(kindText);
+    io.out(
+      `${marker} ${prefix}${leaf ? style.bold(id) : id}  ${coloredKind}  ${text ? style.dim(text) : ''}${label}${fork}${missing}`.trimEnd(),
+    );
   };
 
   /** Draws the subtrees of `starts` with an explicit stack (no recursion, whatever the depth). */
@@ -994,9 +1110,12 @@ function cmdTree(/** @type {Session} */ session, /** @type {Opts} */ opts, /** @
       // leading to the leaf, else the last) continues in the same column, so that the depth grows
       // with nested side branches only, not with every branch point along the way.
       const tail = run[run.length - 1];
-      const children = tail.children.length > 1
-        ? [...new Set(tail.children.map((/** @type {string} */ id) => byId.get(id)))].filter((c) => c && !visited.has(c))
-        : [];
+      const children =
+        tail.children.length > 1
+          ? [...new Set(tail.children.map((/** @type {string} */ id) => byId.get(id)))].filter(
+              (c) => c && !visited.has(c),
+            )
+          : [];
       if (children.length) {
         const main = children.find((/** @type {any} */ c) => onPath.has(c.id)) ?? children[children.length - 1];
         stack.push({ node: main, first: item.rest, rest: item.rest });
@@ -1013,7 +1132,11 @@ function cmdTree(/** @type {Session} */ session, /** @type {Opts} */ opts, /** @
   if (unreachable > 0) {
     // Entries in a parent cycle, or shadowed by a later entry with the same id.
     io.out('');
-    io.out(style.yellow(`  ${plural(unreachable, 'entry')} not reachable from a root (a parent cycle or a duplicate id; see \`validate\`):`));
+    io.out(
+      style.yellow(
+        `  ${plural(unreachable, 'entry')} not reachable from a root (a parent cycle or a duplicate id; see \`validate\`):`,
+      ),
+    );
     for (const node of nodes) if (!visited.has(node)) walk([node]);
   }
   return EXIT_OK;
@@ -1024,7 +1147,10 @@ function summarizeKinds(/** @type {any[]} */ run) {
   /** @type {Map<string, number>} */
   const counts = new Map();
   for (const n of run) counts.set(kindOf(n), (counts.get(kindOf(n)) ?? 0) + 1);
-  return [...counts].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${num(n)}`).join(', ');
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, n]) => `${k} ${num(n)}`)
+    .join(', ');
 }
 
 /** The kind column and a one-line preview of an entry. */
@@ -1041,13 +1167,26 @@ function preview(/** @type {any} */ node, /** @type {any} */ entry) {
         case 'user':
           return { kind: role, text: quote(text) };
         case 'assistant': {
-          const calls = Array.isArray(m.content) ? m.content.filter((/** @type {any} */ b) => b?.type === 'toolCall') : [];
-          const callText = calls.length ? `→ ${oneLine(calls.map((/** @type {any} */ c) => c.name).join(', '), 40)}` : '';
-          const body = text ? quote(text) : callText ? '' : m.errorMessage ? `error: ${oneLine(m.errorMessage, width)}` : '(thinking only)';
+          const calls = Array.isArray(m.content)
+            ? m.content.filter((/** @type {any} */ b) => b?.type === 'toolCall')
+            : [];
+          const callText = calls.length
+            ? `→ ${oneLine(calls.map((/** @type {any} */ c) => c.name).join(', '), 40)}`
+            : '';
+          const body = text
+            ? quote(text)
+            : callText
+              ? ''
+              : m.errorMessage
+                ? `error: ${oneLine(m.errorMessage, width)}`
+                : '(thinking only)';
           return { kind: role, text: [body, callText].filter(Boolean).join(' ') };
         }
         case 'toolResult':
-          return { kind: role, text: `${m.toolName ?? '?'}${m.isError ? ' (error)' : ''}${m.prunedAt !== undefined ? ' (pruned)' : ''}: ${quote(text) || '(empty)'}` };
+          return {
+            kind: role,
+            text: `${m.toolName ?? '?'}${m.isError ? ' (error)' : ''}${m.prunedAt !== undefined ? ' (pruned)' : ''}: ${quote(text) || '(empty)'}`,
+          };
         case 'bashExecution':
           return { kind: role, text: `$ ${oneLine(m.command ?? '', width)}` };
         case 'compactionSummary':
@@ -1061,7 +1200,10 @@ function preview(/** @type {any} */ node, /** @type {any} */ entry) {
       }
     }
     case 'compaction':
-      return { kind: 'compaction', text: `tokensBefore ${num(e.tokensBefore)}, keeps from ${e.firstKeptEntryId}: ${quote(e.summary)}` };
+      return {
+        kind: 'compaction',
+        text: `tokensBefore ${num(e.tokensBefore)}, keeps from ${e.firstKeptEntryId}: ${quote(e.summary)}`,
+      };
     case 'branch_summary':
       return { kind: 'branch_summary', text: `from ${e.fromId}: ${quote(e.summary)}` };
     case 'custom_message':
@@ -1069,7 +1211,10 @@ function preview(/** @type {any} */ node, /** @type {any} */ entry) {
     case 'custom':
       return { kind: 'custom', text: String(e.customType ?? '') };
     case 'label':
-      return { kind: 'label', text: `${e.targetId} → ${e.label === undefined ? '(removed)' : JSON.stringify(e.label)}` };
+      return {
+        kind: 'label',
+        text: `${e.targetId} → ${e.label === undefined ? '(removed)' : JSON.stringify(e.label)}`,
+      };
     case 'model_change':
       return { kind: 'model_change', text: `${e.model ?? ''}${e.role && e.role !== 'default' ? ` (${e.role})` : ''}` };
     case 'thinking_level_change':
@@ -1187,7 +1332,8 @@ function summarizerFrom(/** @type {Opts} */ opts, /** @type {Io} */ io) {
     };
   }
   if (base !== undefined) {
-    if (model === undefined || model.trim() === '') throw new CliError('--openai needs --model <name> (the model of that API)');
+    if (model === undefined || model.trim() === '')
+      throw new CliError('--openai needs --model <name> (the model of that API)');
     const url = httpUrl(base, 'openai');
     const apiKey = process.env.OPENAI_API_KEY || undefined;
     if (!apiKey) io.warn('OPENAI_API_KEY is not set: the requests carry no Authorization header');
@@ -1258,7 +1404,10 @@ async function interruptible(status, work, timeoutSeconds = 600) {
     return await work(controller.signal);
   } catch (error) {
     if (timedOut) {
-      throw new CliError(`the summarizer did not answer within ${timeoutSeconds} s (--timeout): nothing written`, EXIT_SUMMARIZER);
+      throw new CliError(
+        `the summarizer did not answer within ${timeoutSeconds} s (--timeout): nothing written`,
+        EXIT_SUMMARIZER,
+      );
     }
     throw error;
   } finally {
@@ -1281,7 +1430,8 @@ function timeoutOf(/** @type {Opts} */ values) {
  * malformed lines (a file in an old format must be rewritten: migrated to v3).
  */
 function checkWritable(/** @type {Session} */ session, /** @type {string} */ command) {
-  if (session.sample) throw new CliError(`${command} --write needs a file: it does not modify the bundled sample session`);
+  if (session.sample)
+    throw new CliError(`${command} --write needs a file: it does not modify the bundled sample session`);
   if (needsRewrite(session) && session.loadErrors.length) {
     throw new CliError(
       `${session.display}: refusing to rewrite a file in format v${session.formatVersion} with ` +
@@ -1344,7 +1494,11 @@ function printWritten(
       io.out(`  note: the file was in format v${written.formatVersion}; it is now written in format v3 (migrated)`);
     }
   } else if (!session.sample) {
-    io.out(style.dim(`  nothing written: run with --write to append the ${what} (the original is kept as ${session.display}.bak)`));
+    io.out(
+      style.dim(
+        `  nothing written: run with --write to append the ${what} (the original is kept as ${session.display}.bak)`,
+      ),
+    );
   } else {
     io.out(style.dim('  nothing written (the bundled sample session is never modified; pass a file to use --write)'));
   }
@@ -1371,13 +1525,21 @@ async function cmdCompact(/** @type {Session} */ session, /** @type {Opts} */ op
   // What the engine would refuse ("Already compacted" / "Nothing to compact") is not an error here.
   if (!tree.prepareCompaction(settings)) {
     const lastIsCompaction = tree.getBranch().at(-1)?.type === 'compaction';
-    const why = tree.getBranch().length === 0
-      ? 'the branch is empty'
-      : lastIsCompaction
-        ? 'the branch ends in a compaction: it is already compacted'
-        : 'nothing before the cut point to summarize (SPEC §12.2)';
+    const why =
+      tree.getBranch().length === 0
+        ? 'the branch is empty'
+        : lastIsCompaction
+          ? 'the branch ends in a compaction: it is already compacted'
+          : 'nothing before the cut point to summarize (SPEC §12.2)';
     if (opts.json) {
-      printJson(io, { file: session.path, sample: session.sample, summarizer: summarizer.json, nothingToCompact: why, before, written: null });
+      printJson(io, {
+        file: session.path,
+        sample: session.sample,
+        summarizer: summarizer.json,
+        nothingToCompact: why,
+        before,
+        written: null,
+      });
       return EXIT_OK;
     }
     reportHeader('compaction', session, io);
@@ -1387,8 +1549,9 @@ async function cmdCompact(/** @type {Session} */ session, /** @type {Opts} */ op
   }
 
   const instructions = opts.instructions === undefined ? undefined : String(opts.instructions);
-  const done = await interruptible(`compacting with the ${summarizer.kind} summarizer`, (signal) =>
-    tree.compact({ ...summarizer.model, customInstructions: instructions, settings, signal }),
+  const done = await interruptible(
+    `compacting with the ${summarizer.kind} summarizer`,
+    (signal) => tree.compact({ ...summarizer.model, customInstructions: instructions, settings, signal }),
     timeoutOf(opts),
   );
   const after = contextSize(tree);
@@ -1415,13 +1578,19 @@ async function cmdCompact(/** @type {Session} */ session, /** @type {Opts} */ op
   io.out('');
   io.out(style.bold('Context'));
   const saved = before.tokens - after.tokens;
-  const percent = before.tokens > 0 ? ` (${saved >= 0 ? '−' : '+'}${((Math.abs(saved) / before.tokens) * 100).toFixed(1)} %)` : '';
+  const percent =
+    before.tokens > 0 ? ` (${saved >= 0 ? '−' : '+'}${((Math.abs(saved) / before.tokens) * 100).toFixed(1)} %)` : '';
   io.out(
     table(
       [
         [style.dim(''), style.dim('messages'), style.dim('est. tokens'), ''],
         ['before', num(before.messages), num(before.tokens), ''],
-        ['after', num(after.messages), num(after.tokens), style.dim(`${saved >= 0 ? '−' : '+'}${num(Math.abs(saved))}${percent}`)],
+        [
+          'after',
+          num(after.messages),
+          num(after.tokens),
+          style.dim(`${saved >= 0 ? '−' : '+'}${num(Math.abs(saved))}${percent}`),
+        ],
       ],
       { align: 'lrrl' },
     ).join('\n'),
@@ -1433,7 +1602,10 @@ async function cmdCompact(/** @type {Session} */ session, /** @type {Opts} */ op
     table([
       ['id', `${entry.id}  ${style.dim(`(child of the leaf ${leafBefore ?? '(none)'}; the new leaf)`)}`],
       ['first kept entry', String(entry.firstKeptEntryId)],
-      ['tokens before', `${num(entry.tokensBefore)}  ${style.dim('(from the last fresh provider usage; 0 when there is none)')}`],
+      [
+        'tokens before',
+        `${num(entry.tokensBefore)}  ${style.dim('(from the last fresh provider usage; 0 when there is none)')}`,
+      ],
       ['files', `${num(details.readFiles?.length ?? 0)} read, ${num(details.modifiedFiles?.length ?? 0)} modified`],
       ['summary', `${num(entry.summary.length)} characters; short summary ${num(entry.shortSummary?.length ?? 0)}`],
     ]).join('\n'),
@@ -1480,8 +1652,15 @@ async function cmdNavigate(
   const oldLeafId = tree.leafId ?? null;
   const instructions = opts.instructions === undefined ? undefined : String(opts.instructions);
 
-  const out = await interruptible(summarize ? `summarizing the branch with the ${summarizer.kind} summarizer` : 'navigating', (signal) =>
-    tree.navigateTree(targetId, { summarize, customInstructions: instructions, ...(summarize ? summarizer.model : {}), signal }),
+  const out = await interruptible(
+    summarize ? `summarizing the branch with the ${summarizer.kind} summarizer` : 'navigating',
+    (signal) =>
+      tree.navigateTree(targetId, {
+        summarize,
+        customInstructions: instructions,
+        ...(summarize ? summarizer.model : {}),
+        signal,
+      }),
     timeoutOf(opts),
   );
   if (out.aborted) throw Object.assign(new Error('Branch summary aborted'), { code: 'E_ABORTED' });
@@ -1510,15 +1689,15 @@ async function cmdNavigate(
 
   reportHeader('tree navigation', session, io);
   const leafNote =
-    out.editorText !== undefined
-      ? `the target's parent: a ${targetKind} goes back to the editor`
-      : 'the target itself';
+    out.editorText !== undefined ? `the target's parent: a ${targetKind} goes back to the editor` : 'the target itself';
   io.out(
     table([
       ['target', `${targetId}  ${style.dim(targetKind)}`],
       ['old leaf', oldLeafId ?? '(none)'],
       ['new leaf', `${navigatedTo ?? '(none: before the first entry)'}  ${style.dim(`(${leafNote})`)}`],
-      ...(summaryEntry ? [['then', `${summaryEntry.id}  ${style.dim('(the branch_summary entry under it is the leaf now)')}`]] : []),
+      ...(summaryEntry
+        ? [['then', `${summaryEntry.id}  ${style.dim('(the branch_summary entry under it is the leaf now)')}`]]
+        : []),
     ]).join('\n'),
   );
   if (out.editorText !== undefined) {
@@ -1528,11 +1707,15 @@ async function cmdNavigate(
   }
   io.out('');
   if (!summarize) {
-    io.out(style.dim('  no branch summary (--summarize writes one); the leaf itself is not stored in the session file'));
+    io.out(
+      style.dim('  no branch summary (--summarize writes one); the leaf itself is not stored in the session file'),
+    );
     return EXIT_OK;
   }
   if (!summaryEntry) {
-    io.out(`  no branch summary: the branch being left has no entries to summarize${opts.write ? `; ${session.display} is unchanged` : ''}`);
+    io.out(
+      `  no branch summary: the branch being left has no entries to summarize${opts.write ? `; ${session.display} is unchanged` : ''}`,
+    );
     return EXIT_OK;
   }
   io.out(style.bold('Branch summary entry'));

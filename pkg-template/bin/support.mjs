@@ -20,9 +20,7 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The real pi session shipped in the package, used when no file is given. */
-export const SAMPLE_FILE = fileURLToPath(
-  new URL('../sample/pi-session-with-compactions.jsonl', import.meta.url),
-);
+export const SAMPLE_FILE = fileURLToPath(new URL('../sample/pi-session-with-compactions.jsonl', import.meta.url));
 
 /** Files above this size are loaded with a progress bar (when stderr is a terminal). */
 export const PROGRESS_THRESHOLD = 20 * 1024 * 1024;
@@ -66,8 +64,7 @@ export function colorEnabled(stream, env = process.env) {
  */
 export function makeStyle(enabled) {
   /** @param {string} open @param {string} close */
-  const wrap = (open, close) => (/** @type {string} */ s) =>
-    enabled ? `\u001b[${open}m${s}\u001b[${close}m` : s;
+  const wrap = (open, close) => (/** @type {string} */ s) => (enabled ? `\u001b[${open}m${s}\u001b[${close}m` : s);
   return {
     enabled,
     bold: wrap('1', '22'),
@@ -159,7 +156,7 @@ export function clip(text, { maxChars = 0, maxLines = 0 }) {
   kept = kept.trimEnd();
   const cutChars = text.length - kept.length;
   const cutLines = cutChars > 0 ? countLines(text) - countLines(kept) : 0;
-  return { text: kept, cutChars: cutChars > 0 ? cutChars : 0, cutLines };
+  return { text: kept, cutChars: Math.max(cutChars, 0), cutLines };
 }
 
 /** @param {string} s */
@@ -201,9 +198,7 @@ export function readSessionFile(path, { progress = 'auto', stderr = process.stde
     const stat = fstatSync(fd);
     if (stat.isDirectory()) throw new CliError(`cannot read ${display}: it is a directory`);
     const size = stat.size;
-    const show =
-      size > PROGRESS_THRESHOLD &&
-      (progress === 'always' || (progress === 'auto' && Boolean(stderr.isTTY)));
+    const show = size > PROGRESS_THRESHOLD && (progress === 'always' || (progress === 'auto' && Boolean(stderr.isTTY)));
     const bar = show ? new ProgressBar(stderr, `loading ${basename(path)}`, size) : null;
     let buffer = Buffer.allocUnsafe(Math.max(size, 1));
     let offset = 0;
@@ -415,7 +410,8 @@ export function appendLineAtomic(file, line, options = {}) {
 export function openaiComplete({ baseUrl, model, apiKey, fetch: fetchImpl = globalThis.fetch }) {
   const url = `${baseUrl.replace(/\/+$/, '')}/chat/completions`;
   /** Removes the key from a text that may echo it (some servers quote the header they refused). */
-  const redact = (/** @type {unknown} */ text) => (apiKey ? String(text).split(apiKey).join('[redacted]') : String(text));
+  const redact = (/** @type {unknown} */ text) =>
+    apiKey ? String(text).split(apiKey).join('[redacted]') : String(text);
   return async (request) => {
     /** @type {Record<string, string>} */
     const headers = { 'content-type': 'application/json', accept: 'application/json' };
@@ -444,7 +440,9 @@ export function openaiComplete({ baseUrl, model, apiKey, fetch: fetchImpl = glob
       const detail = errorDetail(text);
       const error = /** @type {Error & { status?: number, headers?: Headers }} */ (
         new Error(
-          redact(`${url} answered HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}${detail ? `: ${detail}` : ''}`),
+          redact(
+            `${url} answered HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}${detail ? `: ${detail}` : ''}`,
+          ),
         )
       );
       error.status = response.status;
@@ -461,7 +459,9 @@ export function openaiComplete({ baseUrl, model, apiKey, fetch: fetchImpl = glob
     if (typeof content === 'string') return content;
     if (Array.isArray(content)) {
       // Some compatible servers answer with content parts.
-      return content.map((part) => (typeof part === 'string' ? part : typeof part?.text === 'string' ? part.text : '')).join('');
+      return content
+        .map((part) => (typeof part === 'string' ? part : typeof part?.text === 'string' ? part.text : ''))
+        .join('');
     }
     const why = typeof reply?.error?.message === 'string' ? `: ${redact(oneLine(reply.error.message, 200))}` : '';
     throw new Error(`${url}: the reply has no choices[0].message.content${why}`);

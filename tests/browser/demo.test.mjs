@@ -17,7 +17,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { DEMO_DIR, SAMPLE_SOURCE, prepareDemo, startServer } from '../../scripts/demo.mjs';
+import { DEMO_DIR, prepareDemo, SAMPLE_SOURCE, startServer } from '../../scripts/demo.mjs';
 
 const CHROMIUM = '/usr/bin/chromium';
 /** The flags of ../shared/TOOLCHAIN.md: no sandbox (root in containers), no network of its own. */
@@ -34,7 +34,9 @@ const IN_CI = ['true', '1'].includes(String(process.env.CI ?? '').toLowerCase())
 const SCREENSHOT = join(DEMO_DIR, 'screenshot.png');
 
 if (!existsSync(CHROMIUM) && !IN_CI) {
-  test('web demo in Chromium', { skip: `${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium) to run the browser test` }, () => {});
+  test('web demo in Chromium', {
+    skip: `${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium) to run the browser test`,
+  }, () => {});
 } else {
   defineTests();
 }
@@ -50,7 +52,9 @@ function defineTests() {
 
   before(async () => {
     if (!existsSync(CHROMIUM)) {
-      assert.fail(`${CHROMIUM} is missing and CI=true: the browser test must run in CI (.ci/run installs the chromium package)`);
+      assert.fail(
+        `${CHROMIUM} is missing and CI=true: the browser test must run in CI (.ci/run installs the chromium package)`,
+      );
     }
     engine = await import('../../pkg/index.node.mjs');
     await engine.init();
@@ -65,7 +69,8 @@ function defineTests() {
     });
     page.on('request', (request) => {
       const url = new URL(request.url());
-      if (!['127.0.0.1', ''].includes(url.hostname) && !['data:', 'blob:'].includes(url.protocol)) foreignRequests.push(request.url());
+      if (!['127.0.0.1', ''].includes(url.hostname) && !['data:', 'blob:'].includes(url.protocol))
+        foreignRequests.push(request.url());
     });
   });
 
@@ -82,11 +87,9 @@ function defineTests() {
   });
   const cutOnPage = () => page.getAttribute('[data-cut-entry-id]', 'data-cut-entry-id');
   const waitForAttr = (selector, name, value) =>
-    page.waitForFunction(
-      ([s, n, v]) => document.querySelector(s)?.getAttribute(n) === v,
-      [selector, name, value],
-      { timeout: 15000 },
-    );
+    page.waitForFunction(([s, n, v]) => document.querySelector(s)?.getAttribute(n) === v, [selector, name, value], {
+      timeout: 15000,
+    });
   const setRange = (name, value) =>
     page.$eval(
       `[data-control="${name}"]`,
@@ -112,7 +115,9 @@ function defineTests() {
     // The leaf, and the rendered rows are entries of the session.
     assert.equal(await page.getAttribute('[data-leaf="true"]', 'data-entry-id'), expected.leafId);
     const ids = new Set(nodes.map((n) => n.id));
-    const rendered = await page.$$eval('#tree [data-entry-id]', (rows) => rows.map((r) => r.getAttribute('data-entry-id')));
+    const rendered = await page.$$eval('#tree [data-entry-id]', (rows) =>
+      rows.map((r) => r.getAttribute('data-entry-id')),
+    );
     assert.ok(rendered.length > 10, `only ${rendered.length} rows rendered`);
     for (const id of rendered) assert.ok(ids.has(id), `row ${id} is not an entry of the session`);
 
@@ -133,9 +138,15 @@ function defineTests() {
     // The context panel holds the messages after convertToLlm.
     await waitForAttr('[data-role="context"]', 'data-message-count', String(expected.buildLlmMessages().length));
     // The validation and prune panels agree with the engine.
-    assert.equal(Number(await page.getAttribute('[data-role="validation"]', 'data-issue-count')), expected.validate().issues.length);
+    assert.equal(
+      Number(await page.getAttribute('[data-role="validation"]', 'data-issue-count')),
+      expected.validate().issues.length,
+    );
     const prune = expected.planPrune({ ...engine.DEFAULT_PRUNE_CONFIG });
-    assert.equal(Number(await page.getAttribute('[data-role="prune"]', 'data-candidate-count')), prune.candidates.length);
+    assert.equal(
+      Number(await page.getAttribute('[data-role="prune"]', 'data-candidate-count')),
+      prune.candidates.length,
+    );
     assert.equal(await page.getAttribute('[data-role="load-errors"]', 'data-error-count'), '0');
 
     await page.waitForTimeout(200);
@@ -183,7 +194,11 @@ function defineTests() {
     expected.setLeaf(target);
     const settings = await settingsOnPage();
     await waitForAttr('[data-role="context"]', 'data-message-count', String(expected.buildLlmMessages().length));
-    await waitForAttr('[data-cut-entry-id]', 'data-cut-entry-id', expected.prepareCompaction(settings)?.firstKeptEntryId ?? '');
+    await waitForAttr(
+      '[data-cut-entry-id]',
+      'data-cut-entry-id',
+      expected.prepareCompaction(settings)?.firstKeptEntryId ?? '',
+    );
     expected.free();
 
     // Keyboard: End selects the last row, Enter makes it the leaf.
@@ -222,7 +237,9 @@ function defineTests() {
     assert.ok(result.includes(prep.firstKeptEntryId), 'the compaction keeps from the cut point shown before');
     // Its summary is the extractive one (no model): the same text as the engine's in Node.
     const reference = sampleTree();
-    const expectedSummary = (await reference.compact({ complete: engine.extractiveSummarizer, settings: await settingsOnPage() })).result.summary;
+    const expectedSummary = (
+      await reference.compact({ complete: engine.extractiveSummarizer, settings: await settingsOnPage() })
+    ).result.summary;
     reference.free();
     await page.click('#tab-result');
     const showAll = page.locator('[data-role="result"] .more');
@@ -265,12 +282,17 @@ function defineTests() {
         assert.equal(call.path, '/v1/chat/completions');
         assert.equal(call.authorization, 'Bearer sk-test-key-123');
         assert.equal(call.body.model, 'mock-model');
-        assert.deepEqual(call.body.messages.map((m) => m.role), ['system', 'user']);
+        assert.deepEqual(
+          call.body.messages.map((m) => m.role),
+          ['system', 'user'],
+        );
         assert.ok(call.body.messages.every((m) => typeof m.content === 'string' && m.content.length > 0));
         assert.equal(typeof call.body.max_tokens, 'number');
       }
       assert.match(await page.textContent('[data-role="result"]'), /Summary written by mock-model/);
-      const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie);
+      const stored = await page.evaluate(
+        () => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie,
+      );
       assert.ok(!stored.includes('sk-test-key-123'), 'the API key is not stored');
     } finally {
       await page.check('input[name="summarizer"][value="extractive"]');
@@ -280,16 +302,37 @@ function defineTests() {
 
   test('a malformed file: its bad lines are listed with their numbers, the good lines load', async () => {
     const text = [
-      JSON.stringify({ type: 'session', version: 3, id: 'broken-session', timestamp: '2025-01-01T00:00:00.000Z', cwd: '/tmp' }),
-      JSON.stringify({ type: 'message', id: 'a1', parentId: null, timestamp: '2025-01-01T00:00:01.000Z', message: { role: 'user', content: 'hello', timestamp: 1 } }),
+      JSON.stringify({
+        type: 'session',
+        version: 3,
+        id: 'broken-session',
+        timestamp: '2025-01-01T00:00:00.000Z',
+        cwd: '/tmp',
+      }),
+      JSON.stringify({
+        type: 'message',
+        id: 'a1',
+        parentId: null,
+        timestamp: '2025-01-01T00:00:01.000Z',
+        message: { role: 'user', content: 'hello', timestamp: 1 },
+      }),
       '{"type": "message", this is not JSON',
-      JSON.stringify({ type: 'message', id: 'b2', parentId: 'a1', timestamp: '2025-01-01T00:00:02.000Z', message: { role: 'assistant', content: [{ type: 'text', text: 'hi' }], timestamp: 2 } }),
+      JSON.stringify({
+        type: 'message',
+        id: 'b2',
+        parentId: 'a1',
+        timestamp: '2025-01-01T00:00:02.000Z',
+        message: { role: 'assistant', content: [{ type: 'text', text: 'hi' }], timestamp: 2 },
+      }),
       '',
     ].join('\n');
     const bytes = Buffer.from(text);
     const expected = engine.SessionTree.fromBytes(bytes);
     const errors = expected.loadErrors;
-    assert.deepEqual(errors.map((e) => e.line), [3]);
+    assert.deepEqual(
+      errors.map((e) => e.line),
+      [3],
+    );
 
     await page.setInputFiles('#file-input', { name: 'broken.jsonl', mimeType: 'application/x-ndjson', buffer: bytes });
     await page.waitForSelector(`#tree[data-entry-count="${expected.entryCount}"]`);
@@ -312,7 +355,11 @@ function defineTests() {
     const expected = engine.SessionTree.fromBytes(bytes);
     assert.equal(expected.entryCount, 50000);
     let started = Date.now();
-    await page.setInputFiles('#file-input', { name: 'synthetic-50k.jsonl', mimeType: 'application/x-ndjson', buffer: bytes });
+    await page.setInputFiles('#file-input', {
+      name: 'synthetic-50k.jsonl',
+      mimeType: 'application/x-ndjson',
+      buffer: bytes,
+    });
     await page.waitForSelector('#tree[data-entry-count="50000"]', { timeout: 60000 });
     const loadMs = Date.now() - started;
     assert.equal(await page.getAttribute('[data-leaf="true"]', 'data-entry-id'), expected.leafId);
@@ -321,7 +368,9 @@ function defineTests() {
     assert.equal(await page.getAttribute('#tree', 'data-visible-rows'), '50000');
     assert.ok((await page.locator('#tree .row').count()) < 200, 'the tree is virtualized');
     await page.$eval('#tree', (tree) => (tree.scrollTop = tree.scrollHeight / 2));
-    await page.waitForFunction(() => document.querySelectorAll('#tree .row').length > 0 && document.querySelectorAll('#tree .row').length < 200);
+    await page.waitForFunction(
+      () => document.querySelectorAll('#tree .row').length > 0 && document.querySelectorAll('#tree .row').length < 200,
+    );
     await page.check('#collapse-runs');
 
     const { reserveTokens } = await settingsOnPage();
@@ -332,7 +381,9 @@ function defineTests() {
     await waitForAttr('[data-cut-entry-id]', 'data-cut-entry-id', prep.firstKeptEntryId);
     const sliderMs = Date.now() - started;
     expected.free();
-    t.diagnostic(`50,000 entries: loaded and rendered in ${loadMs} ms; cut updated ${sliderMs} ms after the slider moved`);
+    t.diagnostic(
+      `50,000 entries: loaded and rendered in ${loadMs} ms; cut updated ${sliderMs} ms after the slider moved`,
+    );
   });
 
   test('no page errors and no request left 127.0.0.1', () => {
@@ -390,7 +441,15 @@ function startMockOpenAi(calls) {
  * @param {number} count
  */
 function syntheticSession(count) {
-  const lines = [JSON.stringify({ type: 'session', version: 3, id: 'synthetic-50k', timestamp: '2025-01-01T00:00:00.000Z', cwd: '/tmp/synthetic' })];
+  const lines = [
+    JSON.stringify({
+      type: 'session',
+      version: 3,
+      id: 'synthetic-50k',
+      timestamp: '2025-01-01T00:00:00.000Z',
+      cwd: '/tmp/synthetic',
+    }),
+  ];
   let parent = null;
   const usage = (n) => ({ input: 1000 + n, output: 200, cacheRead: 0, cacheWrite: 0, totalTokens: 1200 + n });
   for (let i = 0; i < count; i++) {
@@ -400,18 +459,45 @@ function syntheticSession(count) {
     let message;
     switch (i % 4) {
       case 0:
-        message = { role: 'user', content: `Turn ${turn}: please look at file ${turn % 97}.rs and fix the failing test.`, timestamp: ts };
+        message = {
+          role: 'user',
+          content: `Turn ${turn}: please look at file ${turn % 97}.rs and fix the failing test.`,
+          timestamp: ts,
+        };
         break;
       case 1:
-        message = { role: 'assistant', content: [{ type: 'toolCall', id: `call_${turn}`, name: 'read', arguments: { path: `src/file${turn % 97}.rs` } }], usage: usage(turn), stopReason: 'toolUse', timestamp: ts };
+        message = {
+          role: 'assistant',
+          content: [
+            { type: 'toolCall', id: `call_${turn}`, name: 'read', arguments: { path: `src/file${turn % 97}.rs` } },
+          ],
+          usage: usage(turn),
+          stopReason: 'toolUse',
+          timestamp: ts,
+        };
         break;
       case 2:
-        message = { role: 'toolResult', toolCallId: `call_${turn}`, toolName: 'read', content: [{ type: 'text', text: `fn f${turn}() {}\n`.repeat(20) }], isError: false, timestamp: ts };
+        message = {
+          role: 'toolResult',
+          toolCallId: `call_${turn}`,
+          toolName: 'read',
+          content: [{ type: 'text', text: `fn f${turn}() {}\n`.repeat(20) }],
+          isError: false,
+          timestamp: ts,
+        };
         break;
       default:
-        message = { role: 'assistant', content: [{ type: 'text', text: `Fixed the test of turn ${turn}.` }], usage: usage(turn), stopReason: 'stop', timestamp: ts };
+        message = {
+          role: 'assistant',
+          content: [{ type: 'text', text: `Fixed the test of turn ${turn}.` }],
+          usage: usage(turn),
+          stopReason: 'stop',
+          timestamp: ts,
+        };
     }
-    lines.push(JSON.stringify({ type: 'message', id, parentId: parent, timestamp: new Date(ts).toISOString(), message }));
+    lines.push(
+      JSON.stringify({ type: 'message', id, parentId: parent, timestamp: new Date(ts).toISOString(), message }),
+    );
     parent = id;
   }
   return `${lines.join('\n')}\n`;

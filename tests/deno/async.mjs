@@ -9,13 +9,13 @@
 // delays and a server-given wait, candidate order, failure messages); and the remote endpoint
 // served by Deno.serve on 127.0.0.1: success, 500, 429, malformed replies, connection refused.
 import {
-  SessionTree,
   compact,
   extractiveSummarizer,
   generateBranchSummary,
   init,
   prepareCompaction,
   resetPromptTemplates,
+  SessionTree,
   setPromptTemplate,
 } from '../../pkg/index.web.mjs';
 
@@ -30,7 +30,9 @@ function envDir() {
     return undefined;
   }
 }
-const conformanceDir = envDir() ? new URL(`file://${encodeURI(Deno.realPathSync(envDir()))}/`) : new URL('tests/conformance/', root);
+const conformanceDir = envDir()
+  ? new URL(`file://${encodeURI(Deno.realPathSync(envDir()))}/`)
+  : new URL('tests/conformance/', root);
 const SEPARATOR = '\n\n---\n\n**Turn Context (split turn):**\n\n';
 const SETTINGS = { reserveTokens: 2000, keepRecentTokens: 1500 };
 const SMALL_WINDOW = 2100;
@@ -111,19 +113,48 @@ function makeSession({ turns = 3, pairs = 4, size = 2000 } = {}) {
     return entry;
   };
   const msg = (message) => add({ type: 'message', message: { ...message, timestamp: t + 1000 } });
-  const usage = { input: 100, output: 50, cacheRead: 0, cacheWrite: 0, totalTokens: 150, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+  const usage = {
+    input: 100,
+    output: 50,
+    cacheRead: 0,
+    cacheWrite: 0,
+    totalTokens: 150,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  };
   const assistant = (content) =>
-    msg({ role: 'assistant', content, api: 'x', provider: 'p', model: 'm', usage, stopReason: content.some((b) => b.type === 'toolCall') ? 'toolUse' : 'stop' });
+    msg({
+      role: 'assistant',
+      content,
+      api: 'x',
+      provider: 'p',
+      model: 'm',
+      usage,
+      stopReason: content.some((b) => b.type === 'toolCall') ? 'toolUse' : 'stop',
+    });
   for (let turn = 0; turn < turns; turn++) {
-    msg({ role: 'user', content: [{ type: 'text', text: `Task ${turn}: please work on module ${turn}. ${'u'.repeat(size / 4)}` }] });
+    msg({
+      role: 'user',
+      content: [{ type: 'text', text: `Task ${turn}: please work on module ${turn}. ${'u'.repeat(size / 4)}` }],
+    });
     for (let p = 0; p < pairs; p++) {
       const callId = `call-${turn}-${p}`;
       const tool = p % 2 ? 'edit' : 'read';
       assistant([
         { type: 'text', text: `Step ${p} of task ${turn}` },
-        { type: 'toolCall', id: callId, name: tool, arguments: { path: `src/m${turn}/f${p}.ts`, ...(p % 2 ? { oldText: 'a', newText: 'b' } : {}) } },
+        {
+          type: 'toolCall',
+          id: callId,
+          name: tool,
+          arguments: { path: `src/m${turn}/f${p}.ts`, ...(p % 2 ? { oldText: 'a', newText: 'b' } : {}) },
+        },
       ]);
-      msg({ role: 'toolResult', toolCallId: callId, toolName: tool, content: [{ type: 'text', text: `result ${turn}.${p} ${'r'.repeat(size)}` }], isError: false });
+      msg({
+        role: 'toolResult',
+        toolCallId: callId,
+        toolName: tool,
+        content: [{ type: 'text', text: `result ${turn}.${p} ${'r'.repeat(size)}` }],
+        isError: false,
+      });
     }
     assistant([{ type: 'text', text: `Done with task ${turn}.` }]);
   }
@@ -131,7 +162,8 @@ function makeSession({ turns = 3, pairs = 4, size = 2000 } = {}) {
 }
 
 const treeOf = () => SessionTree.fromEntries(makeSession());
-const lastAssistant = (tree) => [...tree.getBranch()].reverse().find((e) => e.type === 'message' && e.message.role === 'assistant').message;
+const lastAssistant = (tree) =>
+  [...tree.getBranch()].reverse().find((e) => e.type === 'message' && e.message.role === 'assistant').message;
 
 // ---- conformance vectors (compact, generateBranchSummary) ----
 
@@ -139,7 +171,13 @@ const fileCache = new Map();
 async function fileLines(rel) {
   if (!fileCache.has(rel)) {
     const text = await Deno.readTextFile(new URL(rel, conformanceDir));
-    fileCache.set(rel, text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l)));
+    fileCache.set(
+      rel,
+      text
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l)),
+    );
   }
   return fileCache.get(rel);
 }
@@ -166,7 +204,8 @@ async function diff(exp, act, path) {
     return (await sha256(act)) === exp.sha256 ? null : `${path}: digest mismatch`;
   }
   if (Array.isArray(exp)) {
-    if (!Array.isArray(act) || act.length !== exp.length) return `${path}: expected ${exp.length} items, got ${JSON.stringify(act)?.slice(0, 200)}`;
+    if (!Array.isArray(act) || act.length !== exp.length)
+      return `${path}: expected ${exp.length} items, got ${JSON.stringify(act)?.slice(0, 200)}`;
     for (let i = 0; i < exp.length; i++) {
       const d = await diff(exp[i], act[i], `${path}[${i}]`);
       if (d) return d;
@@ -183,16 +222,26 @@ async function diff(exp, act, path) {
     for (const k of Object.keys(act)) if (!(k in exp) && act[k] !== undefined) return `${path}: unexpected key ${k}`;
     return null;
   }
-  return exp === act ? null : `${path}: expected ${JSON.stringify(exp)?.slice(0, 200)}, got ${JSON.stringify(act)?.slice(0, 200)}`;
+  return exp === act
+    ? null
+    : `${path}: expected ${JSON.stringify(exp)?.slice(0, 200)}, got ${JSON.stringify(act)?.slice(0, 200)}`;
 }
 
 function canned(replies, now, branch) {
   const requests = [];
   const complete = async (request) => {
-    const rec = { purpose: request.purpose, systemPrompt: request.systemPrompt, prompt: request.prompt, messageTimestamp: now, maxTokens: request.maxTokens };
+    const rec = {
+      purpose: request.purpose,
+      systemPrompt: request.systemPrompt,
+      prompt: request.prompt,
+      messageTimestamp: now,
+      maxTokens: request.maxTokens,
+    };
     if (request.reasoning !== undefined) rec.reasoning = request.reasoning;
     requests.push(rec);
-    const reply = branch ? replies : (replies?.[request.purpose] ?? (request.purpose === 'update' ? replies?.history : undefined));
+    const reply = branch
+      ? replies
+      : (replies?.[request.purpose] ?? (request.purpose === 'update' ? replies?.history : undefined));
     if (reply?.stopReason === 'error') throw new Error(reply.errorMessage ?? 'Summarization failed');
     if (reply?.stopReason === 'aborted') throw Object.assign(new Error('aborted'), { name: 'AbortError' });
     return Array.isArray(reply?.texts) ? reply.texts.join('\n') : (reply?.text ?? '');
@@ -206,7 +255,12 @@ async function runVector(op, input) {
     if (prep === undefined) return { preparation: null };
     const { requests, complete } = canned(input.llmResponses, input.now, false);
     try {
-      const result = await compact(prep, { complete, customInstructions: input.customInstructions, promptOverride: input.options?.promptOverride, extraContext: input.options?.extraContext });
+      const result = await compact(prep, {
+        complete,
+        customInstructions: input.customInstructions,
+        promptOverride: input.options?.promptOverride,
+        extraContext: input.options?.extraContext,
+      });
       return { requests, result };
     } catch (error) {
       return { requests, error: error.message };
@@ -223,7 +277,8 @@ async function runVector(op, input) {
 }
 
 for await (const entry of Deno.readDir(new URL('templates/', conformanceDir))) {
-  if (entry.name.endsWith('.md')) setPromptTemplate(entry.name, await Deno.readTextFile(new URL(`templates/${entry.name}`, conformanceDir)));
+  if (entry.name.endsWith('.md'))
+    setPromptTemplate(entry.name, await Deno.readTextFile(new URL(`templates/${entry.name}`, conformanceDir)));
 }
 for (const op of ['compact', 'generateBranchSummary']) {
   await check(`conformance: ${op}`, async () => {
@@ -247,12 +302,34 @@ resetPromptTemplates();
 await check('compact(): purposes, maxTokens, reasoning, signal, composition, frame order', async () => {
   const prep = prepareCompaction(makeSession(), SETTINGS);
   const { calls, complete } = recorder();
-  const result = await compact({ ...prep, previousSummary: 'PREV' }, { complete, extraContext: ['ctx'], customInstructions: 'focus' });
-  equal(calls.map((c) => [c.purpose, c.maxTokens, c.reasoning]), [['update', 1600, 'high'], ['turnPrefix', 1000, 'high'], ['short', 400, 'high']], 'requests');
-  assert(calls.every((c) => c.signal instanceof AbortSignal), 'signals');
+  const result = await compact(
+    { ...prep, previousSummary: 'PREV' },
+    { complete, extraContext: ['ctx'], customInstructions: 'focus' },
+  );
+  equal(
+    calls.map((c) => [c.purpose, c.maxTokens, c.reasoning]),
+    [
+      ['update', 1600, 'high'],
+      ['turnPrefix', 1000, 'high'],
+      ['short', 400, 'high'],
+    ],
+    'requests',
+  );
+  assert(
+    calls.every((c) => c.signal instanceof AbortSignal),
+    'signals',
+  );
   const p = calls[0].prompt;
-  const order = ['<conversation>\n', '<previous-summary>\nPREV\n</previous-summary>', '<additional-context>\n- ctx\n</additional-context>', '\n\nAdditional focus: focus'].map((s) => p.indexOf(s));
-  assert(order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1])), `frame order ${order}`);
+  const order = [
+    '<conversation>\n',
+    '<previous-summary>\nPREV\n</previous-summary>',
+    '<additional-context>\n- ctx\n</additional-context>',
+    '\n\nAdditional focus: focus',
+  ].map((s) => p.indexOf(s));
+  assert(
+    order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1])),
+    `frame order ${order}`,
+  );
   assert(result.summary.startsWith(`update summary${SEPARATOR}turnPrefix summary`), result.summary.slice(0, 80));
   equal(result.shortSummary, 'short summary', 'short');
 });
@@ -290,27 +367,62 @@ await check('SessionTree.compact: hooks in order and their effects', async () =>
     complete,
     settings: SETTINGS,
     hooks: {
-      session_before_compact: async (e) => (log.push(e.type), assert(e.signal instanceof AbortSignal, 'hook signal'), undefined),
-      'session.compacting': async (e) => (log.push(e.type), { prompt: 'HOOK PROMPT', context: ['hook line'], preserveData: { a: 1 } }),
+      session_before_compact: async (e) => (
+        log.push(e.type), assert(e.signal instanceof AbortSignal, 'hook signal'), undefined
+      ),
+      'session.compacting': async (e) => (
+        log.push(e.type), { prompt: 'HOOK PROMPT', context: ['hook line'], preserveData: { a: 1 } }
+      ),
       session_compact: (e) => (log.push(e.type), assert(e.compactionEntry.id === tree.leafId, 'the entry is in')),
     },
   });
-  equal(log, ['session_before_compact', 'session.compacting', 'history', 'turnPrefix', 'short', 'session_compact'], 'order');
+  equal(
+    log,
+    ['session_before_compact', 'session.compacting', 'history', 'turnPrefix', 'short', 'session_compact'],
+    'order',
+  );
   assert(calls[0].prompt.includes('- hook line') && calls[0].prompt.endsWith('HOOK PROMPT'), 'hook prompt');
   equal(done.compactionEntry.preserveData, { a: 1 }, 'preserveData');
   equal(tree.entryCount, count + 1, 'appended');
   equal(done.context.messages[0].role, 'compactionSummary', 'context');
 });
 
-await check('SessionTree.compact: cancel → E_CANCELLED; a hook that throws or rejects → E_HOOK; nothing appended', async () => {
-  const tree = treeOf();
-  const count = tree.entryCount;
-  const { complete } = recorder();
-  await rejectsCode(tree.compact({ complete, settings: SETTINGS, hooks: { session_before_compact: () => ({ cancel: true }) } }), 'E_CANCELLED', /^Compaction cancelled$/);
-  await rejectsCode(tree.compact({ complete, settings: SETTINGS, hooks: { session_before_compact: () => { throw new Error('sync no'); } } }), 'E_HOOK', /sync no/);
-  await rejectsCode(tree.compact({ complete, settings: SETTINGS, hooks: { 'session.compacting': () => Promise.reject(new Error('async no')) } }), 'E_HOOK', /async no/);
-  equal(tree.entryCount, count, 'nothing appended');
-});
+await check(
+  'SessionTree.compact: cancel → E_CANCELLED; a hook that throws or rejects → E_HOOK; nothing appended',
+  async () => {
+    const tree = treeOf();
+    const count = tree.entryCount;
+    const { complete } = recorder();
+    await rejectsCode(
+      tree.compact({ complete, settings: SETTINGS, hooks: { session_before_compact: () => ({ cancel: true }) } }),
+      'E_CANCELLED',
+      /^Compaction cancelled$/,
+    );
+    await rejectsCode(
+      tree.compact({
+        complete,
+        settings: SETTINGS,
+        hooks: {
+          session_before_compact: () => {
+            throw new Error('sync no');
+          },
+        },
+      }),
+      'E_HOOK',
+      /sync no/,
+    );
+    await rejectsCode(
+      tree.compact({
+        complete,
+        settings: SETTINGS,
+        hooks: { 'session.compacting': () => Promise.reject(new Error('async no')) },
+      }),
+      'E_HOOK',
+      /async no/,
+    );
+    equal(tree.entryCount, count, 'nothing appended');
+  },
+);
 
 for (const how of ['AbortSignal', 'abortCompaction()']) {
   for (const point of ['session_before_compact', 'session.compacting', 'history', 'turnPrefix', 'short']) {
@@ -342,7 +454,10 @@ await check('E_BUSY while a compaction runs', async () => {
   const tree = treeOf();
   const gate = deferred();
   let started = false;
-  const first = tree.compact({ settings: SETTINGS, complete: async (r) => ((started = true), await gate.promise, r.purpose) });
+  const first = tree.compact({
+    settings: SETTINGS,
+    complete: async (r) => ((started = true), await gate.promise, r.purpose),
+  });
   await waitFor(() => started, 'the first compaction');
   assert(tree.isCompacting, 'isCompacting');
   await rejectsCode(tree.compact({ complete: recorder().complete }), 'E_BUSY');
@@ -359,8 +474,16 @@ await check('navigateTree: summarize under the parent of a user target; abort le
   const oldLeaf = tree.leafId;
   const target = tree.getBranch().filter((e) => e.type === 'message' && e.message.role === 'user')[1];
   const controller = new AbortController();
-  const aborted = await tree.navigateTree(target.id, { summarize: true, signal: controller.signal, complete: () => (controller.abort(), never()) });
-  equal([aborted.cancelled, aborted.aborted, aborted.newLeafId, tree.leafId], [true, true, oldLeaf, oldLeaf], 'aborted');
+  const aborted = await tree.navigateTree(target.id, {
+    summarize: true,
+    signal: controller.signal,
+    complete: () => (controller.abort(), never()),
+  });
+  equal(
+    [aborted.cancelled, aborted.aborted, aborted.newLeafId, tree.leafId],
+    [true, true, oldLeaf, oldLeaf],
+    'aborted',
+  );
   const log = [];
   const out = await tree.navigateTree(target.id, {
     summarize: true,
@@ -369,16 +492,28 @@ await check('navigateTree: summarize under the parent of a user target; abort le
   });
   equal(log, ['session_before_tree', 'branch:2048', 'session_tree'], 'order');
   assert(out.editorText.startsWith('Task 1'), 'editor text');
-  equal([out.summaryEntry.parentId, out.summaryEntry.fromId, out.newLeafId], [target.parentId, oldLeaf, out.summaryEntry.id], 'summary entry');
+  equal(
+    [out.summaryEntry.parentId, out.summaryEntry.fromId, out.newLeafId],
+    [target.parentId, oldLeaf, out.summaryEntry.id],
+    'summary entry',
+  );
 });
 
 await check('generateBranchSummary: summary, {error}, {aborted: true}', async () => {
   const entries = makeSession({ turns: 1 });
   const ok = await generateBranchSummary(entries, { complete: async () => 'B' });
   assert(ok.summary.includes('B') && ok.modifiedFiles.length === 2, JSON.stringify(ok).slice(0, 200));
-  equal(await generateBranchSummary(entries, { complete: () => Promise.reject(new Error('down')) }), { error: 'down' }, 'error');
+  equal(
+    await generateBranchSummary(entries, { complete: () => Promise.reject(new Error('down')) }),
+    { error: 'down' },
+    'error',
+  );
   const c = new AbortController();
-  equal(await generateBranchSummary(entries, { signal: c.signal, complete: () => (c.abort(), never()) }), { aborted: true }, 'aborted');
+  equal(
+    await generateBranchSummary(entries, { signal: c.signal, complete: () => (c.abort(), never()) }),
+    { aborted: true },
+    'aborted',
+  );
 });
 
 // ---- checkCompaction ----
@@ -387,46 +522,80 @@ async function checkRun(options) {
   const tree = treeOf();
   const count = tree.entryCount;
   const events = [];
-  const result = await tree.checkCompaction(lastAssistant(tree), { contextWindow: SMALL_WINDOW, settings: SETTINGS, retry: { baseDelayMs: 1 }, onEvent: (e) => events.push(e), ...options });
+  const result = await tree.checkCompaction(lastAssistant(tree), {
+    contextWindow: SMALL_WINDOW,
+    settings: SETTINGS,
+    retry: { baseDelayMs: 1 },
+    onEvent: (e) => events.push(e),
+    ...options,
+  });
   return { tree, count, events, result };
 }
 
 await check('checkCompaction: threshold → continue prompt, events', async () => {
   const { result, events } = await checkRun({ complete: recorder().complete });
-  equal([result.reason, result.willRetry, result.continuePrompt], ['threshold', false, 'Continue if you have next steps.'], 'result');
-  equal(events.map((e) => e.type), ['auto_compaction_start', 'auto_compaction_end'], 'events');
+  equal(
+    [result.reason, result.willRetry, result.continuePrompt],
+    ['threshold', false, 'Continue if you have next steps.'],
+    'result',
+  );
+  equal(
+    events.map((e) => e.type),
+    ['auto_compaction_start', 'auto_compaction_end'],
+    'events',
+  );
 });
 
-await check('checkCompaction: retries (1 ms backoff, a 30 ms server wait), candidates in order, failure message', async () => {
-  let failures = 0;
-  const times = [];
-  const retried = await checkRun({
-    complete: async (r) => {
-      if (r.purpose !== 'history') return 'ok';
-      times.push(performance.now());
-      if (failures++ === 0) throw Object.assign(new Error('rate limited'), { status: 429, headers: new Headers({ 'retry-after-ms': '30' }) });
-      if (failures === 2) throw Object.assign(new Error('503'), { status: 503 });
-      return 'history ok';
-    },
-  });
-  equal(failures, 3, 'attempts');
-  assert(times[1] - times[0] >= 25, `waited ${times[1] - times[0]} ms for retry-after-ms 30`);
-  assert(retried.result.result.summary.startsWith('history ok'), 'succeeded after retries');
+await check(
+  'checkCompaction: retries (1 ms backoff, a 30 ms server wait), candidates in order, failure message',
+  async () => {
+    let failures = 0;
+    const times = [];
+    const retried = await checkRun({
+      complete: async (r) => {
+        if (r.purpose !== 'history') return 'ok';
+        times.push(performance.now());
+        if (failures++ === 0)
+          throw Object.assign(new Error('rate limited'), {
+            status: 429,
+            headers: new Headers({ 'retry-after-ms': '30' }),
+          });
+        if (failures === 2) throw Object.assign(new Error('503'), { status: 503 });
+        return 'history ok';
+      },
+    });
+    equal(failures, 3, 'attempts');
+    assert(times[1] - times[0] >= 25, `waited ${times[1] - times[0]} ms for retry-after-ms 30`);
+    assert(retried.result.result.summary.startsWith('history ok'), 'succeeded after retries');
 
-  const log = [];
-  const order = await checkRun({
-    candidates: [
-      { complete: async (r) => (log.push(`A:${r.purpose}`), Promise.reject(Object.assign(new Error('invalid api key'), { status: 401 }))) },
-      { complete: async (r) => (log.push(`B:${r.purpose}`), `B ${r.purpose}`) },
-    ],
-  });
-  equal(log.filter((l) => l.endsWith(':history')), ['A:history', 'B:history'], 'candidate order');
-  assert(order.result.result.summary.startsWith('B history'), 'B answered');
+    const log = [];
+    const order = await checkRun({
+      candidates: [
+        {
+          complete: async (r) => (
+            log.push(`A:${r.purpose}`), Promise.reject(Object.assign(new Error('invalid api key'), { status: 401 }))
+          ),
+        },
+        { complete: async (r) => (log.push(`B:${r.purpose}`), `B ${r.purpose}`) },
+      ],
+    });
+    equal(
+      log.filter((l) => l.endsWith(':history')),
+      ['A:history', 'B:history'],
+      'candidate order',
+    );
+    assert(order.result.result.summary.startsWith('B history'), 'B answered');
 
-  const failing = await checkRun({ candidates: [{ complete: () => Promise.reject(new Error('A down')) }, { complete: () => Promise.reject(new Error('B down')) }] });
-  equal(failing.result.errorMessage, 'Auto-compaction failed: B down', 'failure message');
-  equal(failing.tree.entryCount, failing.count, 'nothing appended');
-});
+    const failing = await checkRun({
+      candidates: [
+        { complete: () => Promise.reject(new Error('A down')) },
+        { complete: () => Promise.reject(new Error('B down')) },
+      ],
+    });
+    equal(failing.result.errorMessage, 'Auto-compaction failed: B down', 'failure message');
+    equal(failing.tree.entryCount, failing.count, 'nothing appended');
+  },
+);
 
 // ---- remote endpoint (Deno.serve on 127.0.0.1) ----
 
@@ -445,10 +614,18 @@ await check('remote endpoint: success through compact() and SessionTree.compact'
   try {
     const result = await compact(prepareCompaction(makeSession(), SETTINGS), { remoteEndpoint: server.url });
     assert(result.summary.startsWith(`remote history${SEPARATOR}remote turnPrefix`), result.summary.slice(0, 80));
-    equal(server.requests.map((r) => [r.method, typeof r.body.systemPrompt, typeof r.body.prompt]), Array(3).fill(['POST', 'string', 'string']), 'requests');
+    equal(
+      server.requests.map((r) => [r.method, typeof r.body.systemPrompt, typeof r.body.prompt]),
+      Array(3).fill(['POST', 'string', 'string']),
+      'requests',
+    );
     assert(/^application\/json/.test(server.requests[0].headers['content-type']), 'content-type');
     const tree = treeOf();
-    equal((await tree.compact({ remoteEndpoint: server.url, settings: SETTINGS })).result.shortSummary, 'remote short', 'session');
+    equal(
+      (await tree.compact({ remoteEndpoint: server.url, settings: SETTINGS })).result.shortSummary,
+      'remote short',
+      'session',
+    );
   } finally {
     await server.close();
   }
@@ -456,7 +633,12 @@ await check('remote endpoint: success through compact() and SessionTree.compact'
 
 for (const [name, respond, pattern, status] of [
   ['500', () => new Response('{"error":"x"}', { status: 500 }), /HTTP 500/, 500],
-  ['429 with retry-after', () => new Response('slow', { status: 429, headers: { 'retry-after': '3' } }), /HTTP 429/, 429],
+  [
+    '429 with retry-after',
+    () => new Response('slow', { status: 429, headers: { 'retry-after': '3' } }),
+    /HTTP 429/,
+    429,
+  ],
   ['not JSON', () => new Response('hello'), /not JSON/, 200],
   ['no summary', () => Response.json({ text: 'x' }), /no string `summary`/, 200],
 ]) {
@@ -465,10 +647,17 @@ for (const [name, respond, pattern, status] of [
     try {
       const tree = treeOf();
       const count = tree.entryCount;
-      const error = await rejectsCode(tree.compact({ remoteEndpoint: server.url, settings: SETTINGS }), 'E_REMOTE', pattern);
+      const error = await rejectsCode(
+        tree.compact({ remoteEndpoint: server.url, settings: SETTINGS }),
+        'E_REMOTE',
+        pattern,
+      );
       equal(error.status, status, 'status');
       for (const [k, v] of Object.entries(server.requests[0].headers)) {
-        assert(!error.message.includes(`${k}:`) && (v.length <= 4 || !error.message.includes(v)), `header ${k} echoed in "${error.message}"`);
+        assert(
+          !error.message.includes(`${k}:`) && (v.length <= 4 || !error.message.includes(v)),
+          `header ${k} echoed in "${error.message}"`,
+        );
       }
       equal(tree.entryCount, count, 'nothing appended');
     } finally {
@@ -493,13 +682,23 @@ await check('remote endpoint: an abort cancels the HTTP requests in flight', asy
       signals.length = 0;
       const tree = treeOf();
       const controller = new AbortController();
-      const running = tree.compact({ remoteEndpoint: server.url, settings: SETTINGS, ...(how === 'signal' ? { signal: controller.signal } : {}) });
+      const running = tree.compact({
+        remoteEndpoint: server.url,
+        settings: SETTINGS,
+        ...(how === 'signal' ? { signal: controller.signal } : {}),
+      });
       await waitFor(() => signals.length === 2, 'the two requests');
-      assert(signals.every((s) => s instanceof AbortSignal && !s.aborted), `${how}: each fetch has a live signal`);
+      assert(
+        signals.every((s) => s instanceof AbortSignal && !s.aborted),
+        `${how}: each fetch has a live signal`,
+      );
       if (how === 'signal') controller.abort();
       else tree.abortCompaction();
       await rejectsCode(running, 'E_ABORTED', /^Compaction aborted$/);
-      assert(signals.every((s) => s.aborted), `${how}: the requests in flight are aborted`);
+      assert(
+        signals.every((s) => s.aborted),
+        `${how}: the requests in flight are aborted`,
+      );
     }
   } finally {
     globalThis.fetch = realFetch;
@@ -512,7 +711,11 @@ await check('remote endpoint: connection refused → E_REMOTE', async () => {
   const server = serve(() => new Response('{}'));
   const url = server.url;
   await server.close();
-  const error = await rejectsCode(compact(prepareCompaction(makeSession(), SETTINGS), { remoteEndpoint: url }), 'E_REMOTE', /request to the summarizer failed/);
+  const error = await rejectsCode(
+    compact(prepareCompaction(makeSession(), SETTINGS), { remoteEndpoint: url }),
+    'E_REMOTE',
+    /request to the summarizer failed/,
+  );
   equal(error.status, undefined, 'no status');
 });
 

@@ -6,7 +6,7 @@ import { smoke } from '../web-smoke/smoke.mjs';
 const mode = Deno.args[0] ?? 'bytes';
 const root = new URL('../../', import.meta.url);
 const cargoToml = await Deno.readTextFile(new URL('Cargo.toml', root));
-const expected = cargoToml.match(/^\[package\][^[]*?^version\s*=\s*"([^"]+)"/ms)[1];
+const expected = cargoToml.match(/^\[workspace\.package\][^[]*?^version\s*=\s*"([^"]+)"/ms)[1];
 const session = await Deno.readTextFile(new URL('examples/sessions/pi-session-with-compactions.jsonl', root));
 const readWasm = () => Deno.readFile(new URL('pkg/web/session_compaction_bg.wasm', root));
 const { passed, failed } = await smoke({ mode, expected, session, readWasm });

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import * as sc from '../../pkg/index.node.mjs';
 
@@ -109,7 +109,7 @@ function deepFreeze(value) {
 // ---------------------------------------------------------------------------------------------
 
 describe('error codes', () => {
-  const badLine3 = SMALL.replace(/\n$/, '') + '\n{"type":"message", oops}\n';
+  const badLine3 = `${SMALL.replace(/\n$/, '')}\n{"type":"message", oops}\n`;
 
   test('E_PARSE: strict parseSession names the line', () => {
     assert.throws(() => sc.parseSession(badLine3, { strict: true }), failsWith('E_PARSE', /\bline 4\b/));
@@ -146,13 +146,22 @@ describe('error codes', () => {
   });
 
   test('E_MISSING_FIELD: an entry without id (strict load, appendEntry)', () => {
-    const noId = jsonl([HEADER, { type: 'message', parentId: null, timestamp: 'x', message: { role: 'user', content: 'x', timestamp: 1 } }]);
+    const noId = jsonl([
+      HEADER,
+      { type: 'message', parentId: null, timestamp: 'x', message: { role: 'user', content: 'x', timestamp: 1 } },
+    ]);
     assert.throws(() => sc.parseSession(noId, { strict: true }), failsWith('E_MISSING_FIELD', /\bline 2\b.*\bid\b/));
     const tree = sc.SessionTree.fromJsonl(SMALL);
     const { id: _drop, ...withoutId } = message('c', 'b', 'user', 'x');
-    assert.throws(() => tree.appendEntry(/** @type {SessionEntry} */ (withoutId)), failsWith('E_MISSING_FIELD', /\bid\b/));
+    assert.throws(
+      () => tree.appendEntry(/** @type {SessionEntry} */ (withoutId)),
+      failsWith('E_MISSING_FIELD', /\bid\b/),
+    );
     const { type: _dropType, ...withoutType } = message('c', 'b', 'user', 'x');
-    assert.throws(() => tree.appendEntry(/** @type {SessionEntry} */ (withoutType)), failsWith('E_MISSING_FIELD', /\bc\b.*\btype\b/));
+    assert.throws(
+      () => tree.appendEntry(/** @type {SessionEntry} */ (withoutType)),
+      failsWith('E_MISSING_FIELD', /\bc\b.*\btype\b/),
+    );
     assert.equal(tree.entryCount, 2, 'a refused entry is not stored');
     tree.free();
   });
@@ -238,7 +247,9 @@ describe('SessionTree', () => {
     const linesC = jsonlC.trimEnd().split('\n');
     const linesA = jsonlA.trimEnd().split('\n');
     assert.equal(linesC.length, linesA.length);
-    linesA.forEach((line, i) => assert.ok(isDeepStrictEqual(JSON.parse(linesC[i]), JSON.parse(line)), `line ${i + 1}`));
+    for (const [i, line] of linesA.entries()) {
+      assert.ok(isDeepStrictEqual(JSON.parse(linesC[i]), JSON.parse(line)), `line ${i + 1}`);
+    }
     // and the handle agrees with the pure functions on the same branch
     assert.deepEqual(first.preparation, sc.prepareCompaction(first.branch));
     assert.deepEqual(first.context, sc.buildSessionContext(parsed.entries));
@@ -358,7 +369,10 @@ describe('SessionTree', () => {
     }
     // newest first
     const order = first.prunedEntries.map((e) => branch.findIndex((b) => b.id === e.id));
-    assert.deepEqual(order, [...order].sort((x, y) => y - x));
+    assert.deepEqual(
+      order,
+      [...order].sort((x, y) => y - x),
+    );
 
     const second = tree.pruneToolOutputs(config, now);
     assert.equal(second.prunedCount, 0);
@@ -377,8 +391,14 @@ describe('SessionTree', () => {
       const tree = sc.SessionTree.fromJsonl(source);
       assert.deepEqual(tree.loadErrors, [], path);
       const out = tree.toJsonl();
-      const inLines = source.trimEnd().split('\n').map((l) => JSON.parse(l));
-      const outLines = out.trimEnd().split('\n').map((l) => JSON.parse(l));
+      const inLines = source
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      const outLines = out
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       assert.equal(outLines.length, inLines.length, path);
       if (version === 3) {
         assert.equal(out, source, `${path}: a v3 file is saved byte for byte`);
@@ -404,10 +424,15 @@ describe('SessionTree', () => {
       // and the pure parser + serializer write the same lines (v1: the same up to the random ids)
       const parsed = sc.parseSession(source);
       assert.equal(parsed.migrated, version !== 3);
-      const pureLines = sc.serializeSession(parsed).trimEnd().split('\n').map((l) => JSON.parse(l));
+      const pureLines = sc
+        .serializeSession(parsed)
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       /** @param {any} v */
       const withoutIds = ({ id: _i, parentId: _p, firstKeptEntryId: _f, ...rest }) => rest;
-      const [pure, ours] = version === 3 ? [pureLines, outLines] : [pureLines.slice(1).map(withoutIds), outLines.slice(1).map(withoutIds)];
+      const [pure, ours] =
+        version === 3 ? [pureLines, outLines] : [pureLines.slice(1).map(withoutIds), outLines.slice(1).map(withoutIds)];
       assert.ok(isDeepStrictEqual(pure, ours), `${path}: serializeSession(parseSession(text)) differs from toJsonl()`);
       tree.free();
     }
@@ -431,10 +456,14 @@ describe('SessionTree', () => {
     const tree = sc.SessionTree.fromJsonl(source);
     const report = tree.validate();
     assert.ok(Array.isArray(report.issues));
-    for (const issue of report.issues) assert.ok(ERROR_CODES.has(issue.code) || issue.code.startsWith('E_'), issue.code);
+    for (const issue of report.issues)
+      assert.ok(ERROR_CODES.has(issue.code) || issue.code.startsWith('E_'), issue.code);
     const withoutLines = report.issues.map(({ line: _line, ...issue }) => issue);
     assert.deepEqual(withoutLines, sc.validateSession(sc.parseSession(source).entries).issues, 'pure and handle agree');
-    assert.ok(report.issues.every((i) => typeof i.line === 'number' && i.line > 1), 'the handle adds file lines');
+    assert.ok(
+      report.issues.every((i) => typeof i.line === 'number' && i.line > 1),
+      'the handle adds file lines',
+    );
     assert.equal(tree.toJsonl(), source);
     tree.free();
 
@@ -450,10 +479,14 @@ describe('SessionTree', () => {
     try {
       // Compiled at run time: `using` is a syntax error in runtimes without it (Node 20).
       const body = 'using tree = SessionTree.fromJsonl(text); grab(tree); return tree.entryCount;';
-      const withUsing = /** @type {(s: typeof sc.SessionTree, t: string, g: (t: import('../../pkg/index.node.mjs').SessionTree) => void) => number} */ (
-        new Function('SessionTree', 'text', 'grab', body)
+      const withUsing =
+        /** @type {(s: typeof sc.SessionTree, t: string, g: (t: import('../../pkg/index.node.mjs').SessionTree) => void) => number} */ (
+          new Function('SessionTree', 'text', 'grab', body)
+        );
+      assert.equal(
+        withUsing(sc.SessionTree, SMALL, (t) => (escaped = t)),
+        2,
       );
-      assert.equal(withUsing(sc.SessionTree, SMALL, (t) => (escaped = t)), 2);
     } catch (error) {
       if (!(error instanceof SyntaxError)) throw error;
       usingSupported = false;
@@ -486,14 +519,21 @@ describe('pure functions', () => {
       assert.notDeepEqual(pruned, original);
     }
     // default config: the frozen DEFAULT_PRUNE_CONFIG
-    assert.deepEqual(sc.pruneToolOutputs(entries, undefined, 1), sc.pruneToolOutputs(entries, sc.DEFAULT_PRUNE_CONFIG, 1));
+    assert.deepEqual(
+      sc.pruneToolOutputs(entries, undefined, 1),
+      sc.pruneToolOutputs(entries, sc.DEFAULT_PRUNE_CONFIG, 1),
+    );
   });
 
   test('DEFAULT_COMPACTION_SETTINGS and DEFAULT_PRUNE_CONFIG are the deeply frozen defaults', () => {
     assert.deepEqual(sc.DEFAULT_COMPACTION_SETTINGS, sc.defaultCompactionSettings());
     assert.deepEqual(sc.DEFAULT_PRUNE_CONFIG, sc.defaultPruneConfig());
     assert.deepEqual(sc.DEFAULT_COMPACTION_SETTINGS, { enabled: true, reserveTokens: 16384, keepRecentTokens: 20000 });
-    assert.deepEqual(sc.DEFAULT_PRUNE_CONFIG, { protectTokens: 40000, minimumSavings: 20000, protectedTools: ['skill', 'read'] });
+    assert.deepEqual(sc.DEFAULT_PRUNE_CONFIG, {
+      protectTokens: 40000,
+      minimumSavings: 20000,
+      protectedTools: ['skill', 'read'],
+    });
     assert.ok(Object.isFrozen(sc.DEFAULT_COMPACTION_SETTINGS));
     assert.ok(Object.isFrozen(sc.DEFAULT_PRUNE_CONFIG));
     assert.ok(Object.isFrozen(sc.DEFAULT_PRUNE_CONFIG.protectedTools));
@@ -516,8 +556,15 @@ describe('pure functions', () => {
     // A separate module instance (its own wasm); nothing has initialized it in this process.
     const web = await import('../../pkg/index.web.mjs');
     const early = web.DEFAULT_COMPACTION_SETTINGS;
-    for (const read of [() => web.DEFAULT_COMPACTION_SETTINGS.reserveTokens, () => web.DEFAULT_PRUNE_CONFIG.protectedTools, () => Object.keys(early)]) {
-      assert.throws(read, (/** @type {any} */ error) => error?.code === 'E_NOT_INITIALIZED' && /DEFAULT_/.test(error.message));
+    for (const read of [
+      () => web.DEFAULT_COMPACTION_SETTINGS.reserveTokens,
+      () => web.DEFAULT_PRUNE_CONFIG.protectedTools,
+      () => Object.keys(early),
+    ]) {
+      assert.throws(
+        read,
+        (/** @type {any} */ error) => error?.code === 'E_NOT_INITIALIZED' && /DEFAULT_/.test(error.message),
+      );
     }
     await web.init();
     assert.deepEqual(web.DEFAULT_COMPACTION_SETTINGS, sc.DEFAULT_COMPACTION_SETTINGS);
@@ -569,10 +616,22 @@ describe('arguments of the wrong type are E_INVALID_ARGUMENT errors, never a cra
     ['tree.getLabel(null)', () => tree.getLabel(/** @type {any} */ (null))],
     ['tree.pruneToolOutputs({}, "now")', () => tree.pruneToolOutputs({}, /** @type {any} */ ('now'))],
     ['getPromptTemplate(5)', () => sc.getPromptTemplate(/** @type {any} */ (5))],
-    ['setPromptTemplate("branch-summary.md", 5)', () => sc.setPromptTemplate('branch-summary.md', /** @type {any} */ (5))],
-    ['collectEntriesForBranchSummary(branch, 5, "x")', () => sc.collectEntriesForBranchSummary(branch, /** @type {any} */ (5), 'x')],
-    ['collectEntriesForBranchSummary(undefined)', () => /** @type {any} */ (sc.collectEntriesForBranchSummary)(undefined)],
-    ['formatFileOperations(undefined, undefined)', () => sc.formatFileOperations(/** @type {any} */ (undefined), /** @type {any} */ (undefined))],
+    [
+      'setPromptTemplate("branch-summary.md", 5)',
+      () => sc.setPromptTemplate('branch-summary.md', /** @type {any} */ (5)),
+    ],
+    [
+      'collectEntriesForBranchSummary(branch, 5, "x")',
+      () => sc.collectEntriesForBranchSummary(branch, /** @type {any} */ (5), 'x'),
+    ],
+    [
+      'collectEntriesForBranchSummary(undefined)',
+      () => /** @type {any} */ (sc.collectEntriesForBranchSummary)(undefined),
+    ],
+    [
+      'formatFileOperations(undefined, undefined)',
+      () => sc.formatFileOperations(/** @type {any} */ (undefined), /** @type {any} */ (undefined)),
+    ],
     ['formatFileOperations([1, 2], [])', () => sc.formatFileOperations(/** @type {any} */ ([1, 2]), [])],
     ['findCutPoint(branch, -1, 10, 100)', () => sc.findCutPoint(branch, -1, 10, 100)],
     ['findCutPoint(branch, 0, 10, NaN)', () => sc.findCutPoint(branch, 0, 10, NaN)],

@@ -16,8 +16,8 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import * as sc from '../../pkg/index.node.mjs';
 import { collect, diff, entrySource, isObject } from './support/vectors.mjs';
 
@@ -106,23 +106,57 @@ function makeSession({ turns = 3, pairs = 4, size = 2000, previousCompaction = f
     return entry;
   };
   const msg = (/** @type {any} */ message) => add({ type: 'message', message: { ...message, timestamp: t + 1000 } });
-  const usage = { input: 100, output: 50, cacheRead: 0, cacheWrite: 0, totalTokens: 150, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+  const usage = {
+    input: 100,
+    output: 50,
+    cacheRead: 0,
+    cacheWrite: 0,
+    totalTokens: 150,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  };
   const assistant = (/** @type {any[]} */ content) =>
-    msg({ role: 'assistant', content, api: 'x', provider: 'p', model: 'm', usage, stopReason: content.some((b) => b.type === 'toolCall') ? 'toolUse' : 'stop' });
+    msg({
+      role: 'assistant',
+      content,
+      api: 'x',
+      provider: 'p',
+      model: 'm',
+      usage,
+      stopReason: content.some((b) => b.type === 'toolCall') ? 'toolUse' : 'stop',
+    });
   for (let turn = 0; turn < turns; turn++) {
-    msg({ role: 'user', content: [{ type: 'text', text: `Task ${turn}: please work on module ${turn}. ${'u'.repeat(size / 4)}` }] });
+    msg({
+      role: 'user',
+      content: [{ type: 'text', text: `Task ${turn}: please work on module ${turn}. ${'u'.repeat(size / 4)}` }],
+    });
     for (let p = 0; p < pairs; p++) {
       const callId = `call-${turn}-${p}`;
       const tool = p % 2 ? 'edit' : 'read';
       assistant([
         { type: 'text', text: `Step ${p} of task ${turn}` },
-        { type: 'toolCall', id: callId, name: tool, arguments: { path: `src/m${turn}/f${p}.ts`, ...(p % 2 ? { oldText: 'a', newText: 'b' } : {}) } },
+        {
+          type: 'toolCall',
+          id: callId,
+          name: tool,
+          arguments: { path: `src/m${turn}/f${p}.ts`, ...(p % 2 ? { oldText: 'a', newText: 'b' } : {}) },
+        },
       ]);
-      msg({ role: 'toolResult', toolCallId: callId, toolName: tool, content: [{ type: 'text', text: `result ${turn}.${p} ${'r'.repeat(size)}` }], isError: false });
+      msg({
+        role: 'toolResult',
+        toolCallId: callId,
+        toolName: tool,
+        content: [{ type: 'text', text: `result ${turn}.${p} ${'r'.repeat(size)}` }],
+        isError: false,
+      });
     }
     assistant([{ type: 'text', text: `Done with task ${turn}.` }]);
     if (previousCompaction && turn === 0) {
-      add({ type: 'compaction', summary: 'PREVIOUS SUMMARY TEXT', firstKeptEntryId: entries[entries.length - 2].id, tokensBefore: 1234 });
+      add({
+        type: 'compaction',
+        summary: 'PREVIOUS SUMMARY TEXT',
+        firstKeptEntryId: entries[entries.length - 2].id,
+        tokensBefore: 1234,
+      });
     }
   }
   return /** @type {SessionEntry[]} */ (entries);
@@ -138,7 +172,11 @@ const treeOf = (entries = makeSession()) => sc.SessionTree.fromEntries(entries);
 
 /** The last assistant message on the branch. @param {SessionTree} tree @returns {AgentMessage} */
 function lastAssistant(tree) {
-  const entry = /** @type {any} */ ([...tree.getBranch()].reverse().find((e) => e.type === 'message' && /** @type {any} */ (e).message.role === 'assistant'));
+  const entry = /** @type {any} */ (
+    [...tree.getBranch()]
+      .reverse()
+      .find((e) => e.type === 'message' && /** @type {any} */ (e).message.role === 'assistant')
+  );
   return entry.message;
 }
 
@@ -180,10 +218,18 @@ function canned(replies, now, branch) {
   /** @type {Complete} */
   const complete = async (request) => {
     /** @type {Record<string, unknown>} */
-    const rec = { purpose: request.purpose, systemPrompt: request.systemPrompt, prompt: request.prompt, messageTimestamp: now, maxTokens: request.maxTokens };
+    const rec = {
+      purpose: request.purpose,
+      systemPrompt: request.systemPrompt,
+      prompt: request.prompt,
+      messageTimestamp: now,
+      maxTokens: request.maxTokens,
+    };
     if (request.reasoning !== undefined) rec.reasoning = request.reasoning;
     requests.push(rec);
-    const reply = branch ? replies : (replies?.[request.purpose] ?? (request.purpose === 'update' ? replies?.history : undefined));
+    const reply = branch
+      ? replies
+      : (replies?.[request.purpose] ?? (request.purpose === 'update' ? replies?.history : undefined));
     if (reply?.stopReason === 'error') throw new Error(reply.errorMessage ?? 'Summarization failed');
     if (reply?.stopReason === 'aborted') throw Object.assign(new Error('aborted'), { name: 'AbortError' });
     return Array.isArray(reply?.texts) ? reply.texts.join('\n') : (reply?.text ?? '');
@@ -227,7 +273,9 @@ async function runBranch(input) {
 describe('conformance vectors through the JS API', () => {
   const templates = join(DIR, 'templates');
   before(() => {
-    for (const name of readdirSync(templates).filter((n) => n.endsWith('.md')).sort()) {
+    for (const name of readdirSync(templates)
+      .filter((n) => n.endsWith('.md'))
+      .sort()) {
       sc.setPromptTemplate(name, readFileSync(join(templates, name), 'utf8'));
     }
   });
@@ -250,7 +298,9 @@ describe('conformance vectors through the JS API', () => {
           const d = diff(vector.expected, actual, isObject(spec) ? resolveEntries(spec) : null, '$');
           if (d) failures.push(`${vector.name}: ${d}`);
         } catch (error) {
-          failures.push(`${vector.name}: threw ${codeOf(error) ?? ''} ${/** @type {Error} */ (error)?.message ?? error}`);
+          failures.push(
+            `${vector.name}: threw ${codeOf(error) ?? ''} ${/** @type {Error} */ (error)?.message ?? error}`,
+          );
         }
       }
       assert.deepEqual(failures, [], `${failures.length} of ${mine.length} ${op} vectors failed`);
@@ -279,14 +329,25 @@ test('resetPromptTemplates restores the defaults', () => {
 
 describe('compact() with a recording complete', () => {
   test('purposes, maxTokens, reasoning, the signal, and the composed result', T, async () => {
-    const prep = /** @type {NonNullable<ReturnType<typeof sc.prepareCompaction>>} */ (sc.prepareCompaction(makeSession(), SETTINGS));
+    const prep = /** @type {NonNullable<ReturnType<typeof sc.prepareCompaction>>} */ (
+      sc.prepareCompaction(makeSession(), SETTINGS)
+    );
     assert.ok(prep.isSplitTurn && prep.turnPrefixMessages.length > 0 && prep.messagesToSummarize.length > 0);
     const { calls, complete } = recorder();
     const result = await sc.compact(prep, { complete });
-    assert.deepEqual(calls.map((c) => c.purpose), ['history', 'turnPrefix', 'short']);
+    assert.deepEqual(
+      calls.map((c) => c.purpose),
+      ['history', 'turnPrefix', 'short'],
+    );
     // floor(0.8·2000), floor(0.5·2000), min(512, floor(0.2·2000))
-    assert.deepEqual(calls.map((c) => c.maxTokens), [1600, 1000, 400]);
-    assert.deepEqual(calls.map((c) => c.reasoning), ['high', 'high', 'high']);
+    assert.deepEqual(
+      calls.map((c) => c.maxTokens),
+      [1600, 1000, 400],
+    );
+    assert.deepEqual(
+      calls.map((c) => c.reasoning),
+      ['high', 'high', 'high'],
+    );
     for (const c of calls) {
       assert.ok(c.signal instanceof AbortSignal, 'each request carries an AbortSignal');
       assert.equal(c.signal.aborted, false);
@@ -301,45 +362,60 @@ describe('compact() with a recording complete', () => {
     assert.ok(result.details.modifiedFiles.includes('src/m2/f1.ts'), JSON.stringify(result.details));
     // The file blocks follow the summary with no separator, and the short request sees the composed summary.
     assert.ok(result.summary.includes('turnPrefix summary<'), 'file blocks appended with no separator');
-    assert.match(calls[2].prompt, /<previous-summary>\nhistory summary\n\n---\n\n\*\*Turn Context \(split turn\):\*\*\n\nturnPrefix summary\n<\/previous-summary>/);
+    assert.match(
+      calls[2].prompt,
+      /<previous-summary>\nhistory summary\n\n---\n\n\*\*Turn Context \(split turn\):\*\*\n\nturnPrefix summary\n<\/previous-summary>/,
+    );
   });
 
-  test('the prompt frame: conversation, previous-summary, additional-context, instructions (in that order)', T, async () => {
-    const prep = /** @type {any} */ (sc.prepareCompaction(makeSession({ previousCompaction: true }), SETTINGS));
-    assert.equal(prep.previousSummary, 'PREVIOUS SUMMARY TEXT');
-    const { calls, complete } = recorder();
-    await sc.compact(prep, {
-      complete,
-      promptOverride: 'OVERRIDDEN INSTRUCTIONS',
-      extraContext: ['first context line', 'second context line'],
-      customInstructions: 'focus on the tests',
-    });
-    assert.deepEqual(calls.map((c) => c.purpose), ['update', 'turnPrefix', 'short']);
-    const p = calls[0].prompt;
-    const at = (/** @type {string} */ s) => {
-      const i = p.indexOf(s);
-      assert.ok(i >= 0, `the update prompt contains ${JSON.stringify(s)}`);
-      return i;
-    };
-    assert.equal(at('<conversation>\n'), 0);
-    const order = [
-      at('\n</conversation>\n\n'),
-      at('<previous-summary>\nPREVIOUS SUMMARY TEXT\n</previous-summary>\n\n'),
-      at('<additional-context>\n- first context line\n- second context line\n</additional-context>\n\n'),
-      at('OVERRIDDEN INSTRUCTIONS'),
-      at('\n\nAdditional focus: focus on the tests'),
-    ];
-    assert.deepEqual([...order].sort((a, b) => a - b), order, 'frame order');
-    assert.ok(p.endsWith('OVERRIDDEN INSTRUCTIONS\n\nAdditional focus: focus on the tests'), p.slice(-120));
-    // The turn prefix has its own instructions: no previous summary, context, override or focus.
-    const prefix = calls[1].prompt;
-    for (const s of ['<previous-summary>', '<additional-context>', 'OVERRIDDEN', 'Additional focus']) assert.ok(!prefix.includes(s), `turn prefix without ${s}`);
-    // The short summary: the composed summary as previous summary, the context lines, its own instructions.
-    const short = calls[2].prompt;
-    assert.ok(short.indexOf('<previous-summary>\nupdate summary') > short.indexOf('</conversation>'));
-    assert.ok(short.indexOf('<additional-context>') > short.indexOf('</previous-summary>'));
-    assert.ok(!short.includes('OVERRIDDEN') && !short.includes('Additional focus'));
-  });
+  test(
+    'the prompt frame: conversation, previous-summary, additional-context, instructions (in that order)',
+    T,
+    async () => {
+      const prep = /** @type {any} */ (sc.prepareCompaction(makeSession({ previousCompaction: true }), SETTINGS));
+      assert.equal(prep.previousSummary, 'PREVIOUS SUMMARY TEXT');
+      const { calls, complete } = recorder();
+      await sc.compact(prep, {
+        complete,
+        promptOverride: 'OVERRIDDEN INSTRUCTIONS',
+        extraContext: ['first context line', 'second context line'],
+        customInstructions: 'focus on the tests',
+      });
+      assert.deepEqual(
+        calls.map((c) => c.purpose),
+        ['update', 'turnPrefix', 'short'],
+      );
+      const p = calls[0].prompt;
+      const at = (/** @type {string} */ s) => {
+        const i = p.indexOf(s);
+        assert.ok(i >= 0, `the update prompt contains ${JSON.stringify(s)}`);
+        return i;
+      };
+      assert.equal(at('<conversation>\n'), 0);
+      const order = [
+        at('\n</conversation>\n\n'),
+        at('<previous-summary>\nPREVIOUS SUMMARY TEXT\n</previous-summary>\n\n'),
+        at('<additional-context>\n- first context line\n- second context line\n</additional-context>\n\n'),
+        at('OVERRIDDEN INSTRUCTIONS'),
+        at('\n\nAdditional focus: focus on the tests'),
+      ];
+      assert.deepEqual(
+        [...order].sort((a, b) => a - b),
+        order,
+        'frame order',
+      );
+      assert.ok(p.endsWith('OVERRIDDEN INSTRUCTIONS\n\nAdditional focus: focus on the tests'), p.slice(-120));
+      // The turn prefix has its own instructions: no previous summary, context, override or focus.
+      const prefix = calls[1].prompt;
+      for (const s of ['<previous-summary>', '<additional-context>', 'OVERRIDDEN', 'Additional focus'])
+        assert.ok(!prefix.includes(s), `turn prefix without ${s}`);
+      // The short summary: the composed summary as previous summary, the context lines, its own instructions.
+      const short = calls[2].prompt;
+      assert.ok(short.indexOf('<previous-summary>\nupdate summary') > short.indexOf('</conversation>'));
+      assert.ok(short.indexOf('<additional-context>') > short.indexOf('</previous-summary>'));
+      assert.ok(!short.includes('OVERRIDDEN') && !short.includes('Additional focus'));
+    },
+  );
 
   test('history and turn prefix are both requested before either is answered', T, async () => {
     const prep = /** @type {any} */ (sc.prepareCompaction(makeSession(), SETTINGS));
@@ -368,21 +444,39 @@ describe('compact() with a recording complete', () => {
     assert.ok(result.summary.startsWith(`HISTORY${SEPARATOR}PREFIX`));
   });
 
-  test('"No prior history." when only the turn prefix is summarized; the previous summary when nothing is', T, async () => {
-    const prep = /** @type {any} */ (sc.prepareCompaction(makeSession(), SETTINGS));
-    const { calls, complete } = recorder();
-    const onlyPrefix = await sc.compact({ ...prep, messagesToSummarize: [] }, { complete });
-    assert.deepEqual(calls.map((c) => c.purpose), ['turnPrefix', 'short']);
-    assert.ok(onlyPrefix.summary.startsWith(`No prior history.${SEPARATOR}turnPrefix summary`));
-    const nothing = await sc.compact({ ...prep, messagesToSummarize: [], turnPrefixMessages: [], isSplitTurn: false, previousSummary: 'OLD' }, recorder());
-    assert.ok(nothing.summary.startsWith('OLD'));
-  });
+  test(
+    '"No prior history." when only the turn prefix is summarized; the previous summary when nothing is',
+    T,
+    async () => {
+      const prep = /** @type {any} */ (sc.prepareCompaction(makeSession(), SETTINGS));
+      const { calls, complete } = recorder();
+      const onlyPrefix = await sc.compact({ ...prep, messagesToSummarize: [] }, { complete });
+      assert.deepEqual(
+        calls.map((c) => c.purpose),
+        ['turnPrefix', 'short'],
+      );
+      assert.ok(onlyPrefix.summary.startsWith(`No prior history.${SEPARATOR}turnPrefix summary`));
+      const nothing = await sc.compact(
+        { ...prep, messagesToSummarize: [], turnPrefixMessages: [], isSplitTurn: false, previousSummary: 'OLD' },
+        recorder(),
+      );
+      assert.ok(nothing.summary.startsWith('OLD'));
+    },
+  );
 
   test('a failing model rejects with E_MODEL and its message and status; a non-string answer too', T, async () => {
     const prep = /** @type {any} */ (sc.prepareCompaction(makeSession(), SETTINGS));
-    const error = await rejectsCode(sc.compact(prep, { complete: async () => Promise.reject(apiError('upstream exploded', { status: 502 })) }), 'E_MODEL', 'upstream exploded');
+    const error = await rejectsCode(
+      sc.compact(prep, { complete: async () => Promise.reject(apiError('upstream exploded', { status: 502 })) }),
+      'E_MODEL',
+      'upstream exploded',
+    );
     assert.equal(error.status, 502);
-    await rejectsCode(sc.compact(prep, { complete: /** @type {any} */ (async () => 42) }), 'E_MODEL', /must resolve to a string/);
+    await rejectsCode(
+      sc.compact(prep, { complete: /** @type {any} */ (async () => 42) }),
+      'E_MODEL',
+      /must resolve to a string/,
+    );
     await rejectsCode(sc.compact(prep, /** @type {any} */ ({})), 'E_INVALID_ARGUMENT');
   });
 
@@ -400,7 +494,7 @@ describe('compact() with a recording complete', () => {
       },
     });
     await rejectsCode(running, 'E_ABORTED', 'Compaction aborted');
-    assert.equal(seen[0].signal, controller.signal, 'the caller\'s signal is handed to complete');
+    assert.equal(seen[0].signal, controller.signal, "the caller's signal is handed to complete");
     const calls = recorder();
     await rejectsCode(sc.compact(prep, { complete: calls.complete, signal: AbortSignal.abort() }), 'E_ABORTED');
     assert.equal(calls.calls.length, 0);
@@ -449,7 +543,11 @@ describe('SessionTree.compact', () => {
         'session.compacting': (event) => {
           log.push(event.type);
           events.compacting = event;
-          return Promise.resolve({ prompt: 'HOOK PROMPT', context: ['hook context line'], preserveData: { kept: [1, 2] } });
+          return Promise.resolve({
+            prompt: 'HOOK PROMPT',
+            context: ['hook context line'],
+            preserveData: { kept: [1, 2] },
+          });
         },
         session_compact: (event) => {
           log.push(event.type);
@@ -459,7 +557,14 @@ describe('SessionTree.compact', () => {
         },
       },
     });
-    assert.deepEqual(log, ['session_before_compact', 'session.compacting', 'complete:history', 'complete:turnPrefix', 'complete:short', 'session_compact']);
+    assert.deepEqual(log, [
+      'session_before_compact',
+      'session.compacting',
+      'complete:history',
+      'complete:turnPrefix',
+      'complete:short',
+      'session_compact',
+    ]);
     // session_before_compact: the preparation, the branch, the instructions, a signal.
     assert.equal(events.before.type, 'session_before_compact');
     assert.deepEqual(events.before.preparation, sc.prepareCompaction(makeSession(), SETTINGS));
@@ -468,7 +573,10 @@ describe('SessionTree.compact', () => {
     assert.ok(events.before.signal instanceof AbortSignal);
     // session.compacting: the messages to summarize + the turn prefix.
     assert.equal(events.compacting.type, 'session.compacting');
-    assert.equal(events.compacting.messages.length, events.before.preparation.messagesToSummarize.length + events.before.preparation.turnPrefixMessages.length);
+    assert.equal(
+      events.compacting.messages.length,
+      events.before.preparation.messagesToSummarize.length + events.before.preparation.turnPrefixMessages.length,
+    );
     assert.ok(calls[0].prompt.includes('<additional-context>\n- hook context line\n</additional-context>'));
     assert.ok(calls[0].prompt.endsWith('HOOK PROMPT\n\nAdditional focus: keep the paths'), calls[0].prompt.slice(-80));
     // The entry: appended under the old leaf, with preserveData; the context rebuilt.
@@ -488,41 +596,54 @@ describe('SessionTree.compact', () => {
     assert.equal(tree.isCompacting, false);
   });
 
-  test('session_before_compact: cancel → E_CANCELLED "Compaction cancelled"; a supplied compaction is used as is', T, async () => {
-    const tree = treeOf();
-    const count = tree.entryCount;
-    const { calls, complete } = recorder();
-    await rejectsCode(tree.compact({ complete, settings: SETTINGS, hooks: { session_before_compact: () => ({ cancel: true }) } }), 'E_CANCELLED', 'Compaction cancelled');
-    assert.equal(tree.entryCount, count);
-    assert.equal(calls.length, 0);
+  test(
+    'session_before_compact: cancel → E_CANCELLED "Compaction cancelled"; a supplied compaction is used as is',
+    T,
+    async () => {
+      const tree = treeOf();
+      const count = tree.entryCount;
+      const { calls, complete } = recorder();
+      await rejectsCode(
+        tree.compact({ complete, settings: SETTINGS, hooks: { session_before_compact: () => ({ cancel: true }) } }),
+        'E_CANCELLED',
+        'Compaction cancelled',
+      );
+      assert.equal(tree.entryCount, count);
+      assert.equal(calls.length, 0);
 
-    let compacting = 0;
-    /** @type {any} */
-    let after;
-    const done = await tree.compact({
-      complete,
-      settings: SETTINGS,
-      hooks: {
-        session_before_compact: async () => ({ compaction: { summary: 'FROM THE EXTENSION', details: { custom: true } } }),
-        'session.compacting': () => {
-          compacting++;
+      let compacting = 0;
+      /** @type {any} */
+      let after;
+      const done = await tree.compact({
+        complete,
+        settings: SETTINGS,
+        hooks: {
+          session_before_compact: async () => ({
+            compaction: { summary: 'FROM THE EXTENSION', details: { custom: true } },
+          }),
+          'session.compacting': () => {
+            compacting++;
+          },
+          session_compact: (event) => {
+            after = event;
+          },
         },
-        session_compact: (event) => {
-          after = event;
-        },
-      },
-    });
-    assert.equal(calls.length, 0, 'no model call');
-    assert.equal(compacting, 0, 'session.compacting only runs when no hook supplied a compaction');
-    const entry = /** @type {any} */ (done.compactionEntry);
-    assert.equal(done.fromExtension, true);
-    assert.equal(entry.fromExtension, true);
-    assert.equal(entry.summary, 'FROM THE EXTENSION');
-    assert.deepEqual(entry.details, { custom: true });
-    assert.equal(entry.firstKeptEntryId, /** @type {any} */ (sc.prepareCompaction(makeSession(), SETTINGS)).firstKeptEntryId);
-    assert.equal(after.fromExtension, true);
-    assert.equal(tree.entryCount, count + 1);
-  });
+      });
+      assert.equal(calls.length, 0, 'no model call');
+      assert.equal(compacting, 0, 'session.compacting only runs when no hook supplied a compaction');
+      const entry = /** @type {any} */ (done.compactionEntry);
+      assert.equal(done.fromExtension, true);
+      assert.equal(entry.fromExtension, true);
+      assert.equal(entry.summary, 'FROM THE EXTENSION');
+      assert.deepEqual(entry.details, { custom: true });
+      assert.equal(
+        entry.firstKeptEntryId,
+        /** @type {any} */ (sc.prepareCompaction(makeSession(), SETTINGS)).firstKeptEntryId,
+      );
+      assert.equal(after.fromExtension, true);
+      assert.equal(tree.entryCount, count + 1);
+    },
+  );
 
   for (const hook of ['session_before_compact', 'session.compacting']) {
     for (const how of ['throws', 'rejects']) {
@@ -530,14 +651,19 @@ describe('SessionTree.compact', () => {
         const tree = treeOf();
         const count = tree.entryCount;
         const { calls, complete } = recorder();
-        const fail = how === 'throws'
-          ? () => {
-              throw new Error('hook said no');
-            }
-          : async () => {
-              throw new Error('hook said no');
-            };
-        const error = await rejectsCode(tree.compact({ complete, settings: SETTINGS, hooks: { [hook]: fail } }), 'E_HOOK', /hook said no/);
+        const fail =
+          how === 'throws'
+            ? () => {
+                throw new Error('hook said no');
+              }
+            : async () => {
+                throw new Error('hook said no');
+              };
+        const error = await rejectsCode(
+          tree.compact({ complete, settings: SETTINGS, hooks: { [hook]: fail } }),
+          'E_HOOK',
+          /hook said no/,
+        );
         assert.match(error.message, new RegExp(hook.replace('.', '\\.')));
         assert.equal(tree.entryCount, count);
         assert.equal(calls.length, 0);
@@ -549,7 +675,11 @@ describe('SessionTree.compact', () => {
   test('a failing session_compact hook rejects with E_HOOK (after the entry was appended)', T, async () => {
     const tree = treeOf();
     await rejectsCode(
-      tree.compact({ complete: recorder().complete, settings: SETTINGS, hooks: { session_compact: () => Promise.reject(new Error('after-hook broke')) } }),
+      tree.compact({
+        complete: recorder().complete,
+        settings: SETTINGS,
+        hooks: { session_compact: () => Promise.reject(new Error('after-hook broke')) },
+      }),
       'E_HOOK',
       /after-hook broke/,
     );
@@ -571,13 +701,22 @@ describe('SessionTree.compact', () => {
           return never();
         };
         const hooks = {
-          session_before_compact: (/** @type {any} */ e) => (point === 'session_before_compact' ? hang(e.signal) : undefined),
+          session_before_compact: (/** @type {any} */ e) =>
+            point === 'session_before_compact' ? hang(e.signal) : undefined,
           'session.compacting': () => (point === 'session.compacting' ? hang(undefined) : undefined),
         };
         /** @type {Complete} */
-        const complete = (request) => (request.purpose === point ? /** @type {Promise<string>} */ (hang(request.signal)) : Promise.resolve(`${request.purpose} ok`));
+        const complete = (request) =>
+          request.purpose === point
+            ? /** @type {Promise<string>} */ (hang(request.signal))
+            : Promise.resolve(`${request.purpose} ok`);
         await rejectsCode(
-          tree.compact({ complete, hooks, settings: SETTINGS, ...(how === 'AbortSignal' ? { signal: controller.signal } : {}) }),
+          tree.compact({
+            complete,
+            hooks,
+            settings: SETTINGS,
+            ...(how === 'AbortSignal' ? { signal: controller.signal } : {}),
+          }),
           'E_ABORTED',
           'Compaction aborted',
         );
@@ -590,35 +729,43 @@ describe('SessionTree.compact', () => {
     }
   }
 
-  test('E_BUSY: one compaction at a time; isCompacting while it runs; callbacks may re-enter the handle', T, async () => {
-    const tree = treeOf();
-    const gate = deferred();
-    let reentered = 0;
-    /** @type {Complete} */
-    const slow = async (request) => {
-      // Re-entering the handle from a callback is fine (no borrow is held across an await).
+  test(
+    'E_BUSY: one compaction at a time; isCompacting while it runs; callbacks may re-enter the handle',
+    T,
+    async () => {
+      const tree = treeOf();
+      const gate = deferred();
+      let reentered = 0;
+      /** @type {Complete} */
+      const slow = async (request) => {
+        // Re-entering the handle from a callback is fine (no borrow is held across an await).
+        assert.equal(tree.isCompacting, true);
+        assert.ok(tree.getBranch().length > 0);
+        tree.buildSessionContext();
+        reentered++;
+        await gate.promise;
+        return `${request.purpose} ok`;
+      };
+      const first = tree.compact({ complete: slow, settings: SETTINGS });
+      await waitFor(() => reentered > 0, 'the first compaction to call the model');
       assert.equal(tree.isCompacting, true);
-      assert.ok(tree.getBranch().length > 0);
-      tree.buildSessionContext();
-      reentered++;
-      await gate.promise;
-      return `${request.purpose} ok`;
-    };
-    const first = tree.compact({ complete: slow, settings: SETTINGS });
-    await waitFor(() => reentered > 0, 'the first compaction to call the model');
-    assert.equal(tree.isCompacting, true);
-    await rejectsCode(tree.compact({ complete: recorder().complete, settings: SETTINGS }), 'E_BUSY');
-    await rejectsCode(
-      tree.checkCompaction(lastAssistant(tree), { contextWindow: SMALL_WINDOW, settings: SETTINGS, complete: recorder().complete }),
-      'E_BUSY',
-    );
-    await rejectsCode(tree.navigateTree(/** @type {string} */ (tree.getBranch()[0].id), {}), 'E_BUSY');
-    gate.resolve(undefined);
-    const done = await first;
-    assert.equal(done.compactionEntry.type, 'compaction');
-    assert.equal(tree.isCompacting, false);
-    await rejectsCode(tree.compact({ complete: recorder().complete }), 'E_ALREADY_COMPACTED', 'Already compacted');
-  });
+      await rejectsCode(tree.compact({ complete: recorder().complete, settings: SETTINGS }), 'E_BUSY');
+      await rejectsCode(
+        tree.checkCompaction(lastAssistant(tree), {
+          contextWindow: SMALL_WINDOW,
+          settings: SETTINGS,
+          complete: recorder().complete,
+        }),
+        'E_BUSY',
+      );
+      await rejectsCode(tree.navigateTree(/** @type {string} */ (tree.getBranch()[0].id), {}), 'E_BUSY');
+      gate.resolve(undefined);
+      const done = await first;
+      assert.equal(done.compactionEntry.type, 'compaction');
+      assert.equal(tree.isCompacting, false);
+      await rejectsCode(tree.compact({ complete: recorder().complete }), 'E_ALREADY_COMPACTED', 'Already compacted');
+    },
+  );
 
   test('E_NOTHING_TO_COMPACT and E_INVALID_ARGUMENT', T, async () => {
     const tiny = treeOf(makeSession({ turns: 1, pairs: 0, size: 8 }));
@@ -645,7 +792,9 @@ describe('navigateTree', () => {
   const setup = () => {
     const tree = treeOf();
     const branch = tree.getBranch();
-    const users = /** @type {any[]} */ (branch.filter((e) => e.type === 'message' && /** @type {any} */ (e).message.role === 'user'));
+    const users = /** @type {any[]} */ (
+      branch.filter((e) => e.type === 'message' && /** @type {any} */ (e).message.role === 'user')
+    );
     return { tree, branch, target: users[1], count: tree.entryCount, oldLeaf: /** @type {string} */ (tree.leafId) };
   };
 
@@ -695,12 +844,20 @@ describe('navigateTree', () => {
     assert.equal(out.newLeafId, entry.id);
     assert.equal(tree.leafId, entry.id);
     assert.equal(tree.entryCount, count + 1);
-    assert.deepEqual(events.after, { type: 'session_tree', newLeafId: entry.id, oldLeafId: oldLeaf, summaryEntry: entry, fromExtension: false });
+    assert.deepEqual(events.after, {
+      type: 'session_tree',
+      newLeafId: entry.id,
+      oldLeafId: oldLeaf,
+      summaryEntry: entry,
+      fromExtension: false,
+    });
   });
 
   test('without summarize: only the leaf moves; a non-user target becomes the leaf itself', T, async () => {
     const { tree, branch, count } = setup();
-    const assistant = /** @type {any} */ (branch.find((e) => e.type === 'message' && /** @type {any} */ (e).message.role === 'assistant'));
+    const assistant = /** @type {any} */ (
+      branch.find((e) => e.type === 'message' && /** @type {any} */ (e).message.role === 'assistant')
+    );
     const out = await tree.navigateTree(assistant.id, {});
     assert.deepEqual(out, { cancelled: false, newLeafId: assistant.id });
     assert.equal(tree.leafId, assistant.id);
@@ -711,7 +868,11 @@ describe('navigateTree', () => {
   test('session_before_tree: cancel changes nothing; a supplied summary is used (fromExtension)', T, async () => {
     const { tree, target, count, oldLeaf } = setup();
     const { calls, complete } = recorder();
-    const cancelled = await tree.navigateTree(target.id, { summarize: true, complete, hooks: { session_before_tree: () => ({ cancel: true }) } });
+    const cancelled = await tree.navigateTree(target.id, {
+      summarize: true,
+      complete,
+      hooks: { session_before_tree: () => ({ cancel: true }) },
+    });
     assert.equal(cancelled.cancelled, true);
     assert.equal(cancelled.newLeafId, oldLeaf, 'the leaf stays where it was');
     assert.equal(tree.leafId, oldLeaf);
@@ -753,7 +914,11 @@ describe('navigateTree', () => {
   test('a failing hook: E_HOOK, nothing changed', T, async () => {
     const { tree, target, count, oldLeaf } = setup();
     await rejectsCode(
-      tree.navigateTree(target.id, { summarize: true, complete: recorder().complete, hooks: { session_before_tree: () => Promise.reject(new Error('tree hook failed')) } }),
+      tree.navigateTree(target.id, {
+        summarize: true,
+        complete: recorder().complete,
+        hooks: { session_before_tree: () => Promise.reject(new Error('tree hook failed')) },
+      }),
       'E_HOOK',
       /tree hook failed/,
     );
@@ -767,8 +932,13 @@ describe('generateBranchSummary', () => {
 
   test('a summary with file lists; the request has purpose "branch" and 2048 tokens', T, async () => {
     const { calls, complete } = recorder(() => 'BRANCH');
-    const out = /** @type {any} */ (await sc.generateBranchSummary(entries, { complete, customInstructions: 'be brief' }));
-    assert.deepEqual(calls.map((c) => [c.purpose, c.maxTokens, c.reasoning]), [['branch', 2048, undefined]]);
+    const out = /** @type {any} */ (
+      await sc.generateBranchSummary(entries, { complete, customInstructions: 'be brief' })
+    );
+    assert.deepEqual(
+      calls.map((c) => [c.purpose, c.maxTokens, c.reasoning]),
+      [['branch', 2048, undefined]],
+    );
     assert.ok(calls[0].prompt.endsWith('\n\nAdditional focus: be brief'));
     assert.ok(out.summary.includes('BRANCH'));
     assert.deepEqual(out.readFiles, ['src/m0/f0.ts', 'src/m0/f2.ts', 'src/m1/f0.ts', 'src/m1/f2.ts']);
@@ -776,7 +946,10 @@ describe('generateBranchSummary', () => {
   });
 
   test('{error} for a failing model, {aborted: true} for an abort, never a rejection', T, async () => {
-    assert.deepEqual(await sc.generateBranchSummary(entries, { complete: () => Promise.reject(new Error('model down')) }), { error: 'model down' });
+    assert.deepEqual(
+      await sc.generateBranchSummary(entries, { complete: () => Promise.reject(new Error('model down')) }),
+      { error: 'model down' },
+    );
     const controller = new AbortController();
     const aborted = await sc.generateBranchSummary(entries, {
       signal: controller.signal,
@@ -816,18 +989,37 @@ async function check(options, over = {}) {
 
 /** An overflow error reply of the same model, appended to the session, newer than any compaction. */
 function overflowMessage(/** @type {SessionTree} */ tree) {
-  const message = /** @type {AgentMessage} */ (/** @type {unknown} */ ({
-    role: 'assistant',
-    content: [],
-    api: 'x',
-    provider: 'p',
-    model: 'm',
-    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-    stopReason: 'error',
-    errorMessage: 'prompt is too long: 213462 tokens > 200000 maximum',
-    timestamp: Date.parse('2025-06-01T00:00:00Z'),
-  }));
-  tree.appendEntry(/** @type {SessionEntry} */ (/** @type {unknown} */ ({ type: 'message', id: 'overflow', parentId: tree.leafId, timestamp: '2025-06-01T00:00:00.000Z', message })));
+  const message = /** @type {AgentMessage} */ (
+    /** @type {unknown} */ ({
+      role: 'assistant',
+      content: [],
+      api: 'x',
+      provider: 'p',
+      model: 'm',
+      usage: {
+        input: 0,
+        output: 0,
+        cacheRead: 0,
+        cacheWrite: 0,
+        totalTokens: 0,
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+      },
+      stopReason: 'error',
+      errorMessage: 'prompt is too long: 213462 tokens > 200000 maximum',
+      timestamp: Date.parse('2025-06-01T00:00:00Z'),
+    })
+  );
+  tree.appendEntry(
+    /** @type {SessionEntry} */ (
+      /** @type {unknown} */ ({
+        type: 'message',
+        id: 'overflow',
+        parentId: tree.leafId,
+        timestamp: '2025-06-01T00:00:00.000Z',
+        message,
+      })
+    ),
+  );
   return message;
 }
 
@@ -842,7 +1034,10 @@ describe('checkCompaction', () => {
     assert.equal(result.errorMessage, undefined);
     assert.equal(/** @type {any} */ (result.compactionEntry).type, 'compaction');
     assert.equal(tree.entryCount, count + 1);
-    assert.deepEqual(calls.map((c) => c.purpose), ['history', 'turnPrefix', 'short']);
+    assert.deepEqual(
+      calls.map((c) => c.purpose),
+      ['history', 'turnPrefix', 'short'],
+    );
     assert.deepEqual(events, [
       { type: 'auto_compaction_start', reason: 'threshold' },
       { type: 'auto_compaction_end', result: result.result, aborted: false, willRetry: false },
@@ -861,27 +1056,43 @@ describe('checkCompaction', () => {
     assert.equal(calls.length, 0);
   });
 
-  test('overflow: compact, willRetry, the error message left out of the context but kept in the session', T, async () => {
-    const tree = treeOf();
-    const message = overflowMessage(tree);
-    const { result, events } = await check({ complete: recorder().complete, contextWindow: 200_000, model: 'p/m' }, { tree, message });
-    assert.equal(result.reason, 'overflow');
-    assert.equal(result.willRetry, true);
-    assert.equal(result.continuePrompt, undefined);
-    const context = /** @type {any} */ (result.context);
-    assert.ok(context.messages.length > 0);
-    assert.ok(!context.messages.some((/** @type {any} */ m) => m.errorMessage === message.errorMessage), 'the overflow error is not in the retry context');
-    assert.equal(tree.getEntry('overflow')?.type, 'message', 'it stays in the session as history');
-    assert.ok(tree.getBranch().some((e) => e.id === 'overflow'));
-    assert.deepEqual(events.map((e) => [e.type, e.reason ?? e.willRetry]), [
-      ['auto_compaction_start', 'overflow'],
-      ['auto_compaction_end', true],
-    ]);
-    // Another model's overflow is not recovered by this one.
-    const other = treeOf();
-    const otherResult = await check({ complete: recorder().complete, contextWindow: 200_000, model: 'q/other' }, { tree: other, message: overflowMessage(other) });
-    assert.equal(otherResult.result.reason, undefined);
-  });
+  test(
+    'overflow: compact, willRetry, the error message left out of the context but kept in the session',
+    T,
+    async () => {
+      const tree = treeOf();
+      const message = overflowMessage(tree);
+      const { result, events } = await check(
+        { complete: recorder().complete, contextWindow: 200_000, model: 'p/m' },
+        { tree, message },
+      );
+      assert.equal(result.reason, 'overflow');
+      assert.equal(result.willRetry, true);
+      assert.equal(result.continuePrompt, undefined);
+      const context = /** @type {any} */ (result.context);
+      assert.ok(context.messages.length > 0);
+      assert.ok(
+        !context.messages.some((/** @type {any} */ m) => m.errorMessage === message.errorMessage),
+        'the overflow error is not in the retry context',
+      );
+      assert.equal(tree.getEntry('overflow')?.type, 'message', 'it stays in the session as history');
+      assert.ok(tree.getBranch().some((e) => e.id === 'overflow'));
+      assert.deepEqual(
+        events.map((e) => [e.type, e.reason ?? e.willRetry]),
+        [
+          ['auto_compaction_start', 'overflow'],
+          ['auto_compaction_end', true],
+        ],
+      );
+      // Another model's overflow is not recovered by this one.
+      const other = treeOf();
+      const otherResult = await check(
+        { complete: recorder().complete, contextWindow: 200_000, model: 'q/other' },
+        { tree: other, message: overflowMessage(other) },
+      );
+      assert.equal(otherResult.result.reason, undefined);
+    },
+  );
 
   test('transient failures are retried with baseDelayMs · 2^attempt', T, async () => {
     let failures = 0;
@@ -930,61 +1141,82 @@ describe('checkCompaction', () => {
     });
   }
 
-  test('candidates in order: a non-transient error, an overflow error, or a wait over maxWaitMs moves to the next at once', T, async () => {
-    for (const [label, error, attemptsOfA] of /** @type {[string, Error, number][]} */ ([
-      ['non-transient', apiError('invalid api key', { status: 401 }), 1],
-      ['overflow text', apiError('prompt is too long: 300000 tokens > 200000 maximum', { status: 429 }), 1],
-      ['wait over maxWaitMs', apiError('rate limit', { status: 429, retryAfterMs: 60_000 }), 1],
-      ['retries exhausted', apiError('overloaded', { status: 529 }), 3],
-    ])) {
-      /** @type {string[]} */
-      const log = [];
-      const started = performance.now();
-      const { result } = await check({
-        retry: { baseDelayMs: 1, maxRetries: 2 },
-        candidates: [
-          {
-            complete: async (r) => {
-              log.push(`A:${r.purpose}`);
-              throw error;
+  test(
+    'candidates in order: a non-transient error, an overflow error, or a wait over maxWaitMs moves to the next at once',
+    T,
+    async () => {
+      for (const [label, error, attemptsOfA] of /** @type {[string, Error, number][]} */ ([
+        ['non-transient', apiError('invalid api key', { status: 401 }), 1],
+        ['overflow text', apiError('prompt is too long: 300000 tokens > 200000 maximum', { status: 429 }), 1],
+        ['wait over maxWaitMs', apiError('rate limit', { status: 429, retryAfterMs: 60_000 }), 1],
+        ['retries exhausted', apiError('overloaded', { status: 529 }), 3],
+      ])) {
+        /** @type {string[]} */
+        const log = [];
+        const started = performance.now();
+        const { result } = await check({
+          retry: { baseDelayMs: 1, maxRetries: 2 },
+          candidates: [
+            {
+              complete: async (r) => {
+                log.push(`A:${r.purpose}`);
+                throw error;
+              },
             },
-          },
-          {
-            complete: async (r) => {
-              log.push(`B:${r.purpose}`);
-              return `B ${r.purpose}`;
+            {
+              complete: async (r) => {
+                log.push(`B:${r.purpose}`);
+                return `B ${r.purpose}`;
+              },
             },
-          },
-        ],
-      });
-      assert.equal(result.errorMessage, undefined, label);
-      assert.ok(/** @type {any} */ (result.result).summary.startsWith('B history'), label);
-      for (const purpose of ['history', 'turnPrefix', 'short']) {
-        const mine = log.filter((l) => l.endsWith(`:${purpose}`));
-        assert.deepEqual(mine, [...Array(attemptsOfA).fill(`A:${purpose}`), `B:${purpose}`], `${label}: ${purpose}`);
+          ],
+        });
+        assert.equal(result.errorMessage, undefined, label);
+        assert.ok(/** @type {any} */ (result.result).summary.startsWith('B history'), label);
+        for (const purpose of ['history', 'turnPrefix', 'short']) {
+          const mine = log.filter((l) => l.endsWith(`:${purpose}`));
+          assert.deepEqual(mine, [...Array(attemptsOfA).fill(`A:${purpose}`), `B:${purpose}`], `${label}: ${purpose}`);
+        }
+        assert.ok(performance.now() - started < 2000, `${label}: no long wait`);
       }
-      assert.ok(performance.now() - started < 2000, `${label}: no long wait`);
-    }
-  });
+    },
+  );
 
-  test('failure messages: "Auto-compaction failed: …" and "Context overflow recovery failed: …"; nothing appended', T, async () => {
-    const failing = [{ complete: () => Promise.reject(new Error('A down')) }, { complete: () => Promise.reject(new Error('B down')) }];
-    const threshold = await check({ candidates: failing });
-    assert.equal(threshold.result.errorMessage, 'Auto-compaction failed: B down');
-    assert.equal(threshold.result.willRetry, false);
-    assert.equal(threshold.result.aborted, false);
-    assert.equal(threshold.tree.entryCount, threshold.count);
-    assert.deepEqual(threshold.events.at(-1), { type: 'auto_compaction_end', aborted: false, willRetry: false, errorMessage: 'Auto-compaction failed: B down' });
+  test(
+    'failure messages: "Auto-compaction failed: …" and "Context overflow recovery failed: …"; nothing appended',
+    T,
+    async () => {
+      const failing = [
+        { complete: () => Promise.reject(new Error('A down')) },
+        { complete: () => Promise.reject(new Error('B down')) },
+      ];
+      const threshold = await check({ candidates: failing });
+      assert.equal(threshold.result.errorMessage, 'Auto-compaction failed: B down');
+      assert.equal(threshold.result.willRetry, false);
+      assert.equal(threshold.result.aborted, false);
+      assert.equal(threshold.tree.entryCount, threshold.count);
+      assert.deepEqual(threshold.events.at(-1), {
+        type: 'auto_compaction_end',
+        aborted: false,
+        willRetry: false,
+        errorMessage: 'Auto-compaction failed: B down',
+      });
 
-    const tree = treeOf();
-    const message = overflowMessage(tree);
-    const overflow = await check({ candidates: failing, contextWindow: 200_000 }, { tree, message });
-    assert.equal(overflow.result.reason, 'overflow');
-    assert.equal(overflow.result.errorMessage, 'Context overflow recovery failed: B down');
-    assert.equal(overflow.result.willRetry, false);
-    assert.equal(tree.entryCount, overflow.count);
-    assert.deepEqual(overflow.events.at(-1), { type: 'auto_compaction_end', aborted: false, willRetry: false, errorMessage: 'Context overflow recovery failed: B down' });
-  });
+      const tree = treeOf();
+      const message = overflowMessage(tree);
+      const overflow = await check({ candidates: failing, contextWindow: 200_000 }, { tree, message });
+      assert.equal(overflow.result.reason, 'overflow');
+      assert.equal(overflow.result.errorMessage, 'Context overflow recovery failed: B down');
+      assert.equal(overflow.result.willRetry, false);
+      assert.equal(tree.entryCount, overflow.count);
+      assert.deepEqual(overflow.events.at(-1), {
+        type: 'auto_compaction_end',
+        aborted: false,
+        willRetry: false,
+        errorMessage: 'Context overflow recovery failed: B down',
+      });
+    },
+  );
 
   test('abort (signal or abortCompaction): aborted, no error message, nothing appended', T, async () => {
     for (const how of ['signal', 'abortCompaction']) {
@@ -1092,34 +1324,46 @@ function assertNoHeaderEcho(message, requests) {
 }
 
 describe('remote endpoint (HTTP on 127.0.0.1)', () => {
-  test('success: POST {systemPrompt, prompt} as JSON, {summary} read back, through compact() and SessionTree', T, async () => {
-    const server = await serve((body) => ({ body: JSON.stringify({ summary: `remote ${body.purpose}` }) }));
-    try {
-      const prep = /** @type {any} */ (sc.prepareCompaction(makeSession(), SETTINGS));
-      const result = await sc.compact(prep, { remoteEndpoint: server.url });
-      assert.ok(result.summary.startsWith(`remote history${SEPARATOR}remote turnPrefix`));
-      assert.equal(result.shortSummary, 'remote short');
-      assert.equal(server.requests.length, 3);
-      for (const r of server.requests) {
-        assert.equal(r.method, 'POST');
-        assert.match(String(r.headers['content-type']), /^application\/json/);
-        assert.equal(typeof r.body.systemPrompt, 'string');
-        assert.equal(typeof r.body.prompt, 'string');
-        assert.ok(r.body.prompt.startsWith('<conversation>\n'));
+  test(
+    'success: POST {systemPrompt, prompt} as JSON, {summary} read back, through compact() and SessionTree',
+    T,
+    async () => {
+      const server = await serve((body) => ({ body: JSON.stringify({ summary: `remote ${body.purpose}` }) }));
+      try {
+        const prep = /** @type {any} */ (sc.prepareCompaction(makeSession(), SETTINGS));
+        const result = await sc.compact(prep, { remoteEndpoint: server.url });
+        assert.ok(result.summary.startsWith(`remote history${SEPARATOR}remote turnPrefix`));
+        assert.equal(result.shortSummary, 'remote short');
+        assert.equal(server.requests.length, 3);
+        for (const r of server.requests) {
+          assert.equal(r.method, 'POST');
+          assert.match(String(r.headers['content-type']), /^application\/json/);
+          assert.equal(typeof r.body.systemPrompt, 'string');
+          assert.equal(typeof r.body.prompt, 'string');
+          assert.ok(r.body.prompt.startsWith('<conversation>\n'));
+        }
+        const tree = treeOf();
+        const done = await tree.compact({ remoteEndpoint: server.url, settings: SETTINGS });
+        assert.equal(done.compactionEntry.type, 'compaction');
+        assert.equal(done.result.shortSummary, 'remote short');
+        const branch = tree.getBranch();
+        const nav = await tree.navigateTree(/** @type {string} */ (branch[1].id), {
+          summarize: true,
+          remoteEndpoint: server.url,
+        });
+        assert.ok(/** @type {any} */ (nav.summaryEntry).summary.includes('remote branch'));
+      } finally {
+        await server.close();
       }
-      const tree = treeOf();
-      const done = await tree.compact({ remoteEndpoint: server.url, settings: SETTINGS });
-      assert.equal(done.compactionEntry.type, 'compaction');
-      assert.equal(done.result.shortSummary, 'remote short');
-      const branch = tree.getBranch();
-      const nav = await tree.navigateTree(/** @type {string} */ (branch[1].id), { summarize: true, remoteEndpoint: server.url });
-      assert.ok(/** @type {any} */ (nav.summaryEntry).summary.includes('remote branch'));
-    } finally {
-      await server.close();
-    }
-  });
+    },
+  );
 
-  for (const [name, reply, pattern, status] of /** @type {[string, { status?: number, headers?: Record<string, string>, body: string }, RegExp, number | undefined][]} */ ([
+  for (const [
+    name,
+    reply,
+    pattern,
+    status,
+  ] of /** @type {[string, { status?: number, headers?: Record<string, string>, body: string }, RegExp, number | undefined][]} */ ([
     ['500', { status: 500, body: '{"error":"internal"}' }, /HTTP 500/, 500],
     ['429 with retry-after', { status: 429, headers: { 'retry-after': '7' }, body: 'slow down' }, /HTTP 429/, 429],
     ['a reply that is not JSON', { body: 'this is not json' }, /not JSON/, 200],
@@ -1130,7 +1374,9 @@ describe('remote endpoint (HTTP on 127.0.0.1)', () => {
     test(`${name} → E_REMOTE with the status, no request header echoed`, T, async () => {
       /** @type {any} */
       let server;
-      server = await serve(() => (reply.body === 'ECHO' ? { ...reply, body: JSON.stringify(server.requests.at(-1).headers) } : reply));
+      server = await serve(() =>
+        reply.body === 'ECHO' ? { ...reply, body: JSON.stringify(server.requests.at(-1).headers) } : reply,
+      );
       try {
         const prep = /** @type {any} */ (sc.prepareCompaction(makeSession(), SETTINGS));
         const error = await rejectsCode(sc.compact(prep, { remoteEndpoint: server.url }), 'E_REMOTE', pattern);
@@ -1154,7 +1400,11 @@ describe('remote endpoint (HTTP on 127.0.0.1)', () => {
         const tree = treeOf();
         const count = tree.entryCount;
         const controller = new AbortController();
-        const running = tree.compact({ remoteEndpoint: server.url, settings: SETTINGS, ...(how === 'signal' ? { signal: controller.signal } : {}) });
+        const running = tree.compact({
+          remoteEndpoint: server.url,
+          settings: SETTINGS,
+          ...(how === 'signal' ? { signal: controller.signal } : {}),
+        });
         await waitFor(() => server.requests.length === 2, 'the history and turn-prefix requests');
         if (how === 'signal') controller.abort();
         else tree.abortCompaction();
@@ -1172,7 +1422,11 @@ describe('remote endpoint (HTTP on 127.0.0.1)', () => {
     const url = server.url;
     await server.close(); // the port is free now: nothing listens there
     const prep = /** @type {any} */ (sc.prepareCompaction(makeSession(), SETTINGS));
-    const error = await rejectsCode(sc.compact(prep, { remoteEndpoint: url }), 'E_REMOTE', /request to the summarizer failed/);
+    const error = await rejectsCode(
+      sc.compact(prep, { remoteEndpoint: url }),
+      'E_REMOTE',
+      /request to the summarizer failed/,
+    );
     assert.equal(error.status, undefined);
     assertNoHeaderEcho(error.message, []);
   });

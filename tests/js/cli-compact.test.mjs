@@ -8,14 +8,14 @@
 // Run: node --test tests/js/cli-compact.test.mjs
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import * as sc from '../../pkg/index.node.mjs';
 import { openaiComplete } from '../../pkg/bin/support.mjs';
+import * as sc from '../../pkg/index.node.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(ROOT, 'pkg', 'bin', 'session-compaction.mjs');
@@ -59,7 +59,13 @@ function cli(args, env = {}) {
 function start(args, env = {}) {
   /** @type {Record<string, string>} */
   const childEnv = {};
-  for (const [k, v] of Object.entries({ ...process.env, NO_COLOR: '1', FORCE_COLOR: undefined, OPENAI_API_KEY: undefined, ...env })) {
+  for (const [k, v] of Object.entries({
+    ...process.env,
+    NO_COLOR: '1',
+    FORCE_COLOR: undefined,
+    OPENAI_API_KEY: undefined,
+    ...env,
+  })) {
     if (v !== undefined) childEnv[k] = v;
   }
   const child = spawn(process.execPath, [CLI, ...args], { env: childEnv });
@@ -129,7 +135,12 @@ async function serve(handler) {
 }
 
 /** A fake OpenAI-compatible chat-completions reply. @param {string} content */
-const chatReply = (content) => JSON.stringify({ id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }] });
+const chatReply = (content) =>
+  JSON.stringify({
+    id: 'x',
+    object: 'chat.completion',
+    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+  });
 
 // ---------------------------------------------------------------------------------------------
 
@@ -180,7 +191,11 @@ describe('compact (extractive) on each real session', () => {
       } else {
         const now = readFileSync(file);
         assert.deepEqual(now.subarray(0, original.length), original, 'the original bytes are kept as they were');
-        assert.equal(now.subarray(original.length).toString('utf8').split('\n').filter(Boolean).length, 1, 'one line appended');
+        assert.equal(
+          now.subarray(original.length).toString('utf8').split('\n').filter(Boolean).length,
+          1,
+          'one line appended',
+        );
       }
       // A second run has nothing to do: exit 0, the file unchanged.
       const bytes = readFileSync(file);
@@ -197,9 +212,24 @@ describe('compact: output and options', () => {
     const file = copyOf(LARGE);
     const tree = load(file);
     const before = size(tree);
-    const r = await cli(['compact', file, '--preview', '300', '--keep-recent-tokens', '10k', '--reserve-tokens', '8000', '--instructions', 'note the theme files']);
+    const r = await cli([
+      'compact',
+      file,
+      '--preview',
+      '300',
+      '--keep-recent-tokens',
+      '10k',
+      '--reserve-tokens',
+      '8000',
+      '--instructions',
+      'note the theme files',
+    ]);
     assert.equal(r.status, 0, r.stderr);
-    const done = await tree.compact({ complete: sc.extractiveSummarizer, settings: { keepRecentTokens: 10000, reserveTokens: 8000 }, customInstructions: 'note the theme files' });
+    const done = await tree.compact({
+      complete: sc.extractiveSummarizer,
+      settings: { keepRecentTokens: 10000, reserveTokens: 8000 },
+      customInstructions: 'note the theme files',
+    });
     const after = size(tree);
     const fmt = (/** @type {number} */ n) => n.toLocaleString('en-US');
     assert.match(r.stdout, /summarizer: extractive/);
@@ -227,7 +257,10 @@ describe('compact: output and options', () => {
     for (const [args, pattern] of /** @type {[string[], RegExp][]} */ ([
       [['compact', file, '--openai', 'http://127.0.0.1:1/v1'], /--openai needs --model/],
       [['compact', file, '--model', 'gpt'], /--model names the model of --openai/],
-      [['compact', file, '--endpoint', 'http://127.0.0.1:1/', '--openai', 'http://127.0.0.1:1/v1', '--model', 'm'], /exclude each other/],
+      [
+        ['compact', file, '--endpoint', 'http://127.0.0.1:1/', '--openai', 'http://127.0.0.1:1/v1', '--model', 'm'],
+        /exclude each other/,
+      ],
       [['compact', file, '--endpoint', 'ftp://example.com/x'], /expected an http/],
       [['compact', file, '--endpoint', 'not a url'], /not a URL/],
       [['compact', file, '--summarize'], /does not apply/],
@@ -249,7 +282,15 @@ describe('compact: output and options', () => {
     assert.match(h.stdout, /^ {2}navigate /m);
     const c = await cli(['compact', '--help']);
     assert.equal(c.status, 0);
-    for (const flag of ['--endpoint <url>', '--openai <base-url>', '--model <name>', '--instructions <text>', '--keep-recent-tokens <n>', '--reserve-tokens <n>', '--write']) {
+    for (const flag of [
+      '--endpoint <url>',
+      '--openai <base-url>',
+      '--model <name>',
+      '--instructions <text>',
+      '--keep-recent-tokens <n>',
+      '--reserve-tokens <n>',
+      '--write',
+    ]) {
       assert.ok(c.stdout.includes(flag), flag);
     }
     assert.match(c.stdout, /OPENAI_API_KEY/);
@@ -266,7 +307,9 @@ describe('navigate', () => {
   const setup = () => {
     const file = copyOf(LARGE);
     const tree = load(file);
-    const users = /** @type {any[]} */ (tree.getBranch().filter((e) => e.type === 'message' && /** @type {any} */ (e).message.role === 'user'));
+    const users = /** @type {any[]} */ (
+      tree.getBranch().filter((e) => e.type === 'message' && /** @type {any} */ (e).message.role === 'user')
+    );
     const target = users[users.length - 3];
     return { file, tree, target };
   };
@@ -278,7 +321,10 @@ describe('navigate', () => {
     assert.equal(out.oldLeafId, tree.leafId);
     assert.equal(out.newLeafId, target.parentId);
     assert.equal(out.navigatedTo, target.parentId);
-    const text = target.message.content.filter((/** @type {any} */ b) => b.type === 'text').map((/** @type {any} */ b) => b.text).join('');
+    const text = target.message.content
+      .filter((/** @type {any} */ b) => b.type === 'text')
+      .map((/** @type {any} */ b) => b.text)
+      .join('');
     assert.equal(out.editorText, text);
     assert.equal(out.summaryEntry, null);
     const r = await cli(['navigate', file, target.id]);
@@ -302,7 +348,15 @@ describe('navigate', () => {
     const original = readFileSync(file);
     const count = tree.entryCount;
     const oldLeaf = tree.leafId;
-    const out = await cliJson(['navigate', file, target.id, '--summarize', '--write', '--instructions', 'what was tried']);
+    const out = await cliJson([
+      'navigate',
+      file,
+      target.id,
+      '--summarize',
+      '--write',
+      '--instructions',
+      'what was tried',
+    ]);
     const entry = out.summaryEntry;
     assert.equal(entry.type, 'branch_summary');
     assert.equal(entry.parentId, target.parentId);
@@ -316,7 +370,11 @@ describe('navigate', () => {
     assert.equal(reloaded.leafId, entry.id, 'the file reopens at the branch summary, under the new leaf');
     assert.equal(/** @type {any} */ (reloaded.getBranch().at(-2)).id, target.parentId);
     // The same through the JS API gives the same summary.
-    const api = await tree.navigateTree(target.id, { summarize: true, customInstructions: 'what was tried', complete: sc.extractiveSummarizer });
+    const api = await tree.navigateTree(target.id, {
+      summarize: true,
+      customInstructions: 'what was tried',
+      complete: sc.extractiveSummarizer,
+    });
     assert.equal(/** @type {any} */ (api.summaryEntry).summary, entry.summary);
   });
 
@@ -333,18 +391,34 @@ describe('navigate', () => {
 describe('--endpoint (remote summarizer on 127.0.0.1)', () => {
   test('compact and navigate --summarize use it; a failure exits 3 with E_REMOTE', async () => {
     let fail = false;
-    const server = await serve(({ body }) => (fail ? { status: 500, body: '{"error":"down"}' } : { body: JSON.stringify({ summary: `REMOTE ${body.purpose}` }) }));
+    const server = await serve(({ body }) =>
+      fail
+        ? { status: 500, body: '{"error":"down"}' }
+        : { body: JSON.stringify({ summary: `REMOTE ${body.purpose}` }) },
+    );
     try {
       const file = copyOf(LARGE);
       const out = await cliJson(['compact', file, '--endpoint', `${server.base}/summarize`]);
       assert.deepEqual(out.summarizer, { kind: 'endpoint', endpoint: `${server.base}/summarize` });
       assert.ok(out.result.summary.startsWith('REMOTE history'));
       assert.equal(out.result.shortSummary, 'REMOTE short');
-      assert.deepEqual(server.requests.map((r) => [r.method, r.url]), [['POST', '/summarize'], ['POST', '/summarize'], ['POST', '/summarize']]);
+      assert.deepEqual(
+        server.requests.map((r) => [r.method, r.url]),
+        [
+          ['POST', '/summarize'],
+          ['POST', '/summarize'],
+          ['POST', '/summarize'],
+        ],
+      );
       for (const r of server.requests) assert.deepEqual(Object.keys(r.body).slice(0, 2), ['systemPrompt', 'prompt']);
 
       const tree = load(file);
-      const user = /** @type {any} */ (tree.getBranch().filter((e) => e.type === 'message' && /** @type {any} */ (e).message.role === 'user').at(-2));
+      const user = /** @type {any} */ (
+        tree
+          .getBranch()
+          .filter((e) => e.type === 'message' && /** @type {any} */ (e).message.role === 'user')
+          .at(-2)
+      );
       const nav = await cliJson(['navigate', file, user.id, '--summarize', '--endpoint', `${server.base}/summarize`]);
       assert.ok(nav.summaryEntry.summary.includes('REMOTE branch'));
 
@@ -391,7 +465,10 @@ describe('--openai (fake OpenAI-compatible server on 127.0.0.1)', () => {
     try {
       const file = copyOf(LARGE);
       const env = { OPENAI_API_KEY: SECRET };
-      const r = await cli(['compact', file, '--openai', `${server.base}/v1/`, '--model', 'test-model', '--preview', '2000'], env);
+      const r = await cli(
+        ['compact', file, '--openai', `${server.base}/v1/`, '--model', 'test-model', '--preview', '2000'],
+        env,
+      );
       assert.equal(r.status, 0, r.stderr);
       assert.equal(server.requests.length, 3);
       for (const req of server.requests) {
@@ -400,11 +477,17 @@ describe('--openai (fake OpenAI-compatible server on 127.0.0.1)', () => {
         assert.equal(req.headers.authorization, `Bearer ${SECRET}`);
         assert.match(String(req.headers['content-type']), /application\/json/);
         assert.equal(req.body.model, 'test-model');
-        assert.deepEqual(req.body.messages.map((/** @type {any} */ m) => m.role), ['system', 'user']);
+        assert.deepEqual(
+          req.body.messages.map((/** @type {any} */ m) => m.role),
+          ['system', 'user'],
+        );
         assert.ok(req.body.messages[1].content.startsWith('<conversation>\n'));
         assert.equal(typeof req.body.max_tokens, 'number');
       }
-      assert.deepEqual(server.requests.map((q) => q.body.max_tokens).sort((a, b) => a - b), [512, 8192, 13107]);
+      assert.deepEqual(
+        server.requests.map((q) => q.body.max_tokens).sort((a, b) => a - b),
+        [512, 8192, 13107],
+      );
       assert.match(r.stdout, /test-model through the OpenAI-compatible API/);
       assert.match(r.stdout, /MODEL SAYS \(13107\)/);
       assert.match(r.stdout, /Short summary\n {2}MODEL SAYS \(512\)/);
@@ -422,7 +505,15 @@ describe('--openai (fake OpenAI-compatible server on 127.0.0.1)', () => {
     let mode = '401';
     const server = await serve(({ headers }) =>
       mode === '401'
-        ? { status: 401, body: JSON.stringify({ error: { message: `Incorrect API key provided: ${String(headers.authorization).slice(7)}`, received: headers } }) }
+        ? {
+            status: 401,
+            body: JSON.stringify({
+              error: {
+                message: `Incorrect API key provided: ${String(headers.authorization).slice(7)}`,
+                received: headers,
+              },
+            }),
+          }
         : { body: JSON.stringify({ choices: [] }) },
     );
     try {
@@ -430,7 +521,10 @@ describe('--openai (fake OpenAI-compatible server on 127.0.0.1)', () => {
       const env = { OPENAI_API_KEY: SECRET };
       const r = await cli(['compact', file, '--write', '--openai', `${server.base}/v1`, '--model', 'm'], env);
       assert.equal(r.status, 3, r.stderr);
-      assert.match(r.stderr, /HTTP 401 Unauthorized: Incorrect API key provided: \[redacted\] \(E_MODEL\); nothing was written/);
+      assert.match(
+        r.stderr,
+        /HTTP 401 Unauthorized: Incorrect API key provided: \[redacted\] \(E_MODEL\); nothing was written/,
+      );
       assert.equal(server.requests[0].headers.authorization, `Bearer ${SECRET}`, 'the header did arrive');
       mode = 'empty';
       const e = await cli(['compact', file, '--openai', `${server.base}/v1`, '--model', 'm'], env);
@@ -441,7 +535,9 @@ describe('--openai (fake OpenAI-compatible server on 127.0.0.1)', () => {
       const u = await cli(['compact', file, '--openai', `${base}/v1`, '--model', 'm'], env);
       assert.equal(u.status, 3);
       assert.match(u.stderr, /fetch failed: cannot reach/);
-      for (const out of [r, e, u]) for (const text of [out.stdout, out.stderr]) assert.ok(!text.includes(SECRET), `the key is never printed: ${text}`);
+      for (const out of [r, e, u])
+        for (const text of [out.stdout, out.stderr])
+          assert.ok(!text.includes(SECRET), `the key is never printed: ${text}`);
       assert.equal(existsSync(`${file}.bak`), false, 'nothing written');
     } finally {
       await server.close();
@@ -462,7 +558,11 @@ describe('--openai (fake OpenAI-compatible server on 127.0.0.1)', () => {
 
   test('its errors carry status and headers, so checkCompaction retries a 429 after retry-after-ms', async () => {
     let calls = 0;
-    const server = await serve(() => (++calls === 1 ? { status: 429, headers: { 'retry-after-ms': '30' }, body: '{"error":{"message":"rate limited"}}' } : { body: chatReply('after the retry') }));
+    const server = await serve(() =>
+      ++calls === 1
+        ? { status: 429, headers: { 'retry-after-ms': '30' }, body: '{"error":{"message":"rate limited"}}' }
+        : { body: chatReply('after the retry') },
+    );
     try {
       const complete = openaiComplete({ baseUrl: `${server.base}/v1`, model: 'm', apiKey: SECRET });
       const failing = await complete({ systemPrompt: 's', prompt: 'p', maxTokens: 10 }).then(
@@ -474,9 +574,17 @@ describe('--openai (fake OpenAI-compatible server on 127.0.0.1)', () => {
       assert.ok(!failing.message.includes(SECRET));
       calls = 0;
       const tree = load(copyOf(LARGE));
-      const message = /** @type {any} */ ([...tree.getBranch()].reverse().find((e) => e.type === 'message' && /** @type {any} */ (e).message.role === 'assistant')).message;
+      const message = /** @type {any} */ (
+        [...tree.getBranch()]
+          .reverse()
+          .find((e) => e.type === 'message' && /** @type {any} */ (e).message.role === 'assistant')
+      ).message;
       const started = performance.now();
-      const result = await tree.checkCompaction(message, { contextWindow: 100_000, complete, retry: { baseDelayMs: 1 } });
+      const result = await tree.checkCompaction(message, {
+        contextWindow: 100_000,
+        complete,
+        retry: { baseDelayMs: 1 },
+      });
       assert.equal(result.errorMessage, undefined);
       assert.ok(/** @type {any} */ (result.result).summary.includes('after the retry'));
       assert.ok(performance.now() - started >= 25, 'waited for retry-after-ms');

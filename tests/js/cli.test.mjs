@@ -4,7 +4,16 @@
 // the bundled sample used when no file is given. Run: node --test tests/js/cli.test.mjs
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -70,12 +79,26 @@ function tmpFile(name, text) {
   return path;
 }
 
-const HEADER = JSON.stringify({ type: 'session', version: 3, id: 's', timestamp: '2025-01-01T00:00:00.000Z', cwd: '/x' });
+const HEADER = JSON.stringify({
+  type: 'session',
+  version: 3,
+  id: 's',
+  timestamp: '2025-01-01T00:00:00.000Z',
+  cwd: '/x',
+});
 /** A message entry line. @param {string} id @param {string | null} parentId @param {string} role @param {string} text */
 function messageLine(id, parentId, role, text) {
   const message =
     role === 'assistant'
-      ? { role, content: [{ type: 'text', text }], provider: 'p', model: 'm', usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: 'stop', timestamp: 1 }
+      ? {
+          role,
+          content: [{ type: 'text', text }],
+          provider: 'p',
+          model: 'm',
+          usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+          stopReason: 'stop',
+          timestamp: 1,
+        }
       : { role, content: [{ type: 'text', text }], timestamp: 1 };
   return JSON.stringify({ type: 'message', id, parentId, timestamp: '2025-01-01T00:00:00.000Z', message });
 }
@@ -136,9 +159,20 @@ describe('every command on each real session', () => {
         assert.match(r.stdout, new RegExp(`entries\\s+${fmt(tree.entryCount)}\\b`));
         assert.match(r.stdout, new RegExp(`branch length\\s+${fmt(branch.length)}\\b`));
         assert.match(r.stdout, new RegExp(`context tokens\\s+${fmt(tree.estimateContextTokens())}\\b`));
-        assert.match(r.stdout, new RegExp(`to summarize\\s+${fmt(prep.messagesToSummarize.length)}\\s+${fmt(tokens(prep.messagesToSummarize))}`));
-        assert.match(r.stdout, new RegExp(`kept\\s+${fmt(prep.recentMessages.length)}\\s+${fmt(tokens(prep.recentMessages))}`));
-        assert.match(r.stdout, new RegExp(`cut point\\s+\\S+\\s+\\S+\\s+index ${fmt(plan.cutPoint.firstKeptEntryIndex)}`));
+        assert.match(
+          r.stdout,
+          new RegExp(
+            `to summarize\\s+${fmt(prep.messagesToSummarize.length)}\\s+${fmt(tokens(prep.messagesToSummarize))}`,
+          ),
+        );
+        assert.match(
+          r.stdout,
+          new RegExp(`kept\\s+${fmt(prep.recentMessages.length)}\\s+${fmt(tokens(prep.recentMessages))}`),
+        );
+        assert.match(
+          r.stdout,
+          new RegExp(`cut point\\s+\\S+\\s+\\S+\\s+index ${fmt(plan.cutPoint.firstKeptEntryIndex)}`),
+        );
         if (!v1) assert.match(r.stdout, new RegExp(`cut point\\s+${prep.firstKeptEntryId}\\b`));
         assert.match(r.stdout, new RegExp(`split turn\\s+${prep.isSplitTurn ? 'yes' : 'no'}`));
         assert.match(r.stdout, /should compact\s+(yes|no)/);
@@ -146,7 +180,16 @@ describe('every command on each real session', () => {
       });
 
       test('plan options change the plan like the API', () => {
-        const out = cliJson(['plan', file, '--keep-recent-tokens', '5000', '--reserve-tokens', '1000', '--context-window', '150k']);
+        const out = cliJson([
+          'plan',
+          file,
+          '--keep-recent-tokens',
+          '5000',
+          '--reserve-tokens',
+          '1000',
+          '--context-window',
+          '150k',
+        ]);
         const expected = tree.planCompaction({ keepRecentTokens: 5000, reserveTokens: 1000 });
         assert.deepEqual(out.plan, expected);
         assert.equal(out.contextWindow, 150000);
@@ -184,7 +227,10 @@ describe('every command on each real session', () => {
         const r = cli(['prune', file]);
         assert.equal(r.status, 0, r.stderr);
         if (expected.candidates.length) {
-          assert.match(r.stdout, new RegExp(`${fmt(expected.candidates.length)} candidates, ${fmt(expected.tokensSaved)} tokens saved`));
+          assert.match(
+            r.stdout,
+            new RegExp(`${fmt(expected.candidates.length)} candidates, ${fmt(expected.tokensSaved)} tokens saved`),
+          );
           assert.match(r.stdout, /would prune/);
         } else {
           assert.match(r.stdout, /nothing to prune/);
@@ -300,9 +346,18 @@ describe('prune --write', () => {
 
     const r = cli(['prune', copy, '--write', ...flags]);
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stdout, new RegExp(`written: .*${fmt(expected.candidates.length)} tool outputs pruned, ${fmt(expected.tokensSaved)} tokens saved`));
+    assert.match(
+      r.stdout,
+      new RegExp(
+        `written: .*${fmt(expected.candidates.length)} tool outputs pruned, ${fmt(expected.tokensSaved)} tokens saved`,
+      ),
+    );
     assert.ok(readFileSync(`${copy}.bak`).equals(readFileSync(original)), 'the .bak is the original');
-    assert.deepEqual(readdirSync(TMP).filter((f) => f.endsWith('.tmp')), [], 'no temp file left');
+    assert.deepEqual(
+      readdirSync(TMP).filter((f) => f.endsWith('.tmp')),
+      [],
+      'no temp file left',
+    );
 
     const pruned = sc.SessionTree.fromBytes(readFileSync(copy), { strict: true });
     assert.equal(pruned.loadErrors.length, 0);
@@ -347,7 +402,10 @@ describe('malformed and missing files', () => {
       assert.match(r.stderr, /warning: .*truncated\.jsonl: line 6: malformed JSON/, command);
     }
     const plan = cliJson(['plan', file]);
-    assert.deepEqual(plan.loadErrors.map((/** @type {any} */ e) => e.line), [6]);
+    assert.deepEqual(
+      plan.loadErrors.map((/** @type {any} */ e) => e.line),
+      [6],
+    );
     // validate counts the unreadable line as an error.
     const v = cli(['validate', file]);
     assert.equal(v.status, 1);
@@ -372,7 +430,8 @@ describe('malformed and missing files', () => {
     ]) {
       const file = tmpFile(name, text);
       // Every command on one file; `plan` and `validate` on the others (each run costs ~0.5 s).
-      const commands = name === 'bad-header.jsonl' ? ['plan', 'context', 'prune', 'tree', 'validate'] : ['plan', 'validate'];
+      const commands =
+        name === 'bad-header.jsonl' ? ['plan', 'context', 'prune', 'tree', 'validate'] : ['plan', 'validate'];
       for (const command of commands) {
         const r = cli([command, file]);
         assert.equal(r.status, 2, `${command} ${name}`);
@@ -425,7 +484,14 @@ describe('tree shapes', () => {
       messageLine('a2', 'u2', 'assistant', 'abandoned answer'),
       messageLine('u3', 'a1', 'user', 'better follow-up'),
       messageLine('a3', 'u3', 'assistant', 'final answer'),
-      JSON.stringify({ type: 'label', id: 'l1', parentId: 'a3', timestamp: '2025-01-01T00:00:00.000Z', targetId: 'a1', label: 'checkpoint' }),
+      JSON.stringify({
+        type: 'label',
+        id: 'l1',
+        parentId: 'a3',
+        timestamp: '2025-01-01T00:00:00.000Z',
+        targetId: 'a1',
+        label: 'checkpoint',
+      }),
     ];
     const file = tmpFile('branched.jsonl', `${lines.join('\n')}\n`);
     const r = cli(['tree', file, '--leaf', 'a2']);
@@ -503,7 +569,8 @@ describe('options, help, version, output', () => {
     assert.equal(v.stdout.trim(), `session-compaction ${VERSION}`);
     const h = cli(['--help']);
     assert.equal(h.status, 0);
-    for (const command of ['plan', 'context', 'prune', 'tree', 'validate']) assert.match(h.stdout, new RegExp(`^  ${command} `, 'm'));
+    for (const command of ['plan', 'context', 'prune', 'tree', 'validate'])
+      assert.match(h.stdout, new RegExp(`^  ${command} `, 'm'));
     const ph = cli(['plan', '--help']);
     assert.equal(ph.status, 0);
     assert.match(ph.stdout, /--keep-recent-tokens <n>/);
@@ -511,7 +578,14 @@ describe('options, help, version, output', () => {
   });
 
   test('usage errors exit 2', () => {
-    for (const args of [[], ['bogus'], ['plan', '--bogus'], ['plan', '--write'], ['plan', 'a.jsonl', 'b.jsonl'], ['plan', '--keep-recent-tokens', 'many']]) {
+    for (const args of [
+      [],
+      ['bogus'],
+      ['plan', '--bogus'],
+      ['plan', '--write'],
+      ['plan', 'a.jsonl', 'b.jsonl'],
+      ['plan', '--keep-recent-tokens', 'many'],
+    ]) {
       const r = cli(args);
       assert.equal(r.status, 2, args.join(' '));
       assert.notEqual(r.stderr, '', args.join(' '));

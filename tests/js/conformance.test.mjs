@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import * as sc from '../../pkg/index.node.mjs';
 import { collect, diff, entrySource, isObject, show } from './support/vectors.mjs';
 
@@ -24,7 +24,6 @@ const SKIPPED_OPS = new Set(['compact', 'generateBranchSummary']);
 // Vectors, entry sources and comparison: tests/js/support/vectors.mjs.
 const { fileLines, resolveEntries } = entrySource(DIR);
 
-
 /**
  * @param {string} op
  * @param {any} expected
@@ -36,7 +35,12 @@ function check(op, expected, actual, entries) {
   const act = structuredClone(actual);
   if (isObject(exp)) delete exp.debug;
   if (isObject(act)) delete act.debug;
-  const fileOps = op === 'prepareCompaction' ? (/** @type {any} */ v) => v?.preparation?.fileOps : op === 'prepareBranchEntries' ? (/** @type {any} */ v) => v?.fileOps : null;
+  const fileOps =
+    op === 'prepareCompaction'
+      ? (/** @type {any} */ v) => v?.preparation?.fileOps
+      : op === 'prepareBranchEntries'
+        ? (/** @type {any} */ v) => v?.fileOps
+        : null;
   if (fileOps) {
     // fileOps are sets (README "prepareCompaction"): compared ignoring order.
     for (const v of [exp, act]) {
@@ -124,7 +128,9 @@ function run(op, input) {
       return { tokens: sc.estimateTokens(input.message) };
     case 'estimateTokensBatch':
       return {
-        tokens: entries().map((e) => (e?.type === 'message' && e.message !== undefined ? sc.estimateTokens(e.message) : null)),
+        tokens: entries().map((e) =>
+          e?.type === 'message' && e.message !== undefined ? sc.estimateTokens(e.message) : null,
+        ),
       };
     case 'calculateContextTokens':
       return { tokens: sc.calculateContextTokens(input.usage) };
@@ -141,7 +147,12 @@ function run(op, input) {
     case 'findTurnStartIndex':
       return { turnStartIndex: sc.findTurnStartIndex(entries(), num(input, 'entryIndex'), num(input, 'startIndex')) };
     case 'findCutPoint':
-      return sc.findCutPoint(entries(), num(input, 'startIndex'), num(input, 'endIndex'), num(input, 'keepRecentTokens'));
+      return sc.findCutPoint(
+        entries(),
+        num(input, 'startIndex'),
+        num(input, 'endIndex'),
+        num(input, 'keepRecentTokens'),
+      );
     case 'prepareCompaction': {
       const preparation = sc.prepareCompaction(entries(), input.settings);
       if (preparation === undefined) return { preparation: null };
@@ -248,7 +259,9 @@ function runAll() {
 
 before(() => {
   const templates = join(DIR, 'templates');
-  for (const name of readdirSync(templates).filter((n) => n.endsWith('.md')).sort()) {
+  for (const name of readdirSync(templates)
+    .filter((n) => n.endsWith('.md'))
+    .sort()) {
     sc.setPromptTemplate(name, readFileSync(join(templates, name), 'utf8'));
   }
   runAll();
@@ -281,4 +294,3 @@ for (const op of OPS) {
     assert.deepEqual(s.failures, [], `${s.failures.length} of ${s.passed + s.failures.length} ${op} vectors failed`);
   });
 }
-

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { test } from 'node:test';
-import { crateVersion } from '../../scripts/lib.mjs';
 import * as esm from '../../pkg/index.node.mjs';
+import { crateVersion } from '../../scripts/lib.mjs';
 
 const require = createRequire(import.meta.url);
 const pkgJson = JSON.parse(readFileSync(new URL('../../pkg/package.json', import.meta.url), 'utf8'));

@@ -3,27 +3,27 @@
 // reject: if a type degraded to `any`, the directive would be unused and tsc would fail (TS2578).
 import { readFileSync } from 'node:fs';
 import {
-  DEFAULT_COMPACTION_SETTINGS,
-  DEFAULT_PRUNE_CONFIG,
-  SessionTree,
-  buildSessionContext,
-  estimateTokens,
-  findCutPoint,
-  init,
-  parseSession,
-  prepareCompaction,
-  pruneToolOutputs,
-  shouldCompact,
   type AgentMessage,
+  buildSessionContext,
   type CompactionPreparation,
   type CompactionSettings,
   type CutPointResult,
+  DEFAULT_COMPACTION_SETTINGS,
+  DEFAULT_PRUNE_CONFIG,
   type ErrorCode,
+  estimateTokens,
+  findCutPoint,
+  init,
   type LineError,
   type PruneResult,
+  parseSession,
+  prepareCompaction,
+  pruneToolOutputs,
   type SessionCompactionError,
   type SessionContext,
   type SessionEntry,
+  SessionTree,
+  shouldCompact,
   type TreeNode,
 } from '../../pkg/index.node.mjs';
 
@@ -104,8 +104,10 @@ buildSessionContext(['{"type":"message"}']);
 // @ts-expect-error: the result has no `cutIndex`
 const cutIndex: number = cut.cutIndex;
 
+const first = entries[0];
+const userMessage = first.type === 'message' && first.message.role === 'user' ? first.message : undefined;
 // @ts-expect-error: `role` narrows the message; a user message has no `usage`
-const userUsage = entries[0].type === 'message' && entries[0].message.role === 'user' ? entries[0].message.usage.input : 0;
+const userUsage = userMessage ? userMessage.usage.input : 0;
 
 export const summary = {
   lines,

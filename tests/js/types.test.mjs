@@ -12,8 +12,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const PKG = join(ROOT, 'pkg');
@@ -92,12 +92,21 @@ function declaredExports(/** @type {string[]} */ files) {
   const types = new Set();
   for (const file of files) {
     const code = stripComments(read(file));
-    for (const m of code.matchAll(/^export\s+(?:declare\s+)?(function|const|let|var|class|type|interface|enum)\s+(\w+)/gm)) {
+    for (const m of code.matchAll(
+      /^export\s+(?:declare\s+)?(function|const|let|var|class|type|interface|enum)\s+(\w+)/gm,
+    )) {
       (m[1] === 'type' || m[1] === 'interface' ? types : values).add(m[2]);
     }
     for (const m of code.matchAll(/^export\s+(type\s+)?\{([^}]*)\}/gm)) {
-      for (const item of m[2].split(',').map((s) => s.trim()).filter(Boolean)) {
-        const name = item.split(/\s+as\s+/).at(-1)?.replace(/^type\s+/, '') ?? item;
+      for (const item of m[2]
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)) {
+        const name =
+          item
+            .split(/\s+as\s+/)
+            .at(-1)
+            ?.replace(/^type\s+/, '') ?? item;
         (m[1] || item.startsWith('type ') ? types : values).add(name);
       }
     }
@@ -249,7 +258,10 @@ test('a wrong use of the API is a type error (the checks are not vacuous)', () =
       errors.every((l) => l.startsWith('bad.ts')),
       `only bad.ts has errors:\n${r.output}`,
     );
-    assert.ok(errors.every((l) => /TS2322/.test(l)), r.output);
+    assert.ok(
+      errors.every((l) => /TS2322/.test(l)),
+      r.output,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

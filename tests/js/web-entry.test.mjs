@@ -3,8 +3,8 @@
 // isolates files), so nothing has initialized the module before the first test.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { crateVersion } from '../../scripts/lib.mjs';
 import * as web from '../../pkg/index.web.mjs';
+import { crateVersion } from '../../scripts/lib.mjs';
 
 test('before init(): every engine export throws E_NOT_INITIALIZED', () => {
   const engineExports = Object.entries(web).filter(

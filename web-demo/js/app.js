@@ -3,7 +3,7 @@
 import { BranchBar, REGION, REGION_NAMES } from './branch-bar.js';
 import { extractiveSummarizer, fetchSample, loadEngine, openAiSummarizer } from './engine.js';
 import { describeEntry, el, num, short } from './format.js';
-import { renderContext, renderPrune, renderPreparation, renderResult, renderValidation } from './panels.js';
+import { renderContext, renderPreparation, renderPrune, renderResult, renderValidation } from './panels.js';
 import { TreeView } from './tree-view.js';
 
 const $ = (selector) => /** @type {HTMLElement} */ (document.querySelector(selector));
@@ -126,7 +126,9 @@ function bindUi() {
     if (i >= 0) navigateWithSummary(i);
   });
   $('#endpoint-fields').addEventListener('submit', (event) => event.preventDefault());
-  $('#collapse-runs').addEventListener('change', (e) => treeView.setCollapse(/** @type {HTMLInputElement} */ (e.target).checked));
+  $('#collapse-runs').addEventListener('change', (e) =>
+    treeView.setCollapse(/** @type {HTMLInputElement} */ (e.target).checked),
+  );
   for (const radio of document.querySelectorAll('input[name="summarizer"]')) {
     radio.addEventListener('change', () => {
       $('#endpoint-fields').hidden = summarizerKind() !== 'openai';
@@ -150,7 +152,10 @@ function bindUi() {
 
 function onControl(name, input) {
   if (name === 'protectedTools') {
-    state.settings.protectedTools = input.value.split(',').map((s) => s.trim()).filter(Boolean);
+    state.settings.protectedTools = input.value
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   } else {
     const value = Number(input.value);
     if (!Number.isFinite(value) || value < 0) return;
@@ -246,11 +251,21 @@ function renderLoadErrors(errors) {
   const shown = errors.slice(0, 500);
   list.replaceChildren(
     ...shown.map((e) =>
-      el('li', { 'data-line': e.line, 'data-code': e.code }, el('span', { class: 'line-no', text: `line ${e.line}` }), el('code', { text: e.code }), e.message),
+      el(
+        'li',
+        { 'data-line': e.line, 'data-code': e.code },
+        el('span', { class: 'line-no', text: `line ${e.line}` }),
+        el('code', { text: e.code }),
+        e.message,
+      ),
     ),
-    ...(errors.length > shown.length ? [el('li', { class: 'muted', text: `… and ${num(errors.length - shown.length)} more` })] : []),
+    ...(errors.length > shown.length
+      ? [el('li', { class: 'muted', text: `… and ${num(errors.length - shown.length)} more` })]
+      : []),
   );
-  $('#load-errors-summary').textContent = errors.length ? `(${num(errors.length)} in ${state.fileName}; the other lines loaded)` : '';
+  $('#load-errors-summary').textContent = errors.length
+    ? `(${num(errors.length)} in ${state.fileName}; the other lines loaded)`
+    : '';
   box.hidden = errors.length === 0;
 }
 
@@ -271,7 +286,9 @@ function reloadStructure() {
   root.dataset.entryCount = String(tree.entryCount);
   $('#tree-caption').textContent = `· ${num(tree.entryCount)} entries`;
   state.validation = tree.validate();
-  state.issueNodes = new Set(state.validation.issues.map((issue) => state.byId.get(issue.id)).filter((i) => i !== undefined));
+  state.issueNodes = new Set(
+    state.validation.issues.map((issue) => state.byId.get(issue.id)).filter((i) => i !== undefined),
+  );
   renderValidation($('#panel-validation'), state.validation, jumpTo);
   setTabCount('validation', state.validation.issues.length);
   renderSessionInfo();
@@ -347,7 +364,7 @@ function computeBranch() {
   path.reverse();
   state.branch = Int32Array.from(path);
   state.branchPos = new Int32Array(nodes.length).fill(-1);
-  path.forEach((i, p) => (state.branchPos[i] = p));
+  for (const [p, i] of path.entries()) state.branchPos[i] = p;
   state.contextTokens = state.tree.estimateContextTokens();
 }
 
@@ -366,7 +383,11 @@ function computePlan() {
     firstKept = plan.cutPoint.firstKeptEntryIndex;
     turnStart = plan.cutPoint.isSplitTurn ? plan.cutPoint.turnStartIndex : -1;
     if (plan.prevCompactionIndex >= 0) {
-      state.prevKept = { start: plan.boundaryStart, end: plan.prevCompactionIndex, id: nodes[branch[plan.prevCompactionIndex]].id };
+      state.prevKept = {
+        start: plan.boundaryStart,
+        end: plan.prevCompactionIndex,
+        id: nodes[branch[plan.prevCompactionIndex]].id,
+      };
     }
   } else {
     // Nothing to compact (the branch ends in a compaction, or is empty): what the last
@@ -386,7 +407,8 @@ function computePlan() {
   }
   assignRegions(boundaryStart, firstKept, turnStart);
   state.cut = plan && firstKept < n ? { pos: firstKept, id: nodes[branch[firstKept]].id ?? '' } : null;
-  state.turn = plan && turnStart >= 0 && turnStart < n ? { pos: turnStart, id: nodes[branch[turnStart]].id ?? '' } : null;
+  state.turn =
+    plan && turnStart >= 0 && turnStart < n ? { pos: turnStart, id: nodes[branch[turnStart]].id ?? '' } : null;
   state.prepPending = true;
 }
 
@@ -568,7 +590,13 @@ function renderStats() {
   const kept = state.sums[REGION.KEPT];
   const nothing = !state.plan || (!state.prepPending && !state.prep);
   const tile = (key, value, sub, extra = {}) =>
-    el('div', { class: `stat${extra.wide ? ' wide' : ''}`, 'data-stat': extra.name }, el('div', { class: 'k' }, extra.swatch ?? null, key), el('div', { class: 'v' }, value), el('div', { class: 's', text: sub }));
+    el(
+      'div',
+      { class: `stat${extra.wide ? ' wide' : ''}`, 'data-stat': extra.name },
+      el('div', { class: 'k' }, extra.swatch ?? null, key),
+      el('div', { class: 'v' }, value),
+      el('div', { class: 's', text: sub }),
+    );
   const swatch = (v) => {
     const sw = el('span', { class: 'swatch', 'aria-hidden': 'true' });
     sw.style.background = `var(${v})`;
@@ -580,25 +608,46 @@ function renderStats() {
   const provider = state.prep?.tokensBefore ?? state.plan?.promptTokens;
   const last = state.lastAction?.kind === 'compaction' ? state.lastAction : null;
   box.replaceChildren(
-    tile('Before: context now (est.)', `${num(ctx)} tok`, `${pct}% of a ${short(window)} window · ${num(state.contextMessages)} messages · provider usage ${provider === undefined ? '–' : num(provider)}`, { name: 'before' }),
+    tile(
+      'Before: context now (est.)',
+      `${num(ctx)} tok`,
+      `${pct}% of a ${short(window)} window · ${num(state.contextMessages)} messages · provider usage ${provider === undefined ? '–' : num(provider)}`,
+      { name: 'before' },
+    ),
     tile(
       'Automatic compaction',
       el('span', { class: triggers ? 'yes' : 'no', text: triggers ? 'would trigger' : 'not yet' }),
       `threshold ${num(threshold)} = contextWindow − reserveTokens`,
       { name: 'threshold' },
     ),
-    tile('After (est.)', nothing ? '–' : el('span', {}, `${short(kept)} `, el('small', { text: '+ summary' })), nothing ? 'nothing to compact' : `kept verbatim: ${num(keptEntries)} entries from ${state.cut?.id ?? '?'}`, { name: 'after', swatch: swatch('--r-kept') }),
-    tile('Saved (est.)', nothing ? '–' : el('span', {}, `${short(Math.max(0, ctx - kept))} `, el('small', { text: '− summary' })), nothing ? '' : `summarized: ${num(summarizedEntries)} entries, ${short(summarize)} tok${state.counts[REGION.PREFIX] ? ` (${num(state.counts[REGION.PREFIX])} in the turn prefix)` : ''}`, { name: 'saved', swatch: swatch('--r-summarize') }),
+    tile(
+      'After (est.)',
+      nothing ? '–' : el('span', {}, `${short(kept)} `, el('small', { text: '+ summary' })),
+      nothing ? 'nothing to compact' : `kept verbatim: ${num(keptEntries)} entries from ${state.cut?.id ?? '?'}`,
+      { name: 'after', swatch: swatch('--r-kept') },
+    ),
+    tile(
+      'Saved (est.)',
+      nothing ? '–' : el('span', {}, `${short(Math.max(0, ctx - kept))} `, el('small', { text: '− summary' })),
+      nothing
+        ? ''
+        : `summarized: ${num(summarizedEntries)} entries, ${short(summarize)} tok${state.counts[REGION.PREFIX] ? ` (${num(state.counts[REGION.PREFIX])} in the turn prefix)` : ''}`,
+      { name: 'saved', swatch: swatch('--r-summarize') },
+    ),
     tile(
       'Prunable now',
       state.prune?.candidates.length ? `${num(state.prune.tokensSaved)} tok` : 'nothing',
-      state.prune ? `${num(state.prune.candidates.length)} of ${num(state.prune.considered)} old tool outputs · potential ${short(state.prune.potentialSavings)}` : '',
+      state.prune
+        ? `${num(state.prune.candidates.length)} of ${num(state.prune.considered)} old tool outputs · potential ${short(state.prune.potentialSavings)}`
+        : '',
       { name: 'prune' },
     ),
     tile(
       'Last compaction (measured)',
       last ? `${short(last.before.tokens)} → ${short(last.after.tokens)}` : '–',
-      last ? `saved ${num(last.before.tokens - last.after.tokens)} tok · ${num(last.before.messages)} → ${num(last.after.messages)} messages` : 'press Compact to measure before / after',
+      last
+        ? `saved ${num(last.before.tokens - last.after.tokens)} tok · ${num(last.before.messages)} → ${num(last.after.messages)} messages`
+        : 'press Compact to measure before / after',
       { name: 'last' },
     ),
   );
@@ -611,14 +660,18 @@ function renderSessionInfo() {
   info.replaceChildren(
     el('strong', { text: state.fileName }),
     ` · ${num(t.entryCount)} entries`,
-    header ? ` · ${header.version ? `v${header.version}` : 'v1'}${header.cwd ? ` · ${header.cwd}` : ''}` : ' · no header',
+    header
+      ? ` · ${header.version ? `v${header.version}` : 'v1'}${header.cwd ? ` · ${header.cwd}` : ''}`
+      : ' · no header',
     ...(t.loadErrors.length ? [el('span', { class: 'bad', text: ` · ${num(t.loadErrors.length)} bad lines` })] : []),
   );
 }
 
 function renderEmptyTree(message) {
   const rows = $('#tree-rows');
-  const button = state.api ? el('button', { type: 'button', class: 'primary', text: 'Load sample session', onclick: () => loadSample() }) : null;
+  const button = state.api
+    ? el('button', { type: 'button', class: 'primary', text: 'Load sample session', onclick: () => loadSample() })
+    : null;
   rows.replaceChildren(el('div', { class: 'tree-empty' }, el('p', { text: message }), button));
   $('#tree-spacer').style.height = '';
   rows.style.transform = '';
@@ -642,7 +695,8 @@ function showSelection(i) {
 function updateButtons() {
   const busy = state.busy;
   const loaded = !!state.tree;
-  document.querySelector('[data-action="compact"]').disabled = busy || !loaded || !state.plan || (!state.prepPending && !state.prep);
+  document.querySelector('[data-action="compact"]').disabled =
+    busy || !loaded || !state.plan || (!state.prepPending && !state.prep);
   document.querySelector('[data-action="download"]').disabled = busy || !loaded;
   document.querySelector('[data-action="load-sample"]').disabled = busy || !state.api;
   document.querySelector('[data-action="abort"]').hidden = !busy;
@@ -694,10 +748,12 @@ function updateSummarizerNote() {
     note.textContent = 'Summaries are written by your model.';
     note.classList.remove('warn');
   } else if (!state.extractive) {
-    note.textContent = 'This build of the package has no extractiveSummarizer: run `npm run build` (and `npm run demo`) again, or use an endpoint.';
+    note.textContent =
+      'This build of the package has no extractiveSummarizer: run `npm run build` (and `npm run demo`) again, or use an endpoint.';
     note.classList.add('warn');
   } else {
-    note.textContent = 'extractiveSummarizer from the package: deterministic quotes of the conversation, no model, no network.';
+    note.textContent =
+      'extractiveSummarizer from the package: deterministic quotes of the conversation, no model, no network.';
     note.classList.remove('warn');
   }
 }
@@ -708,11 +764,15 @@ function currentSummarizer() {
     const base = /** @type {HTMLInputElement} */ ($('#ep-base')).value.trim();
     const model = /** @type {HTMLInputElement} */ ($('#ep-model')).value.trim();
     const key = /** @type {HTMLInputElement} */ ($('#ep-key')).value;
-    if (!/^https?:\/\//.test(base)) throw new Error('Enter the base URL of the OpenAI-compatible endpoint (http:// or https://).');
+    if (!/^https?:\/\//.test(base))
+      throw new Error('Enter the base URL of the OpenAI-compatible endpoint (http:// or https://).');
     if (!model) throw new Error('Enter the model name.');
     return { complete: openAiSummarizer({ base, model, key }), name: `${model} at ${base}` };
   }
-  if (!state.extractive) throw new Error('This build of the package has no extractiveSummarizer: rebuild it (npm run build) or use an endpoint.');
+  if (!state.extractive)
+    throw new Error(
+      'This build of the package has no extractiveSummarizer: rebuild it (npm run build) or use an endpoint.',
+    );
   return { complete: state.extractive, name: 'extractive summarizer' };
 }
 
@@ -738,12 +798,24 @@ async function compact() {
   setBusy(true, `Compacting with the ${summarizer.name}…`);
   const started = performance.now();
   try {
-    const out = await state.tree.compact({ complete: summarizer.complete, settings: compactionSettings(), customInstructions });
+    const out = await state.tree.compact({
+      complete: summarizer.complete,
+      settings: compactionSettings(),
+      customInstructions,
+    });
     const ms = performance.now() - started;
     reloadStructure();
     const after = { tokens: state.tree.estimateContextTokens(), messages: state.tree.buildLlmMessages().length };
     const entryId = out.compactionEntry.id;
-    state.lastAction = { kind: 'compaction', entryId, result: out.result, before, after, ms, summarizer: summarizer.name };
+    state.lastAction = {
+      kind: 'compaction',
+      entryId,
+      result: out.result,
+      before,
+      after,
+      ms,
+      summarizer: summarizer.name,
+    };
     renderResult($('#panel-result'), state.lastAction, jumpTo);
     const i = state.byId.get(entryId);
     if (i !== undefined) treeView.reveal(i);
@@ -788,7 +860,15 @@ async function navigateWithSummary(i) {
       return;
     }
     reloadStructure();
-    state.lastAction = { kind: 'navigation', targetId: node.id, newLeafId: out.newLeafId, summaryEntry: out.summaryEntry, editorText: out.editorText, ms, summarizer: summarizer.name };
+    state.lastAction = {
+      kind: 'navigation',
+      targetId: node.id,
+      newLeafId: out.newLeafId,
+      summaryEntry: out.summaryEntry,
+      editorText: out.editorText,
+      ms,
+      summarizer: summarizer.name,
+    };
     renderResult($('#panel-result'), state.lastAction, jumpTo);
     const leaf = out.summaryEntry?.id ?? out.newLeafId;
     if (leaf && state.byId.has(leaf)) treeView.reveal(state.byId.get(leaf));

@@ -72,7 +72,7 @@ export class BranchBar {
   }
 
   posAt(xCss) {
-    if (!this.model || !this.model.branch.length) return -1;
+    if (!this.model?.branch.length) return -1;
     const width = this.canvas.clientWidth;
     const { cum, view0 } = this;
     const n = cum.length - 1;
@@ -116,7 +116,7 @@ export class BranchBar {
     const color = (name) => css.getPropertyValue(name).trim();
     ctx.fillStyle = color('--surface-2');
     ctx.fillRect(0, BAR_TOP, width, BAR_H);
-    if (!model || !model.branch.length) {
+    if (!model?.branch.length) {
       this.placeMarkers(width);
       return;
     }
@@ -192,7 +192,8 @@ export class BranchBar {
     }
     // A thin gap where the region changes keeps adjacent regions distinct in both schemes.
     ctx.fillStyle = color('--surface');
-    for (const c of separators) ctx.fillRect(c - Math.max(1, Math.round(dpr / 2)) / 2, top, Math.max(1, Math.round(dpr / 2)), barH);
+    for (const c of separators)
+      ctx.fillRect(c - Math.max(1, Math.round(dpr / 2)) / 2, top, Math.max(1, Math.round(dpr / 2)), barH);
     // Entries without tokens: ticks in the lane under the bar; compactions cross the bar.
     for (let c = 0; c < cols; c++) {
       if (!metaCol[c]) continue;
@@ -257,7 +258,14 @@ export class BranchBar {
     }
     items.push(item('', REGION_VARS[4], 'metadata (lane below)', num(m.counts[4])));
     items.push(item('', '--r-compaction', 'compaction entry', ''));
-    items.push(item('hatched', null, 'prunable tool output', m.prunedCount ? `${short(m.prunedTokens)} tok saved · ${num(m.prunedCount)}` : 'none'));
+    items.push(
+      item(
+        'hatched',
+        null,
+        'prunable tool output',
+        m.prunedCount ? `${short(m.prunedTokens)} tok saved · ${num(m.prunedCount)}` : 'none',
+      ),
+    );
     items.push(item('outline', null, "previous compaction's kept region", ''));
     items.push(item('line', null, 'cut point', ''));
     items.push(item('dashed', null, 'turn start', ''));

@@ -5,7 +5,10 @@
 // repository root is what is being served (any static server at the root, /web-demo/ opened).
 
 const PACKAGE_CANDIDATES = ['../pkg/index.web.mjs', '../../pkg/index.web.mjs'];
-const SAMPLE_CANDIDATES = ['../sample/pi-session-with-compactions.jsonl', '../../examples/sessions/pi-session-with-compactions.jsonl'];
+const SAMPLE_CANDIDATES = [
+  '../sample/pi-session-with-compactions.jsonl',
+  '../../examples/sessions/pi-session-with-compactions.jsonl',
+];
 
 /** @returns {Promise<{ api: any, url: string }>} the initialized package */
 export async function loadEngine() {
@@ -33,9 +36,12 @@ export async function fetchSample() {
   for (const candidate of SAMPLE_CANDIDATES) {
     const url = new URL(candidate, import.meta.url);
     const response = await fetch(url, { cache: 'no-store' }).catch(() => null);
-    if (response?.ok) return { bytes: new Uint8Array(await response.arrayBuffer()), name: 'pi-session-with-compactions.jsonl' };
+    if (response?.ok)
+      return { bytes: new Uint8Array(await response.arrayBuffer()), name: 'pi-session-with-compactions.jsonl' };
   }
-  throw new Error('the sample session was not found next to the page (run `npm run demo` to copy it into web-demo/sample/)');
+  throw new Error(
+    'the sample session was not found next to the page (run `npm run demo` to copy it into web-demo/sample/)',
+  );
 }
 
 /**

@@ -34,7 +34,9 @@ export function el(tag, props = {}, ...children) {
 
 /** Collapses whitespace and cuts to `max` characters. */
 export function oneLine(text, max = 160) {
-  const s = String(text ?? '').replace(/\s+/g, ' ').trim();
+  const s = String(text ?? '')
+    .replace(/\s+/g, ' ')
+    .trim();
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }
 
@@ -86,7 +88,10 @@ export function describeEntry(entry) {
       }
     }
     case 'compaction':
-      return ['compaction', `keeps from ${entry.firstKeptEntryId ?? '?'} · ${oneLine(firstHeading(entry.summary), 100)}`];
+      return [
+        'compaction',
+        `keeps from ${entry.firstKeptEntryId ?? '?'} · ${oneLine(firstHeading(entry.summary), 100)}`,
+      ];
     case 'branch_summary':
       return ['branch sum.', `from ${entry.fromId ?? '?'} · ${oneLine(entry.summary, 120)}`];
     case 'model_change':
@@ -111,7 +116,10 @@ export function describeEntry(entry) {
 }
 
 function firstHeading(summary) {
-  const lines = String(summary ?? '').split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = String(summary ?? '')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   return (lines[0] ?? '').replace(/^#+\s*/, '');
 }
 
@@ -128,22 +136,36 @@ function toolArg(args) {
 export function iconOf(node) {
   if (node.type === 'message') {
     switch (node.role) {
-      case 'user': return ['user', 'U'];
-      case 'assistant': return ['assistant', 'A'];
-      case 'toolResult': return ['toolResult', 'T'];
-      case 'bashExecution': return ['bash', '$'];
-      case 'branchSummary': return ['branch', 'B'];
-      case 'compactionSummary': return ['compaction', 'S'];
-      default: return ['other', 'M'];
+      case 'user':
+        return ['user', 'U'];
+      case 'assistant':
+        return ['assistant', 'A'];
+      case 'toolResult':
+        return ['toolResult', 'T'];
+      case 'bashExecution':
+        return ['bash', '$'];
+      case 'branchSummary':
+        return ['branch', 'B'];
+      case 'compactionSummary':
+        return ['compaction', 'S'];
+      default:
+        return ['other', 'M'];
     }
   }
   switch (node.type) {
-    case 'compaction': return ['compaction', 'C'];
-    case 'branch_summary': return ['branch', 'B'];
-    case 'custom_message': return ['other', 'X'];
-    case 'model_change': return ['meta', 'M'];
-    case 'thinking_level_change': return ['meta', 'θ'];
-    case 'label': return ['meta', 'L'];
-    default: return ['meta', '·'];
+    case 'compaction':
+      return ['compaction', 'C'];
+    case 'branch_summary':
+      return ['branch', 'B'];
+    case 'custom_message':
+      return ['other', 'X'];
+    case 'model_change':
+      return ['meta', 'M'];
+    case 'thinking_level_change':
+      return ['meta', 'θ'];
+    case 'label':
+      return ['meta', 'L'];
+    default:
+      return ['meta', '·'];
   }
 }

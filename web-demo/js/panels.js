@@ -20,13 +20,25 @@ function longText(text, className = '') {
 
 function idButton(id, onJump) {
   if (!id) return el('span', { class: 'muted', text: '–' });
-  return el('button', { type: 'button', class: 'link mono', text: id, title: 'Show in the tree', onclick: () => onJump(id) });
+  return el('button', {
+    type: 'button',
+    class: 'link mono',
+    text: id,
+    title: 'Show in the tree',
+    onclick: () => onJump(id),
+  });
 }
 
 function fileList(title, files) {
   return [
     el('h3', { text: `${title} (${files.length})` }),
-    files.length ? el('ul', { class: 'files' }, files.map((f) => el('li', { text: f }))) : el('p', { class: 'muted', text: 'none' }),
+    files.length
+      ? el(
+          'ul',
+          { class: 'files' },
+          files.map((f) => el('li', { text: f })),
+        )
+      : el('p', { class: 'muted', text: 'none' }),
   ];
 }
 
@@ -41,7 +53,10 @@ export function renderPreparation(panel, s) {
   if (!prep) {
     panel.replaceChildren(
       el('h3', { text: 'Nothing to compact' }),
-      el('p', { class: 'muted', text: 'prepareCompaction() returned nothing: the branch is empty or already ends in a compaction. Select an earlier entry or load another session.' }),
+      el('p', {
+        class: 'muted',
+        text: 'prepareCompaction() returned nothing: the branch is empty or already ends in a compaction. Select an earlier entry or load another session.',
+      }),
     );
     return;
   }
@@ -53,28 +68,68 @@ export function renderPreparation(panel, s) {
   const table = el(
     'table',
     { class: 'counts' },
-    el('thead', {}, el('tr', {}, el('th', { text: '' }), el('th', { text: 'messages' }), el('th', { text: 'est. tokens' }))),
-    el('tbody', {}, rows.map(([label, count, tokens]) => el('tr', {}, el('td', { text: label }), el('td', { text: num(count) }), el('td', { text: num(tokens) })))),
+    el(
+      'thead',
+      {},
+      el('tr', {}, el('th', { text: '' }), el('th', { text: 'messages' }), el('th', { text: 'est. tokens' })),
+    ),
+    el(
+      'tbody',
+      {},
+      rows.map(([label, count, tokens]) =>
+        el('tr', {}, el('td', { text: label }), el('td', { text: num(count) }), el('td', { text: num(tokens) })),
+      ),
+    ),
   );
   const kv = el(
     'dl',
     { class: 'kv' },
-    el('dt', { text: 'first kept entry' }), el('dd', {}, idButton(prep.firstKeptEntryId, s.onJump)),
-    el('dt', { text: 'split turn' }), el('dd', {}, prep.isSplitTurn ? el('span', {}, 'yes — the turn starts at ', idButton(s.turnId, s.onJump)) : 'no'),
-    el('dt', { text: 'tokens before' }), el('dd', { text: `${num(prep.tokensBefore)} (provider usage of the last fresh assistant turn)` }),
-    plan ? [
-      el('dt', { text: 'keepRecentTokens used' }), el('dd', { text: `${num(plan.effectiveKeepRecentTokens)} (asked: ${num(s.settings.keepRecentTokens)}; after the adaptive ratio)` }),
-      el('dt', { text: 'boundary' }), el('dd', { text: `branch entries ${num(plan.boundaryStart)} – ${num(plan.boundaryEnd - 1)} (${num(plan.estimatedTokens)} est. tokens)` }),
-      el('dt', { text: 'previous compaction' }), el('dd', { text: plan.prevCompactionIndex >= 0 ? `at branch index ${num(plan.prevCompactionIndex)}` : 'none' }),
-      el('dt', { text: 'last usage' }), el('dd', { text: plan.usageIndex >= 0 ? `branch index ${num(plan.usageIndex)}, ${num(plan.promptTokens)} prompt tokens` : 'none' }),
-    ] : null,
+    el('dt', { text: 'first kept entry' }),
+    el('dd', {}, idButton(prep.firstKeptEntryId, s.onJump)),
+    el('dt', { text: 'split turn' }),
+    el('dd', {}, prep.isSplitTurn ? el('span', {}, 'yes — the turn starts at ', idButton(s.turnId, s.onJump)) : 'no'),
+    el('dt', { text: 'tokens before' }),
+    el('dd', { text: `${num(prep.tokensBefore)} (provider usage of the last fresh assistant turn)` }),
+    plan
+      ? [
+          el('dt', { text: 'keepRecentTokens used' }),
+          el('dd', {
+            text: `${num(plan.effectiveKeepRecentTokens)} (asked: ${num(s.settings.keepRecentTokens)}; after the adaptive ratio)`,
+          }),
+          el('dt', { text: 'boundary' }),
+          el('dd', {
+            text: `branch entries ${num(plan.boundaryStart)} – ${num(plan.boundaryEnd - 1)} (${num(plan.estimatedTokens)} est. tokens)`,
+          }),
+          el('dt', { text: 'previous compaction' }),
+          el('dd', {
+            text: plan.prevCompactionIndex >= 0 ? `at branch index ${num(plan.prevCompactionIndex)}` : 'none',
+          }),
+          el('dt', { text: 'last usage' }),
+          el('dd', {
+            text:
+              plan.usageIndex >= 0
+                ? `branch index ${num(plan.usageIndex)}, ${num(plan.promptTokens)} prompt tokens`
+                : 'none',
+          }),
+        ]
+      : null,
   );
   const children = [el('h3', { text: 'What a compaction would do now' }), table, el('h3', { text: 'Details' }), kv];
   if (s.fileLists) {
-    children.push(...fileList('Files read (only)', s.fileLists.readFiles), ...fileList('Files modified', s.fileLists.modifiedFiles));
+    children.push(
+      ...fileList('Files read (only)', s.fileLists.readFiles),
+      ...fileList('Files modified', s.fileLists.modifiedFiles),
+    );
   }
   if (prep.previousSummary) {
-    const details = el('details', { class: 'summary-box' }, el('summary', { text: `Previous summary (${num(prep.previousSummary.length)} characters) — the new summary updates it` }), longText(prep.previousSummary, 'text'));
+    const details = el(
+      'details',
+      { class: 'summary-box' },
+      el('summary', {
+        text: `Previous summary (${num(prep.previousSummary.length)} characters) — the new summary updates it`,
+      }),
+      longText(prep.previousSummary, 'text'),
+    );
     children.push(el('h3', { text: 'Previous summary' }), details);
   }
   panel.replaceChildren(...children);
@@ -121,7 +176,9 @@ export function renderContext(panel, messages, estimate, contextTokens) {
   } else {
     const hidden = messages.length - CONTEXT_HEAD - CONTEXT_TAIL;
     const more = el('button', { type: 'button', class: 'more', text: `Show the ${num(hidden)} messages in between` });
-    more.addEventListener('click', () => more.replaceWith(...renderRange(CONTEXT_HEAD, messages.length - CONTEXT_TAIL)));
+    more.addEventListener('click', () =>
+      more.replaceWith(...renderRange(CONTEXT_HEAD, messages.length - CONTEXT_TAIL)),
+    );
     list.append(...renderRange(0, CONTEXT_HEAD), more, ...renderRange(messages.length - CONTEXT_TAIL, messages.length));
   }
   if (!messages.length) list.append(el('p', { class: 'muted', text: 'The context is empty.' }));
@@ -147,10 +204,37 @@ function messageCard(m, index, tokens) {
   } else if (Array.isArray(content)) {
     for (const b of content) {
       if (b?.type === 'text') blocks.push(el('div', { class: 'block' }, longText(b.text)));
-      else if (b?.type === 'thinking') blocks.push(el('div', { class: 'block thinking' }, el('div', { class: 'block-kind', text: 'thinking' }), longText(b.thinking)));
-      else if (b?.type === 'toolCall') blocks.push(el('div', { class: 'block' }, el('div', { class: 'block-kind', text: `tool call · ${b.name}` }), longText(JSON.stringify(b.arguments, null, 1))));
-      else if (b?.type === 'image') blocks.push(el('div', { class: 'block' }, el('div', { class: 'block-kind', text: `image · ${b.mimeType ?? ''}` })));
-      else blocks.push(el('div', { class: 'block' }, el('div', { class: 'block-kind', text: String(b?.type ?? 'block') }), longText(JSON.stringify(b))));
+      else if (b?.type === 'thinking')
+        blocks.push(
+          el(
+            'div',
+            { class: 'block thinking' },
+            el('div', { class: 'block-kind', text: 'thinking' }),
+            longText(b.thinking),
+          ),
+        );
+      else if (b?.type === 'toolCall')
+        blocks.push(
+          el(
+            'div',
+            { class: 'block' },
+            el('div', { class: 'block-kind', text: `tool call · ${b.name}` }),
+            longText(JSON.stringify(b.arguments, null, 1)),
+          ),
+        );
+      else if (b?.type === 'image')
+        blocks.push(
+          el('div', { class: 'block' }, el('div', { class: 'block-kind', text: `image · ${b.mimeType ?? ''}` })),
+        );
+      else
+        blocks.push(
+          el(
+            'div',
+            { class: 'block' },
+            el('div', { class: 'block-kind', text: String(b?.type ?? 'block') }),
+            longText(JSON.stringify(b)),
+          ),
+        );
     }
   } else {
     blocks.push(el('div', { class: 'block' }, longText(JSON.stringify(m, null, 1))));
@@ -163,25 +247,35 @@ export function renderValidation(panel, report, onJump) {
   const issues = report?.issues ?? [];
   panel.dataset.issueCount = String(issues.length);
   if (!issues.length) {
-    panel.replaceChildren(el('p', { class: 'ok-note', text: 'No issues: ids are unique, every parent exists, no cycles, kept entries are on their path, every tool call is answered.' }));
+    panel.replaceChildren(
+      el('p', {
+        class: 'ok-note',
+        text: 'No issues: ids are unique, every parent exists, no cycles, kept entries are on their path, every tool call is answered.',
+      }),
+    );
     return;
   }
   panel.replaceChildren(
-    el('p', { class: 'small', text: `${num(issues.length)} issue${issues.length === 1 ? '' : 's'} (validate() reports; nothing is changed).` }),
+    el('p', {
+      class: 'small',
+      text: `${num(issues.length)} issue${issues.length === 1 ? '' : 's'} (validate() reports; nothing is changed).`,
+    }),
     el(
       'ul',
       { class: 'list-plain' },
-      issues.slice(0, 1000).map((issue) =>
-        el(
-          'li',
-          { class: 'issue' },
-          el('code', { text: issue.code }),
-          ' ',
-          issue.line ? el('span', { class: 'muted', text: `line ${issue.line} · ` }) : null,
-          issue.id ? idButton(issue.id, onJump) : null,
-          el('div', { text: issue.message }),
+      issues
+        .slice(0, 1000)
+        .map((issue) =>
+          el(
+            'li',
+            { class: 'issue' },
+            el('code', { text: issue.code }),
+            ' ',
+            issue.line ? el('span', { class: 'muted', text: `line ${issue.line} · ` }) : null,
+            issue.id ? idButton(issue.id, onJump) : null,
+            el('div', { text: issue.message }),
+          ),
         ),
-      ),
     ),
   );
 }
@@ -194,9 +288,24 @@ export function renderPrune(panel, plan, config, onJump) {
     return;
   }
   const head = plan.candidates.length
-    ? el('p', {}, el('strong', { text: `Would prune ${num(plan.candidates.length)} tool outputs, saving ${num(plan.tokensSaved)} tokens` }), ` (at least minimumSavings = ${num(config.minimumSavings)}). They are hatched in the bar.`)
-    : el('p', {}, el('strong', { text: 'Nothing would be pruned' }), `: ${num(plan.considered)} older tool outputs would save ${num(plan.potentialSavings)} tokens, below minimumSavings = ${num(config.minimumSavings)}.`);
-  const note = el('p', { class: 'muted small', text: `The newest ${num(config.protectTokens)} tokens of tool output are protected, and results of ${config.protectedTools.length ? config.protectedTools.join(', ') : '(no tools)'} are never pruned. Pruning replaces an output with a short notice.` });
+    ? el(
+        'p',
+        {},
+        el('strong', {
+          text: `Would prune ${num(plan.candidates.length)} tool outputs, saving ${num(plan.tokensSaved)} tokens`,
+        }),
+        ` (at least minimumSavings = ${num(config.minimumSavings)}). They are hatched in the bar.`,
+      )
+    : el(
+        'p',
+        {},
+        el('strong', { text: 'Nothing would be pruned' }),
+        `: ${num(plan.considered)} older tool outputs would save ${num(plan.potentialSavings)} tokens, below minimumSavings = ${num(config.minimumSavings)}.`,
+      );
+  const note = el('p', {
+    class: 'muted small',
+    text: `The newest ${num(config.protectTokens)} tokens of tool output are protected, and results of ${config.protectedTools.length ? config.protectedTools.join(', ') : '(no tools)'} are never pruned. Pruning replaces an output with a short notice.`,
+  });
   const children = [head, note];
   if (plan.candidates.length) {
     const shown = plan.candidates.slice(0, 300);
@@ -204,11 +313,38 @@ export function renderPrune(panel, plan, config, onJump) {
       el(
         'table',
         { class: 'counts prune-table' },
-        el('thead', {}, el('tr', {}, el('th', { text: 'entry' }), el('th', { text: 'tool' }), el('th', { text: 'tokens' }), el('th', { text: 'saves' }))),
-        el('tbody', {}, shown.map((c) => el('tr', {}, el('td', { class: 'id' }, idButton(c.id, onJump)), el('td', { text: c.toolName ?? '' }), el('td', { text: num(c.tokens) }), el('td', { text: num(c.savings) })))),
+        el(
+          'thead',
+          {},
+          el(
+            'tr',
+            {},
+            el('th', { text: 'entry' }),
+            el('th', { text: 'tool' }),
+            el('th', { text: 'tokens' }),
+            el('th', { text: 'saves' }),
+          ),
+        ),
+        el(
+          'tbody',
+          {},
+          shown.map((c) =>
+            el(
+              'tr',
+              {},
+              el('td', { class: 'id' }, idButton(c.id, onJump)),
+              el('td', { text: c.toolName ?? '' }),
+              el('td', { text: num(c.tokens) }),
+              el('td', { text: num(c.savings) }),
+            ),
+          ),
+        ),
       ),
     );
-    if (plan.candidates.length > shown.length) children.push(el('p', { class: 'muted small', text: `… and ${num(plan.candidates.length - shown.length)} more` }));
+    if (plan.candidates.length > shown.length)
+      children.push(
+        el('p', { class: 'muted small', text: `… and ${num(plan.candidates.length - shown.length)} more` }),
+      );
   }
   panel.replaceChildren(...children);
 }
@@ -216,7 +352,12 @@ export function renderPrune(panel, plan, config, onJump) {
 /** The last compaction or navigation. */
 export function renderResult(panel, action, onJump) {
   if (!action) {
-    panel.replaceChildren(el('p', { class: 'muted', text: 'Run “Compact” or “Navigate with summary”: the new entry and its summary appear here.' }));
+    panel.replaceChildren(
+      el('p', {
+        class: 'muted',
+        text: 'Run “Compact” or “Navigate with summary”: the new entry and its summary appear here.',
+      }),
+    );
     return;
   }
   const children = [];
@@ -227,12 +368,20 @@ export function renderResult(panel, action, onJump) {
       el(
         'dl',
         { class: 'kv' },
-        el('dt', { text: 'entry' }), el('dd', {}, idButton(action.entryId, onJump)),
-        el('dt', { text: 'first kept entry' }), el('dd', {}, idButton(r.firstKeptEntryId, onJump)),
-        el('dt', { text: 'context (est. tokens)' }), el('dd', { text: `${num(action.before.tokens)} → ${num(action.after.tokens)} (saved ${num(action.before.tokens - action.after.tokens)})` }),
-        el('dt', { text: 'context messages' }), el('dd', { text: `${num(action.before.messages)} → ${num(action.after.messages)}` }),
-        el('dt', { text: 'tokensBefore' }), el('dd', { text: num(r.tokensBefore) }),
-        el('dt', { text: 'took' }), el('dd', { text: `${num(action.ms)} ms` }),
+        el('dt', { text: 'entry' }),
+        el('dd', {}, idButton(action.entryId, onJump)),
+        el('dt', { text: 'first kept entry' }),
+        el('dd', {}, idButton(r.firstKeptEntryId, onJump)),
+        el('dt', { text: 'context (est. tokens)' }),
+        el('dd', {
+          text: `${num(action.before.tokens)} → ${num(action.after.tokens)} (saved ${num(action.before.tokens - action.after.tokens)})`,
+        }),
+        el('dt', { text: 'context messages' }),
+        el('dd', { text: `${num(action.before.messages)} → ${num(action.after.messages)}` }),
+        el('dt', { text: 'tokensBefore' }),
+        el('dd', { text: num(r.tokensBefore) }),
+        el('dt', { text: 'took' }),
+        el('dd', { text: `${num(action.ms)} ms` }),
       ),
       el('h3', { text: 'Short summary' }),
       el('p', { text: r.shortSummary || '–' }),
@@ -245,13 +394,24 @@ export function renderResult(panel, action, onJump) {
       el(
         'dl',
         { class: 'kv' },
-        el('dt', { text: 'new leaf' }), el('dd', {}, idButton(action.newLeafId, onJump)),
-        el('dt', { text: 'branch summary entry' }), el('dd', {}, action.summaryEntry ? idButton(action.summaryEntry.id, onJump) : el('span', { class: 'muted', text: 'none (nothing to summarize)' })),
-        el('dt', { text: 'took' }), el('dd', { text: `${num(action.ms)} ms` }),
+        el('dt', { text: 'new leaf' }),
+        el('dd', {}, idButton(action.newLeafId, onJump)),
+        el('dt', { text: 'branch summary entry' }),
+        el(
+          'dd',
+          {},
+          action.summaryEntry
+            ? idButton(action.summaryEntry.id, onJump)
+            : el('span', { class: 'muted', text: 'none (nothing to summarize)' }),
+        ),
+        el('dt', { text: 'took' }),
+        el('dd', { text: `${num(action.ms)} ms` }),
       ),
     );
-    if (action.editorText) children.push(el('h3', { text: 'Text put back in the editor' }), longText(action.editorText, 'text'));
-    if (action.summaryEntry?.summary) children.push(el('h3', { text: 'Branch summary' }), longText(action.summaryEntry.summary, 'text'));
+    if (action.editorText)
+      children.push(el('h3', { text: 'Text put back in the editor' }), longText(action.editorText, 'text'));
+    if (action.summaryEntry?.summary)
+      children.push(el('h3', { text: 'Branch summary' }), longText(action.summaryEntry.summary, 'text'));
   }
   panel.replaceChildren(...children);
 }

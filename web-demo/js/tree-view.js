@@ -154,7 +154,8 @@ export class TreeView {
     const d = this.decor;
     if (n.children.length !== 1 || this.branchStart[i] || n.parentId == null || n.label) return true;
     if (d && (i === d.leaf || i === d.cut || i === d.turn || i === d.boundary || d.issues.has(i))) return true;
-    if (n.type === 'message') return n.role === 'user' || n.role === 'branchSummary' || n.role === 'compactionSummary' || n.role === 'custom';
+    if (n.type === 'message')
+      return n.role === 'user' || n.role === 'branchSummary' || n.role === 'compactionSummary' || n.role === 'custom';
     return n.type === 'compaction' || n.type === 'branch_summary' || n.type === 'custom_message';
   }
 
@@ -283,15 +284,27 @@ export class TreeView {
   onKey(event) {
     if (!this.rows.length || event.altKey || event.ctrlKey || event.metaKey) return;
     const page = Math.max(1, Math.floor(this.root.clientHeight / this.rowHeight) - 1);
-    const current = this.active < 0 ? 0 : this.active;
+    const current = Math.max(this.active, 0);
     let handled = true;
     switch (event.key) {
-      case 'ArrowDown': this.setActive(this.active < 0 ? 0 : current + 1); break;
-      case 'ArrowUp': this.setActive(current - 1); break;
-      case 'PageDown': this.setActive(current + page); break;
-      case 'PageUp': this.setActive(current - page); break;
-      case 'Home': this.setActive(0); break;
-      case 'End': this.setActive(this.rows.length - 1); break;
+      case 'ArrowDown':
+        this.setActive(this.active < 0 ? 0 : current + 1);
+        break;
+      case 'ArrowUp':
+        this.setActive(current - 1);
+        break;
+      case 'PageDown':
+        this.setActive(current + page);
+        break;
+      case 'PageUp':
+        this.setActive(current - page);
+        break;
+      case 'Home':
+        this.setActive(0);
+        break;
+      case 'End':
+        this.setActive(this.rows.length - 1);
+        break;
       case 'ArrowRight':
       case 'Enter':
       case ' ': {
@@ -306,7 +319,8 @@ export class TreeView {
         if (data.kind === 0) this.cb.onNavigate(data.i);
         break;
       }
-      default: handled = false;
+      default:
+        handled = false;
     }
     if (handled) event.preventDefault();
   }
@@ -340,7 +354,7 @@ export class TreeView {
       let tokens = 0;
       for (let p = data.from; p < data.to; p++) {
         const n = this.nodes[this.order[p]];
-        const key = n.type === 'message' ? n.role ?? 'message' : n.type;
+        const key = n.type === 'message' ? (n.role ?? 'message') : n.type;
         counts.set(key, (counts.get(key) ?? 0) + 1);
         tokens += n.tokens;
       }
@@ -377,8 +391,8 @@ export class TreeView {
     if (d && i === d.cut) badges.push(el('span', { class: 'badge cut', text: '✂ first kept' }));
     if (d && i === d.turn && d.turn !== d.cut) badges.push(el('span', { class: 'badge turn', text: 'turn start' }));
     if (n.label) badges.push(el('span', { class: 'badge label', text: `# ${n.label}` }));
-    if (d && d.pruned.has(i)) badges.push(el('span', { class: 'badge prune', text: 'prunable' }));
-    if (d && d.issues.has(i)) badges.push(el('span', { class: 'badge issue', text: '!' , title: 'validation issue' }));
+    if (d?.pruned.has(i)) badges.push(el('span', { class: 'badge prune', text: 'prunable' }));
+    if (d?.issues.has(i)) badges.push(el('span', { class: 'badge issue', text: '!', title: 'validation issue' }));
     const id = n.id ?? '';
     const row = el(
       'div',
@@ -397,7 +411,9 @@ export class TreeView {
         title: `${id || '(no id)'} · line ${n.line || '–'} · ${n.type}${n.role ? `/${n.role}` : ''} · ${num(n.tokens)} tokens`,
       },
       indent,
-      this.branchStart[i] ? el('span', { class: 'elbow', 'aria-hidden': 'true', text: '↳', title: 'a side branch starts here' }) : null,
+      this.branchStart[i]
+        ? el('span', { class: 'elbow', 'aria-hidden': 'true', text: '↳', title: 'a side branch starts here' })
+        : null,
       el('span', { class: `icon ${iconClass}`, 'aria-hidden': 'true', text: letter }),
       el('span', { class: 'kind', text: kind }),
       el('span', { class: 'text', text: text || '\u00a0' }),

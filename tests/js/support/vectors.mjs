@@ -22,7 +22,6 @@ export function collect(dir) {
   return out;
 }
 
-
 /**
  * Entry sources of the vectors under `dir` (README "Entry sources"), with a cache of the
  * session files they name.
