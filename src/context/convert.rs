@@ -14,7 +14,8 @@
 //! - `fileMention`: a `user` message with a `<system-reminder>` text block listing
 //!   `<file path="…">` blocks, followed by the files' images.
 //! - `branchSummary` / `compactionSummary`: a `user` text block rendered from the templates
-//!   `branch-summary-context.md` / `compaction-summary-context.md` with `{summary}`.
+//!   `branch-summary-context.md` / `compaction-summary-context.md` with `{summary}` (its frame
+//!   tags escaped, SPEC §13.4: [`crate::prompt::frames::Frames::neutralize_summary`]).
 //! - every other role (and non-object messages): dropped.
 
 use crate::js::{format_number, js_string};
@@ -75,7 +76,12 @@ pub fn convert_message(m: &Value, templates: &PromptTemplates) -> crate::Result<
             };
             let mut vars = Map::new();
             if let Some(summary) = obj.get("summary") {
-                vars.insert("summary".into(), summary.clone());
+                // A summary fed back can never close or open a frame (SPEC §13.4).
+                let summary = match summary {
+                    Value::String(s) => Value::String(templates.frames().neutralize_summary(s).into_owned()),
+                    other => other.clone(),
+                };
+                vars.insert("summary".into(), summary);
             }
             let text = templates.render(name, &Value::Object(vars))?;
             user_message(Some(json!([{"type": "text", "text": text}])), obj)

@@ -11,6 +11,7 @@
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
+use crate::prompt::frames::Frames;
 use crate::prompt::render::{render_template, validate_template};
 
 /// Id of the system prompt of every summarization request; no variables (SPEC section 9).
@@ -93,12 +94,15 @@ pub fn embedded_template(name: &str) -> Option<&'static str> {
 pub struct PromptTemplates {
     /// Overrides, in the order of [`TEMPLATE_NAMES`]; `None` means the embedded text.
     overrides: [Option<String>; 10],
+    /// The frames of the current texts (SPEC section 13.4), kept in step with `overrides`.
+    frames: Frames,
 }
 
 impl Default for PromptTemplates {
     /// All ten templates with their embedded texts (SPEC section 9).
     fn default() -> Self {
-        PromptTemplates { overrides: Default::default() }
+        let frames = Frames::from_texts(TEMPLATE_NAMES.iter().copied().zip(EMBEDDED));
+        PromptTemplates { overrides: Default::default(), frames }
     }
 }
 
@@ -121,6 +125,7 @@ impl PromptTemplates {
         if let Some(slot) = self.overrides.get_mut(i) {
             *slot = Some(text.to_string());
         }
+        self.frames = Frames::from_templates(self);
         Ok(())
     }
 
@@ -134,12 +139,19 @@ impl PromptTemplates {
         if let Some(slot) = self.overrides.get_mut(i) {
             *slot = None;
         }
+        self.frames = Frames::from_templates(self);
         Ok(())
     }
 
     /// Removes every override: all templates go back to their embedded texts (SPEC section 9).
     pub fn reset(&mut self) {
-        self.overrides = Default::default();
+        *self = Self::default();
+    }
+
+    /// The frames of the current texts: the tags content must never open or close
+    /// (SPEC section 13.4, [`Frames`]).
+    pub fn frames(&self) -> &Frames {
+        &self.frames
     }
 
     /// Whether template `name` is currently overridden (SPEC section 9); `false` for unknown ids.
@@ -218,7 +230,10 @@ pub fn format_file_operations(
     read_files: &[String],
     modified_files: &[String],
 ) -> Result<String> {
-    templates.render(FILE_OPERATIONS, &json!({ "readFiles": read_files, "modifiedFiles": modified_files }))
+    // A path is content: it can never close or open a frame (SPEC section 13.4).
+    let frames = templates.frames();
+    let safe = |list: &[String]| -> Vec<String> { list.iter().map(|p| frames.neutralize(p).into_owned()).collect() };
+    templates.render(FILE_OPERATIONS, &json!({ "readFiles": safe(read_files), "modifiedFiles": safe(modified_files) }))
 }
 
 #[cfg(test)]

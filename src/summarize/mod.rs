@@ -11,6 +11,7 @@ use crate::error::Result;
 use crate::plan::branch::{branch_token_budget, prepare_branch_entries};
 use crate::plan::file_ops::{FileLists, FileOps};
 use crate::plan::prepare::CompactionPreparation;
+use crate::prompt::frames::Frames;
 use crate::prompt::serialize::serialize_conversation;
 use crate::prompt::templates::{self as prompts, PromptTemplates};
 use serde::{Deserialize, Serialize};
@@ -122,8 +123,25 @@ pub fn short_max_tokens(reserve_tokens: u64) -> u64 {
 pub const BRANCH_MAX_TOKENS: u64 = 2048;
 
 /// Assembles a prompt (SPEC §9): `<conversation>`, then `<previous-summary>` and
-/// `<additional-context>` when present, then the instructions.
+/// `<additional-context>` when present, then the instructions; the frames of the embedded
+/// templates are protected (see [`assemble_prompt_with`]).
 pub fn assemble_prompt(
+    conversation: &str,
+    previous_summary: Option<&str>,
+    context: &[String],
+    instructions: &str,
+) -> String {
+    assemble_prompt_with(&Frames::default(), conversation, previous_summary, context, instructions)
+}
+
+/// Assembles a prompt (SPEC §9, §13.4): `<conversation>\n{conversation}\n</conversation>`, then
+/// `<previous-summary>` and `<additional-context>` (one `- line` per context line) when
+/// present, then the instructions. The previous summary and the context lines are content:
+/// their frame tags are escaped ([`Frames::neutralize_summary`], [`Frames::neutralize`]). The
+/// conversation must already be safe (see [`Frames::neutralize_messages`]); the instructions
+/// are the templates' own text and are used as they are.
+pub fn assemble_prompt_with(
+    frames: &Frames,
     conversation: &str,
     previous_summary: Option<&str>,
     context: &[String],
@@ -135,14 +153,14 @@ pub fn assemble_prompt(
     p.push_str("\n</conversation>\n\n");
     if let Some(prev) = previous_summary {
         p.push_str("<previous-summary>\n");
-        p.push_str(prev);
+        p.push_str(&frames.neutralize_summary(prev));
         p.push_str("\n</previous-summary>\n\n");
     }
     if !context.is_empty() {
         p.push_str("<additional-context>\n");
         for line in context {
             p.push_str("- ");
-            p.push_str(line);
+            p.push_str(&frames.neutralize(line));
             p.push('\n');
         }
         p.push_str("</additional-context>\n\n");
@@ -151,15 +169,18 @@ pub fn assemble_prompt(
     p
 }
 
-fn with_focus(instructions: String, custom: Option<&str>) -> String {
+/// `Additional focus: …` after the instructions; the custom text is content (SPEC §13.4).
+fn with_focus(instructions: String, custom: Option<&str>, frames: &Frames) -> String {
     match custom.filter(|c| !c.is_empty()) {
-        Some(c) => format!("{instructions}\n\nAdditional focus: {c}"),
+        Some(c) => format!("{instructions}\n\nAdditional focus: {}", frames.neutralize(c)),
         None => instructions,
     }
 }
 
+/// The `<conversation>` transcript of agent messages, their frame tags escaped (SPEC §8, §13.4).
 fn conversation_of(messages: &[Value], templates: &PromptTemplates) -> Result<String> {
-    Ok(serialize_conversation(&convert_to_llm(messages, templates)?))
+    let safe = templates.frames().neutralize_messages(messages);
+    Ok(serialize_conversation(&convert_to_llm(&safe, templates)?))
 }
 
 /// The requests of a compaction before the short summary (SPEC §9): the history/update request
@@ -182,12 +203,13 @@ pub fn compaction_requests(
             Some(p) => p.clone(),
             None => templates.render(template, &Value::Null)?,
         };
-        let instructions = with_focus(base, options.custom_instructions.as_deref());
+        let instructions = with_focus(base, options.custom_instructions.as_deref(), templates.frames());
         let conversation = conversation_of(&prep.messages_to_summarize, templates)?;
         Some(SummaryRequest {
             purpose,
             system_prompt: system_prompt.clone(),
-            prompt: assemble_prompt(
+            prompt: assemble_prompt_with(
+                templates.frames(),
                 &conversation,
                 prep.previous_summary.as_deref(),
                 &options.extra_context,
@@ -203,7 +225,7 @@ pub fn compaction_requests(
         Some(SummaryRequest {
             purpose: Purpose::TurnPrefix,
             system_prompt,
-            prompt: assemble_prompt(&conversation, None, &[], &instructions),
+            prompt: assemble_prompt_with(templates.frames(), &conversation, None, &[], &instructions),
             max_tokens: turn_prefix_max_tokens(reserve),
             reasoning: Some("high".into()),
         })
@@ -237,7 +259,13 @@ pub fn short_request(
     Ok(SummaryRequest {
         purpose: Purpose::Short,
         system_prompt: templates.render(prompts::SUMMARIZATION_SYSTEM, &Value::Null)?,
-        prompt: assemble_prompt(&conversation, Some(composed), &options.extra_context, &instructions),
+        prompt: assemble_prompt_with(
+            templates.frames(),
+            &conversation,
+            Some(composed),
+            &options.extra_context,
+            &instructions,
+        ),
         max_tokens: short_max_tokens(prep.settings.reserve_tokens),
         reasoning: Some("high".into()),
     })
@@ -273,8 +301,11 @@ pub async fn compact<C: Complete>(
         }
     };
     let (history, prefix) = futures_util::future::join(history, prefix).await;
-    let composed = compose_summary(prep, history?, prefix?);
-    let short = model.complete(short_request(prep, &composed, options, templates)?).await?;
+    // A model's answer is content too (an echo of the transcript must not carry frames on).
+    let frames = templates.frames();
+    let safe = |t: String| frames.neutralize(&t).into_owned();
+    let composed = compose_summary(prep, history?.map(safe), prefix?.map(safe));
+    let short = safe(model.complete(short_request(prep, &composed, options, templates)?).await?);
     let (summary, details) = with_file_blocks(composed, &(&prep.file_ops).into(), templates)?;
     Ok(CompactionResult {
         summary,
@@ -330,12 +361,15 @@ pub fn branch_summary_request<S: EntrySource + ?Sized>(
         return Ok((None, selection.file_ops));
     }
     let conversation = conversation_of(&selection.messages, templates)?;
-    let instructions =
-        with_focus(templates.render(prompts::BRANCH_SUMMARY, &Value::Null)?, options.custom_instructions.as_deref());
+    let instructions = with_focus(
+        templates.render(prompts::BRANCH_SUMMARY, &Value::Null)?,
+        options.custom_instructions.as_deref(),
+        templates.frames(),
+    );
     let req = SummaryRequest {
         purpose: Purpose::Branch,
         system_prompt: templates.render(prompts::SUMMARIZATION_SYSTEM, &Value::Null)?,
-        prompt: assemble_prompt(&conversation, None, &[], &instructions),
+        prompt: assemble_prompt_with(templates.frames(), &conversation, None, &[], &instructions),
         max_tokens: BRANCH_MAX_TOKENS,
         reasoning: None,
     };
@@ -355,7 +389,7 @@ pub async fn generate_branch_summary<S: EntrySource + ?Sized, C: Complete>(
     let Some(request) = request else {
         return Ok(BranchSummary { summary: NO_CONTENT.into(), read_files: Vec::new(), modified_files: Vec::new() });
     };
-    let text = model.complete(request).await?;
+    let text = templates.frames().neutralize(&model.complete(request).await?).into_owned();
     let preamble = templates.render(prompts::BRANCH_SUMMARY_PREAMBLE, &Value::Null)?;
     let (summary, lists) = with_file_blocks(preamble + &text, &ops, templates)?;
     Ok(BranchSummary { summary, read_files: lists.read_files, modified_files: lists.modified_files })
