@@ -34,8 +34,8 @@
 //!    `trim()` of the whole text.
 //!
 //! Malformed templates (unclosed block, unknown helper, unterminated tag, …) give
-//! [`Error::Template`] with the line and column; so do partials, sub-expressions, decorators,
-//! raw blocks, block parameters and blocks nested more than 64 deep. No input makes this module
+//! [`Error::Template`](crate::error::Error::Template) with the line and column; so do partials,
+//! sub-expressions, decorators, raw blocks, block parameters and blocks nested more than 64 deep. No input makes this module
 //! panic. Known, deliberate differences from Handlebars.js: helper-argument errors (`{{#if}}`
 //! without an argument, an unknown helper) are reported when the template is parsed, not when the
 //! faulty branch runs; a block body made of numbers only renders them as text (Handlebars.js may
@@ -66,7 +66,7 @@ pub(super) const MAX_NESTING: usize = 64;
 /// Static templates are rendered the same way with any `vars` (e.g. `Value::Null`).
 ///
 /// # Errors
-/// [`Error::Template`] when `source` is not a valid template of the supported subset.
+/// [`Error::Template`](crate::error::Error::Template) when `source` is not a valid template of the supported subset.
 pub fn render_template(name: &str, source: &str, vars: &Value) -> Result<String> {
     let raw = render_handlebars(name, source, vars)?;
     Ok(layout(&raw))
@@ -77,7 +77,7 @@ pub fn render_template(name: &str, source: &str, vars: &Value) -> Result<String>
 /// Useful to inspect the standalone-line handling; prompts should use [`render_template`].
 ///
 /// # Errors
-/// [`Error::Template`] when `source` is not a valid template of the supported subset.
+/// [`Error::Template`](crate::error::Error::Template) when `source` is not a valid template of the supported subset.
 pub fn render_handlebars(name: &str, source: &str, vars: &Value) -> Result<String> {
     let program = parse(name, source)?;
     Ok(render(&program, vars, source.len()))
@@ -87,7 +87,7 @@ pub fn render_handlebars(name: &str, source: &str, vars: &Value) -> Result<Strin
 /// (SPEC section 9: host overrides are validated when they are installed).
 ///
 /// # Errors
-/// [`Error::Template`] naming `name` and what is wrong (with line and column).
+/// [`Error::Template`](crate::error::Error::Template) naming `name` and what is wrong (with line and column).
 pub fn validate_template(name: &str, source: &str) -> Result<()> {
     parse(name, source).map(|_| ())
 }
