@@ -72,6 +72,15 @@ pub enum Error {
     /// An argument is out of range or of the wrong shape.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// A named argument of a host call has the wrong type or shape (same code as
+    /// [`Error::InvalidArgument`]).
+    #[error("invalid argument `{name}`: {reason}")]
+    Argument {
+        /// The argument's name (`entries`, `options.settings`, …).
+        name: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// Compaction is not possible: the branch already ends in a compaction.
     #[error("Already compacted")]
     AlreadyCompacted,
@@ -157,6 +166,13 @@ pub enum Error {
         /// `x-ratelimit-reset-ms`, `x-ratelimit-reset`).
         retry_after_ms: Option<f64>,
     },
+    /// A bug of the engine or its host binding (a result that cannot be converted, say); never
+    /// caused by the input alone.
+    #[error("internal error: {message}")]
+    Internal {
+        /// What went wrong.
+        message: String,
+    },
 }
 
 impl Error {
@@ -171,7 +187,7 @@ impl Error {
             Error::DuplicateId { .. } => "E_DUPLICATE_ID",
             Error::NotFound { .. } => "E_NOT_FOUND",
             Error::Template { .. } => "E_TEMPLATE",
-            Error::InvalidArgument(_) => "E_INVALID_ARGUMENT",
+            Error::InvalidArgument(_) | Error::Argument { .. } => "E_INVALID_ARGUMENT",
             Error::AlreadyCompacted => "E_ALREADY_COMPACTED",
             Error::NothingToCompact => "E_NOTHING_TO_COMPACT",
             Error::MissingParent { .. } => "E_MISSING_PARENT",
@@ -185,6 +201,7 @@ impl Error {
             Error::Busy => "E_BUSY",
             Error::Remote { .. } => "E_REMOTE",
             Error::Model { .. } => "E_MODEL",
+            Error::Internal { .. } => "E_INTERNAL",
         }
     }
 
@@ -212,5 +229,63 @@ impl Error {
         "E_BUSY",
         "E_REMOTE",
         "E_MODEL",
+        "E_INTERNAL",
     ];
+
+    /// The HTTP status of a failed model call or remote summarizer request, when one is known
+    /// (0, "no response", is not a status).
+    pub fn http_status(&self) -> Option<u16> {
+        match self {
+            Error::Remote { status, .. } if *status != 0 => Some(*status),
+            Error::Model { status, .. } => *status,
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+
+    #[test]
+    fn every_code_is_listed_once() {
+        let samples = [
+            Error::Parse { line: 1, reason: String::new() },
+            Error::MissingField { location: String::new(), field: String::new() },
+            Error::UnknownEntry { location: String::new(), entry_type: String::new() },
+            Error::Header { reason: String::new() },
+            Error::Cycle { id: String::new() },
+            Error::DuplicateId { id: String::new() },
+            Error::NotFound { id: String::new() },
+            Error::Template { name: String::new(), reason: String::new() },
+            Error::InvalidArgument(String::new()),
+            Error::Argument { name: "x".into(), reason: "y".into() },
+            Error::AlreadyCompacted,
+            Error::NothingToCompact,
+            Error::MissingParent { id: String::new(), parent_id: String::new() },
+            Error::KeptEntryNotOnPath { id: String::new(), first_kept_entry_id: String::new() },
+            Error::OrphanToolResult { id: String::new(), tool_call_id: String::new() },
+            Error::UnansweredToolCall { id: String::new(), tool_call_id: String::new() },
+            Error::Summarization { message: String::new() },
+            Error::Cancelled,
+            Error::Aborted { what: String::new() },
+            Error::Hook { hook: String::new(), message: String::new() },
+            Error::Busy,
+            Error::Remote { status: 0, message: String::new() },
+            Error::Model { message: String::new(), status: None, retry_after_ms: None },
+            Error::Internal { message: String::new() },
+        ];
+        let mut seen: Vec<&str> = samples.iter().map(Error::code).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        let mut listed = Error::CODES.to_vec();
+        listed.sort_unstable();
+        assert_eq!(seen, listed);
+        assert_eq!(Error::Argument { name: "x".into(), reason: "y".into() }.to_string(), "invalid argument `x`: y");
+        assert_eq!(Error::Remote { status: 0, message: String::new() }.http_status(), None);
+        assert_eq!(
+            Error::Model { message: String::new(), status: Some(429), retry_after_ms: None }.http_status(),
+            Some(429)
+        );
+    }
 }

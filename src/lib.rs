@@ -20,9 +20,11 @@
 //! | [`prompt`] | templates, the template renderer, `serializeConversation` |
 //! | [`summarize`] | compaction and branch summaries through the host's model; the extractive summarizer |
 //! | [`session`] | the session handle and the engine (hooks, abort, triggers, retries, events) |
+//! | [`api`] | the options and results of the host API (the npm package) as typed structs |
 
 #![deny(missing_docs)]
 
+pub mod api;
 pub mod context;
 pub mod entry;
 pub mod error;

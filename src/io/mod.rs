@@ -18,7 +18,7 @@ use crate::entry::EntryList;
 use crate::entry::{EntryKind, EntryMeta};
 use crate::error::{Error, Result};
 use crate::js::{js_string, js_trim};
-use serde::ser::{Serialize, SerializeStruct, Serializer};
+use serde::ser::{Serialize, Serializer};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::ops::Range;
@@ -26,11 +26,16 @@ use std::ops::Range;
 /// The session format version this crate reads and writes (SPEC §1).
 pub const CURRENT_SESSION_VERSION: u32 = 3;
 
-/// How to treat bad lines.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// How to treat bad lines: the options of `parseSession`, `SessionTree.fromJsonl` and
+/// `SessionTree.fromBytes`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(rename = "ParseSessionOptions"))]
+#[serde(default)]
 pub struct ParseOptions {
     /// `false` (default): keep every good line and report each bad one in `errors`.
-    /// `true`: fail with the error of the first bad line (lowest line number).
+    /// `true`: fail with the error of the first bad line (lowest line number: `E_PARSE`,
+    /// `E_MISSING_FIELD` or `E_HEADER`) instead of reporting it in `errors`.
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub strict: bool,
 }
 
@@ -77,12 +82,22 @@ impl std::fmt::Display for LineError {
 
 impl Serialize for LineError {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("LineError", 3)?;
-        st.serialize_field("line", &self.line)?;
-        st.serialize_field("code", self.error.code())?;
-        st.serialize_field("message", &self.error.to_string())?;
-        st.end()
+        LineErrorShape { line: self.line, code: self.error.code(), message: self.error.to_string() }.serialize(s)
     }
+}
+
+/// How a [`LineError`] crosses to a host: a bad JSONL line as its 1-based number, stable code
+/// and message.
+#[derive(serde::Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(rename = "LineError"))]
+pub struct LineErrorShape {
+    /// 1-based line number.
+    pub line: usize,
+    /// The stable code ([`Error::code`]).
+    #[cfg_attr(feature = "tsify", tsify(type = "ErrorCode"))]
+    pub code: &'static str,
+    /// The message (it names the line).
+    pub message: String,
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -176,12 +176,18 @@ impl Drop for BusyGuard<'_> {
     }
 }
 
-/// Options of [`SessionEngine::compact`].
-#[derive(Debug, Clone, Default)]
+/// Options of [`SessionEngine::compact`] (the data part of `SessionTree.compact()`'s options;
+/// the binding adds the model, hooks and signal).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(rename = "SessionCompactOptions"))]
+#[serde(rename_all = "camelCase", default)]
 pub struct CompactRun {
-    /// Settings for the preparation (reserve / keep tokens).
+    /// Settings for the preparation (reserve / keep tokens); missing ones are the defaults.
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "Partial<CompactionSettings>"))]
     pub settings: CompactionSettings,
     /// `Additional focus: …` for the summary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub custom_instructions: Option<String>,
 }
 
@@ -196,15 +202,38 @@ pub struct CompactOutcome {
     pub from_extension: bool,
 }
 
-/// Options of [`SessionEngine::navigate_tree`].
-#[derive(Debug, Clone, Default)]
+/// Options of [`SessionEngine::navigate_tree`] (the data part of `SessionTree.navigateTree()`'s
+/// options; the binding adds the model, hooks and signal).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(rename = "NavigateTreeOptions"))]
+#[serde(rename_all = "camelCase", default)]
 pub struct NavigateRun {
     /// Summarize the branch being left.
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub summarize: bool,
     /// `Additional focus: …` for the branch summary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub custom_instructions: Option<String>,
-    /// Branch-summary budget options.
-    pub branch: BranchSummaryOptions,
+    /// The model's context window for the branch-summary budget (default 128000 tokens).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub context_window: Option<u64>,
+    /// Tokens kept free (default 16384); the budget is `contextWindow - reserveTokens`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub reserve_tokens: Option<u64>,
+}
+
+impl NavigateRun {
+    /// The branch-summary options of this navigation.
+    pub fn branch_options(&self) -> BranchSummaryOptions {
+        BranchSummaryOptions {
+            context_window: self.context_window,
+            reserve_tokens: self.reserve_tokens,
+            custom_instructions: self.custom_instructions.clone(),
+        }
+    }
 }
 
 /// The result of [`SessionEngine::navigate_tree`] (SPEC §10).
@@ -477,8 +506,7 @@ impl SessionEngine {
             } else if let Some(model) = model {
                 let list_values = entries_to_summarize.clone();
                 let list = crate::entry::EntryList::new(&list_values);
-                let mut options = run.branch.clone();
-                options.custom_instructions = run.custom_instructions.clone();
+                let options = run.branch_options();
                 let templates = self.templates.borrow().clone();
                 match signal.race(WHAT, generate_branch_summary(&list, model, &options, &templates)).await {
                     Ok(b) => {
@@ -661,15 +689,33 @@ fn hook_compaction(c: &Value, prep: &CompactionPreparation) -> Result<Compaction
     })
 }
 
-/// Retry settings of automatic compaction (SPEC §11).
-#[derive(Debug, Clone, PartialEq)]
+/// Retry settings of automatic compaction (SPEC §11). Read from a host, missing fields are the
+/// defaults and negative numbers count as 0.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase", default)]
 pub struct RetryPolicy {
     /// Retries per candidate after the first attempt.
+    #[serde(deserialize_with = "retry_count")]
     pub max_retries: u32,
-    /// First backoff; attempt `n` waits `baseDelayMs · 2^n`.
+    /// First backoff in ms; attempt `n` waits `baseDelayMs · 2^n`.
+    #[serde(deserialize_with = "non_negative_ms")]
     pub base_delay_ms: f64,
-    /// A wait longer than this moves on to the next candidate.
+    /// A wait longer than this (ms) moves on to the next candidate.
+    #[serde(deserialize_with = "non_negative_ms")]
     pub max_wait_ms: f64,
+}
+
+/// A retry count from a JS number: negative → 0, fractions dropped, saturating.
+fn retry_count<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<u32, D::Error> {
+    let n = <f64 as serde::Deserialize>::deserialize(d)?;
+    Ok(if n > 0.0 { n.min(u32::MAX as f64) as u32 } else { 0 })
+}
+
+/// A duration in ms from a JS number: negative → 0.
+fn non_negative_ms<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
+    let n = <f64 as serde::Deserialize>::deserialize(d)?;
+    Ok(if n > 0.0 { n } else { 0.0 })
 }
 
 impl Default for RetryPolicy {
@@ -679,18 +725,30 @@ impl Default for RetryPolicy {
     }
 }
 
-/// Options of [`SessionEngine::check_compaction`].
-#[derive(Debug, Clone)]
+/// Options of [`SessionEngine::check_compaction`] (the data part of
+/// `SessionTree.checkCompaction()`'s options; the binding adds the candidate models, hooks,
+/// event callback and signal).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(rename = "CheckCompactionOptions"))]
+#[serde(rename_all = "camelCase")]
 pub struct CheckOptions {
-    /// The model's context window (tokens).
+    /// The model's context window (tokens); required.
     pub context_window: f64,
     /// The current model as `provider/id` (overflow recovery only for the same model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
     pub model: Option<String>,
-    /// Compaction settings (threshold, keep, autoContinue).
+    /// Compaction settings (threshold, keep, autoContinue); missing ones are the defaults.
+    #[serde(default)]
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "Partial<CompactionSettings>"))]
     pub settings: CompactionSettings,
-    /// Pruning settings.
+    /// Pruning settings; missing ones are the defaults.
+    #[serde(default)]
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "Partial<PruneConfig>"))]
     pub prune: PruneConfig,
-    /// Retry policy.
+    /// Retry policy; missing fields are the defaults.
+    #[serde(default)]
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "Partial<RetryPolicy>"))]
     pub retry: RetryPolicy,
 }
 

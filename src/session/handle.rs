@@ -456,6 +456,42 @@ impl SessionTree {
         out
     }
 
+    /// Every entry as a [`TreeNode`](crate::api::TreeNode), in file order: ids, links, type,
+    /// role, label, estimated tokens, children and source line (`SessionTree.getTree()`).
+    pub fn tree_nodes(&self) -> Vec<crate::api::TreeNode<'_>> {
+        (0..self.entry_count())
+            .map(|i| {
+                let m = self.meta(i);
+                crate::api::TreeNode {
+                    id: m.id.as_deref(),
+                    parent_id: m.parent_id.as_deref(),
+                    entry_type: self.entry_type(i),
+                    role: self.role(i),
+                    label: m.id.as_deref().and_then(|id| self.label(id)),
+                    tokens: m.message_of_tokens(),
+                    children: self.children_of(i).iter().filter_map(|&c| self.meta(c).id.as_deref()).collect(),
+                    line: self.line_of(i),
+                }
+            })
+            .collect()
+    }
+
+    /// Ids of the children of the entry `id`, in file order.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown id.
+    pub fn children_ids(&self, id: &str) -> Result<Vec<String>> {
+        let i = self.index_of(id).ok_or_else(|| Error::NotFound { id: id.to_owned() })?;
+        Ok(self.children_of(i).iter().filter_map(|&c| self.meta(c).id.clone()).collect())
+    }
+
+    /// The validation report of the whole session, issues naming their source lines (SPEC §1,
+    /// §10); changes nothing.
+    pub fn validate(&self) -> crate::tree::ValidationReport {
+        let lines: Vec<usize> = (0..self.entry_count()).map(|i| self.line_of(i)).collect();
+        crate::tree::validate(self, Some(&lines))
+    }
+
     /// Number of entries of each kind on the current branch whose kind is `kind`.
     pub fn count_kind(&self, kind: EntryKind) -> usize {
         self.branch.iter().filter(|&&i| self.metas[i].kind == kind).count()

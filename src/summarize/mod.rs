@@ -4,6 +4,7 @@
 //! endpoint, an extractive summarizer, a test double). SPEC §9, §10.
 
 pub mod extractive;
+pub mod remote;
 
 use crate::context::convert::convert_to_llm;
 use crate::entry::EntrySource;
@@ -81,6 +82,7 @@ pub struct CompactOptions {
 }
 
 /// File lists stored in a summary entry's `details`.
+#[cfg_attr(feature = "tsify", tsify::declare)]
 pub type SummaryDetails = FileLists;
 
 /// The result of [`compact`]: what the host appends as a `compaction` entry. SPEC §9.

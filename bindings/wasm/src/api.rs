@@ -2,12 +2,13 @@
 //! arguments, calls the core function named in its doc, and converts the result back.
 
 use super::convert::{
-    arg_index, arg_number, arg_opt_number, arg_opt_string, arg_string, arg_strings, bad_arg, from_option, from_serde,
-    to_js, to_typed, to_value, to_values,
+    arg_index, arg_number, arg_opt_number, arg_opt_string, arg_string, arg_strings, bad_arg, error_js, from_option,
+    from_serde, to_typed, to_value, to_values,
 };
-use serde_json::{json, Value};
+use session_compaction::api::{self as host, SessionFile};
 use session_compaction::context::{build_session_context, LeafSelector};
 use session_compaction::entry::EntryList;
+use session_compaction::io::ParseOptions;
 use session_compaction::plan::prepare::{CompactionSettings, FileOpsLists};
 use session_compaction::plan::prune::PruneConfig;
 use session_compaction::prompt::templates::PromptTemplates;
@@ -23,36 +24,6 @@ thread_local! {
 pub(crate) fn templates() -> PromptTemplates {
     TEMPLATES.with(|t| t.borrow().clone())
 }
-
-#[wasm_bindgen(typescript_custom_section)]
-const TS_TYPES: &'static str = r#"
-/** Stable error codes carried by `Error.code`. */
-export type ErrorCode =
-  | "E_PARSE" | "E_MISSING_FIELD" | "E_UNKNOWN_ENTRY" | "E_HEADER" | "E_CYCLE" | "E_DUPLICATE_ID"
-  | "E_NOT_FOUND" | "E_TEMPLATE" | "E_INVALID_ARGUMENT" | "E_ALREADY_COMPACTED" | "E_NOTHING_TO_COMPACT"
-  | "E_MISSING_PARENT" | "E_KEPT_NOT_ON_PATH" | "E_ORPHAN_TOOL_RESULT" | "E_UNANSWERED_TOOL_CALL"
-  | "E_SUMMARIZATION" | "E_CANCELLED" | "E_ABORTED" | "E_HOOK" | "E_BUSY" | "E_REMOTE" | "E_MODEL"
-  | "E_INTERNAL" | "E_NOT_INITIALIZED";
-/** A bad JSONL line: 1-based line number, stable code and message. */
-export interface LineError { line: number; code: ErrorCode; message: string }
-/** Result of `parseSession`. */
-export interface ParsedSessionResult { header: SessionHeader | null; entries: SessionEntry[]; errors: LineError[]; migrated: boolean }
-/** Result of `pruneToolOutputs`: the changed entries (whole entries, newest first). */
-export interface PruneResult { prunedCount: number; tokensSaved: number; prunedEntries: SessionEntry[] }
-/** Result of `collectEntriesForBranchSummary`. */
-export interface BranchCollection { entries: SessionEntry[]; commonAncestorId: string | null }
-/** Result of `prepareBranchEntries`. */
-export interface BranchEntriesResult { messages: AgentMessage[]; fileOps: FileOpsLists; totalTokens: number; fileLists: FileLists }
-/** Options of `parseSession`, `SessionTree.fromJsonl` and `SessionTree.fromBytes`. */
-export interface ParseSessionOptions {
-  /** Throw the error of the first bad line (`E_PARSE`, `E_MISSING_FIELD`, `E_HEADER`) instead of reporting it in `errors`. */
-  strict?: boolean;
-}
-/** `details` of a compaction result: the file lists (`session_compaction::summarize::SummaryDetails`, a Rust alias tsify does not emit). */
-export type SummaryDetails = FileLists;
-/** Result of `parseSessionWithIds`: `parseSession`'s result plus how many ids the v1 migration drew. */
-export interface ParsedSessionWithIdsResult extends ParsedSessionResult { generatedIdsUsed: number }
-"#;
 
 /// `estimateTokens(message)`: `ceil(chars / 4)` in UTF-16 units. SPEC §3.
 #[wasm_bindgen(js_name = estimateTokens)]
@@ -73,8 +44,7 @@ pub fn find_cut_point(
     let values = to_values(&entries, "entries")?;
     let list = EntryList::new(&values);
     let (start, end) = (arg_index(&start_index, "startIndex")?, arg_index(&end_index, "endIndex")?);
-    let keep = arg_number(&keep_recent_tokens, "keepRecentTokens")?;
-    let keep = if keep > 0.0 { keep.min(u64::MAX as f64) as u64 } else { 0 };
+    let keep = host::token_count(arg_number(&keep_recent_tokens, "keepRecentTokens")?);
     from_serde(&session_compaction::plan::cut_point::find_cut_point(&list, start, end, keep))
 }
 
@@ -149,7 +119,7 @@ pub fn convert_to_llm(
     #[wasm_bindgen(unchecked_param_type = "AgentMessage[]")] messages: JsValue,
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&messages, "messages")?;
-    from_serde(&session_compaction::context::convert::convert_to_llm(&values, &templates()).map_err(to_js)?)
+    from_serde(&session_compaction::context::convert::convert_to_llm(&values, &templates()).map_err(error_js)?)
 }
 
 /// `serializeConversation(llmMessages)`: the text the summarizer reads. SPEC §8.
@@ -172,8 +142,7 @@ pub fn prune_tool_outputs(
     let config: PruneConfig = to_typed(&config, "config")?;
     let now = arg_opt_number(&now, "now")?.unwrap_or_else(js_sys::Date::now);
     let r = session_compaction::plan::prune::prune_tool_outputs(&EntryList::new(&values), &config, now);
-    let pruned: Vec<Value> = r.pruned_entries.into_iter().map(|(_, e)| e).collect();
-    from_serde(&json!({"prunedCount": r.pruned_count, "tokensSaved": r.tokens_saved, "prunedEntries": pruned}))
+    from_serde(&host::PruneReport::from(r))
 }
 
 /// `collectEntriesForBranchSummary(entries, oldLeafId, targetId)`. SPEC §10.
@@ -186,11 +155,7 @@ pub fn collect_entries_for_branch_summary(
     let values = to_values(&entries, "entries")?;
     let old_leaf_id = arg_opt_string(&old_leaf_id, "oldLeafId")?;
     let target_id = arg_string(&target_id, "targetId")?;
-    let list = EntryList::new(&values);
-    let (idx, common) =
-        session_compaction::tree::collect_entries_for_branch_summary(&list, old_leaf_id.as_deref(), &target_id);
-    let picked: Vec<&Value> = idx.iter().map(|&i| &values[i]).collect();
-    from_serde(&json!({"entries": picked, "commonAncestorId": common}))
+    from_serde(&host::collect_branch_collection(&values, old_leaf_id.as_deref(), &target_id))
 }
 
 /// `prepareBranchEntries(entries, tokenBudget?)` (0 = no limit). SPEC §10.
@@ -200,15 +165,9 @@ pub fn prepare_branch_entries(
     #[wasm_bindgen(js_name = tokenBudget, unchecked_optional_param_type = "number")] token_budget: JsValue,
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&entries, "entries")?;
-    let budget =
-        arg_opt_number(&token_budget, "tokenBudget")?.filter(|b| b.is_finite() && *b > 0.0).map_or(0, |b| b as u64);
+    let budget = arg_opt_number(&token_budget, "tokenBudget")?.map_or(0, host::token_count);
     let r = session_compaction::plan::branch::prepare_branch_entries(&EntryList::new(&values), budget);
-    from_serde(&json!({
-        "messages": r.messages,
-        "fileOps": FileOpsLists::from(&r.file_ops),
-        "totalTokens": r.total_tokens,
-        "fileLists": r.file_ops.file_lists(),
-    }))
+    from_serde(&host::BranchEntriesResult::from(r))
 }
 
 /// `parseSession(jsonl, {strict?})` → `{header, entries, errors, migrated}`. Lenient by
@@ -220,36 +179,21 @@ pub fn parse_session(
     #[wasm_bindgen(unchecked_optional_param_type = "ParseSessionOptions")] options: JsValue,
 ) -> Result<JsValue, JsValue> {
     let jsonl = arg_string(&jsonl, "jsonl")?;
-    let opts = parse_options(&options)?;
-    let parsed = session_compaction::io::parse_session(&jsonl, &opts).map_err(to_js)?;
-    from_serde(
-        &json!({"header": parsed.header, "entries": parsed.entries, "errors": parsed.errors, "migrated": parsed.migrated}),
-    )
-}
-
-/// Reads `{strict?}`.
-pub(crate) fn parse_options(options: &JsValue) -> Result<session_compaction::io::ParseOptions, JsValue> {
-    let v = to_value(options, "options")?;
-    Ok(if v.get("strict").and_then(Value::as_bool) == Some(true) {
-        session_compaction::io::ParseOptions::strict()
-    } else {
-        session_compaction::io::ParseOptions::lenient()
-    })
+    let opts: ParseOptions = to_typed(&options, "options")?;
+    let parsed = session_compaction::io::parse_session(&jsonl, &opts).map_err(error_js)?;
+    from_serde(&host::ParsedSessionResult::from(parsed))
 }
 
 /// `serializeSession({header, entries})` → JSONL text (header first, one entry per line). SPEC §1.
 #[wasm_bindgen(js_name = serializeSession)]
 pub fn serialize_session(
-    #[wasm_bindgen(unchecked_param_type = "{ header?: SessionHeader | null; entries: SessionEntry[] }")]
-    session: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "SessionFile")] session: JsValue,
 ) -> Result<String, JsValue> {
-    let v = to_value(&session, "session")?;
-    let header = v.get("header").filter(|h| !h.is_null());
-    let entries = match v.get("entries") {
-        Some(Value::Array(a)) => a.as_slice(),
-        _ => return Err(bad_arg("session.entries", "expected an array")),
-    };
-    Ok(session_compaction::io::serialize_session(header, entries))
+    if session.is_undefined() || session.is_null() {
+        return Err(bad_arg("session", "expected {header?, entries}"));
+    }
+    let file: SessionFile = to_typed(&session, "session")?;
+    Ok(session_compaction::io::serialize_session(file.header.as_ref(), &file.entries))
 }
 
 /// `validateSession(entries)` → the validation report (never changes anything). SPEC §1, §10.
@@ -283,7 +227,7 @@ pub fn set_prompt_template(
     #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
 ) -> Result<(), JsValue> {
     let (name, text) = (arg_string(&name, "name")?, arg_string(&text, "text")?);
-    TEMPLATES.with(|t| t.borrow_mut().set(&name, &text)).map_err(to_js)
+    TEMPLATES.with(|t| t.borrow_mut().set(&name, &text)).map_err(error_js)
 }
 
 /// `resetPromptTemplates()`: restores every default template. SPEC §9.
@@ -315,7 +259,7 @@ pub fn format_file_operations(
     let (read_files, modified_files) =
         (arg_strings(&read_files, "readFiles")?, arg_strings(&modified_files, "modifiedFiles")?);
     session_compaction::prompt::templates::format_file_operations(&templates(), &read_files, &modified_files)
-        .map_err(to_js)
+        .map_err(error_js)
 }
 
 // ---- Lower-level functions of the reference (thin forwarders; the conformance ops use them) ----
@@ -353,16 +297,12 @@ pub fn get_last_assistant_usage(
     #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&entries, "entries")?;
-    let found = session_compaction::plan::prepare::last_assistant_usage(&EntryList::new(&values), 0);
-    from_option(found.map(|(i, _)| values[i]["message"]["usage"].clone()))
+    from_option(host::last_assistant_usage_value(&values))
 }
 
-/// Reads a `usage` object the way an assistant message's usage is read (missing numbers: NaN).
+/// Reads a `usage` argument ([`host::usage_of`]).
 fn usage_meta(usage: &JsValue) -> Result<session_compaction::entry::UsageMeta, JsValue> {
-    let msg = json!({"role": "assistant", "usage": to_value(usage, "usage")?});
-    session_compaction::entry::MessageMeta::from_value(&msg)
-        .usage
-        .ok_or_else(|| bad_arg("usage", "expected a usage object"))
+    host::usage_of(&to_value(usage, "usage")?).map_err(error_js)
 }
 
 /// `calculateContextTokens(usage)`: `totalTokens || input + output + cacheRead + cacheWrite`
@@ -420,17 +360,6 @@ pub fn parse_session_with_ids(
 ) -> Result<JsValue, JsValue> {
     let jsonl = arg_string(&jsonl, "jsonl")?;
     let generated_ids = arg_strings(&generated_ids, "generatedIds")?;
-    let opts = parse_options(&options)?;
-    let mut used = 0usize;
-    let mut random = session_compaction::io::RandomIds::with_taken(generated_ids.iter().cloned());
-    let mut next = || {
-        let id = generated_ids.get(used).cloned().unwrap_or_else(|| random.next_id());
-        used += 1;
-        id
-    };
-    let parsed = session_compaction::io::parse_session_with_ids(jsonl.as_bytes(), &opts, &mut next).map_err(to_js)?;
-    from_serde(&json!({
-        "header": parsed.header, "entries": parsed.entries, "errors": parsed.errors,
-        "migrated": parsed.migrated, "generatedIdsUsed": used,
-    }))
+    let opts: ParseOptions = to_typed(&options, "options")?;
+    from_serde(&host::parse_session_with_id_list(&jsonl, &opts, &generated_ids).map_err(error_js)?)
 }

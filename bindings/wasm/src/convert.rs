@@ -9,22 +9,27 @@ use session_compaction::error::Error;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-/// A JS `Error` with `name = "SessionCompactionError"` and `code` set to a stable code.
-pub fn js_error(code: &str, message: &str) -> JsValue {
-    let err = js_sys::Error::new(message);
+/// The one conversion of a core error to JavaScript: an `Error` with
+/// `name = "SessionCompactionError"`, `code` = [`Error::code`], the error's message, and
+/// `status` when the error carries an HTTP status ([`Error::http_status`]).
+pub fn error_js(e: Error) -> JsValue {
+    let err = js_sys::Error::new(&e.to_string());
     err.set_name("SessionCompactionError");
-    let _ = js_sys::Reflect::set(&err, &JsValue::from_str("code"), &JsValue::from_str(code));
+    let _ = js_sys::Reflect::set(&err, &JsValue::from_str("code"), &JsValue::from_str(e.code()));
+    if let Some(status) = e.http_status() {
+        let _ = js_sys::Reflect::set(&err, &JsValue::from_str("status"), &JsValue::from(status));
+    }
     err.into()
 }
 
-/// Converts a core error.
-pub fn to_js(e: Error) -> JsValue {
-    js_error(e.code(), &e.to_string())
+/// An [`Error::Argument`] (`E_INVALID_ARGUMENT`) for a malformed argument, as a JS `Error`.
+pub fn bad_arg(what: &str, detail: impl std::fmt::Display) -> JsValue {
+    error_js(Error::Argument { name: what.to_owned(), reason: detail.to_string() })
 }
 
-/// An `E_INVALID_ARGUMENT` error for a malformed argument.
-pub fn bad_arg(what: &str, detail: impl std::fmt::Display) -> JsValue {
-    js_error("E_INVALID_ARGUMENT", &format!("invalid argument `{what}`: {detail}"))
+/// An [`Error::Internal`] (`E_INTERNAL`), as a JS `Error`.
+fn internal(message: impl std::fmt::Display) -> JsValue {
+    error_js(Error::Internal { message: message.to_string() })
 }
 
 /// A JS value as JSON (`undefined` → `null`).
@@ -46,12 +51,23 @@ pub fn to_values(v: &JsValue, what: &str) -> Result<Vec<Value>, JsValue> {
     }
 }
 
-/// A typed argument (optional: `undefined`/`null` → `T::default()`).
+/// A typed argument (optional: `undefined`/`null` → `T::default()`), read through JSON text
+/// (functions and symbols in it are dropped, as `JSON.stringify` drops them).
 pub fn to_typed<T: DeserializeOwned + Default>(v: &JsValue, what: &str) -> Result<T, JsValue> {
     if v.is_undefined() || v.is_null() {
         return Ok(T::default());
     }
-    serde_json::from_value(to_value(v, what)?).map_err(|e| bad_arg(what, e))
+    to_required(v, what)
+}
+
+/// A typed argument that must be given (`undefined` is an error), read straight from its JSON
+/// text.
+pub fn to_required<T: DeserializeOwned>(v: &JsValue, what: &str) -> Result<T, JsValue> {
+    let text = js_sys::JSON::stringify(v)
+        .map_err(|_| bad_arg(what, "cannot be converted to JSON (cycle or BigInt?)"))?
+        .as_string()
+        .ok_or_else(|| bad_arg(what, "expected a JSON value"))?;
+    serde_json::from_str(&text).map_err(|e| bad_arg(what, e))
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -67,12 +83,12 @@ fn kind(v: &Value) -> &'static str {
 
 /// A JSON text as a JS value (native `JSON.parse`).
 pub fn parse_js(text: &str) -> Result<JsValue, JsValue> {
-    js_sys::JSON::parse(text).map_err(|_| js_error("E_INTERNAL", "result is not valid JSON"))
+    js_sys::JSON::parse(text).map_err(|_| internal("result is not valid JSON"))
 }
 
 /// A Rust value as a JS value (through JSON text).
 pub fn from_serde<T: Serialize + ?Sized>(v: &T) -> Result<JsValue, JsValue> {
-    let text = serde_json::to_string(v).map_err(|e| js_error("E_INTERNAL", &e.to_string()))?;
+    let text = serde_json::to_string(v).map_err(internal)?;
     parse_js(&text)
 }
 

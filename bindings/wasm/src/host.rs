@@ -1,7 +1,7 @@
 //! Adapters from JavaScript to the engine's host traits: the `complete` callback, the remote
 //! summarizer endpoint (gloo-net), hooks, clock, events and AbortSignal. Conversions only.
 
-use super::convert::{from_serde, js_error, to_value};
+use super::convert::{bad_arg, from_serde, to_value};
 use js_sys::{Function, Promise, Reflect};
 use serde_json::Value;
 use session_compaction::error::{Error, Result};
@@ -125,7 +125,8 @@ impl Complete for JsComplete {
     }
 }
 
-/// The remote summarizer: POST `{systemPrompt, prompt}` as JSON, read `{summary}` (SPEC §9).
+/// The remote summarizer over `fetch`: the protocol (body, reply) is
+/// [`session_compaction::summarize::remote`] (SPEC §9).
 pub struct RemoteComplete {
     /// The endpoint URL.
     pub url: String,
@@ -136,32 +137,22 @@ pub struct RemoteComplete {
 
 impl Complete for RemoteComplete {
     async fn complete(&self, request: SummaryRequest) -> Result<String> {
-        let body = serde_json::json!({"systemPrompt": request.system_prompt, "prompt": request.prompt,
-            "purpose": request.purpose, "maxTokens": request.max_tokens});
         let req = gloo_net::http::Request::post(&self.url)
             .header("content-type", "application/json")
             .abort_signal(self.signal.dyn_ref())
-            .body(body.to_string())
+            .body(session_compaction::summarize::remote::request_body(&request))
             .map_err(|e| Error::Remote { status: 0, message: format!("cannot build the request: {e}") })?;
         let resp = req
             .send()
             .await
             .map_err(|e| Error::Remote { status: 0, message: format!("request to the summarizer failed: {e}") })?;
         let status = resp.status();
-        if !(200..300).contains(&status) {
-            return Err(Error::Remote {
-                status,
-                message: format!("the summarizer answered HTTP {status} {}", resp.status_text()),
-            });
-        }
-        let text =
-            resp.text().await.map_err(|e| Error::Remote { status, message: format!("cannot read the reply: {e}") })?;
-        let v: Value = serde_json::from_str(&text)
-            .map_err(|_| Error::Remote { status, message: "the reply is not JSON".into() })?;
-        v.get("summary")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .ok_or_else(|| Error::Remote { status, message: "the reply has no string `summary`".into() })
+        let text = if (200..300).contains(&status) {
+            resp.text().await.map_err(|e| Error::Remote { status, message: format!("cannot read the reply: {e}") })?
+        } else {
+            String::new()
+        };
+        session_compaction::summarize::remote::summary_of_reply(status, &resp.status_text(), &text)
     }
 }
 
@@ -189,7 +180,7 @@ pub fn host_model(options: &JsValue, signal: &JsValue) -> std::result::Result<Op
         return Ok(Some(HostModel::Js(JsComplete { func: complete.unchecked_into(), signal: signal.clone() })));
     }
     if !complete.is_undefined() && !complete.is_null() {
-        return Err(js_error("E_INVALID_ARGUMENT", "options.complete must be a function (request) => Promise<string>"));
+        return Err(bad_arg("options.complete", "expected a function (request) => Promise<string>"));
     }
     if let Some(url) = get(options, "remoteEndpoint").as_string() {
         return Ok(Some(HostModel::Remote(RemoteComplete { url, signal: signal.clone() })));

@@ -1,13 +1,14 @@
 //! The `SessionTree` class: a session kept inside wasm memory. Conversions only; the logic is
 //! [`session_compaction::session::SessionTree`].
 
-use super::api::{parse_options, templates};
+use super::api::templates;
 use super::convert::{
-    arg_bytes, arg_opt_number, arg_opt_string, arg_string, from_option, from_serde, parse_js, to_js, to_typed,
-    to_value, to_values,
+    arg_bytes, arg_opt_number, arg_opt_string, arg_string, bad_arg, error_js, from_option, from_serde, parse_js,
+    to_typed, to_value, to_values,
 };
-use serde_json::json;
+use session_compaction::api::PruneReport;
 use session_compaction::entry::EntrySource;
+use session_compaction::io::ParseOptions;
 use session_compaction::plan::prepare::CompactionSettings;
 use session_compaction::plan::prune::PruneConfig;
 use session_compaction::session::engine::SessionEngine;
@@ -15,20 +16,6 @@ use session_compaction::session::SessionTree as Core;
 use std::cell::{Ref, RefMut};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-
-#[wasm_bindgen(typescript_custom_section)]
-const TS_TREE: &'static str = r#"
-/** One node of `SessionTree.getTree()`: every entry in file order with its links. */
-export interface TreeNode {
-  id: string | null; parentId: string | null; type: string; role?: string; label?: string;
-  /** Estimated tokens of the entry's message (0 for other entries). */
-  tokens: number;
-  /** Ids of the children, in file order. */
-  children: string[];
-  /** 1-based line in the loaded file (0 for appended entries). */
-  line: number;
-}
-"#;
 
 /// A session held inside wasm memory: load once, append entries as they arrive, and ask for
 /// plans and contexts without sending the session again. Appending costs O(entry).
@@ -47,10 +34,10 @@ impl SessionTree {
     fn s(&self) -> Ref<'_, Core> {
         self.engine.session().borrow()
     }
-    /// Borrows the session mutably. Errors with `E_BUSY`-like message if a borrow is active
-    /// (cannot happen from JS: no borrow outlives a call).
+    /// Borrows the session mutably. Errors with `E_BUSY` if a borrow is active (cannot happen
+    /// from JS: no borrow outlives a call).
     fn s_mut(&self) -> Result<RefMut<'_, Core>, JsValue> {
-        self.engine.session().try_borrow_mut().map_err(|_| super::convert::js_error("E_BUSY", "the session is in use"))
+        self.engine.session().try_borrow_mut().map_err(|_| error_js(session_compaction::Error::Busy))
     }
 }
 
@@ -63,8 +50,8 @@ impl SessionTree {
         #[wasm_bindgen(unchecked_optional_param_type = "ParseSessionOptions")] options: JsValue,
     ) -> Result<SessionTree, JsValue> {
         let text = arg_string(&text, "text")?;
-        let opts = parse_options(&options)?;
-        Core::from_jsonl(text, &opts).map(wrap).map_err(to_js)
+        let opts: ParseOptions = to_typed(&options, "options")?;
+        Core::from_jsonl(text, &opts).map(wrap).map_err(error_js)
     }
 
     /// Loads JSONL bytes (a file's contents): the fast path, no string conversion. SPEC §1.
@@ -74,8 +61,8 @@ impl SessionTree {
         #[wasm_bindgen(unchecked_optional_param_type = "ParseSessionOptions")] options: JsValue,
     ) -> Result<SessionTree, JsValue> {
         let bytes = arg_bytes(&bytes, "bytes")?;
-        let opts = parse_options(&options)?;
-        Core::from_bytes(bytes, &opts).map(wrap).map_err(to_js)
+        let opts: ParseOptions = to_typed(&options, "options")?;
+        Core::from_bytes(bytes, &opts).map(wrap).map_err(error_js)
     }
 
     /// Builds a session from entries (and an optional header). SPEC §1.
@@ -118,10 +105,10 @@ impl SessionTree {
     #[wasm_bindgen(js_name = setLeaf)]
     pub fn set_leaf(&self, #[wasm_bindgen(unchecked_param_type = "string | null")] id: JsValue) -> Result<(), JsValue> {
         if id.is_undefined() {
-            return Err(super::convert::bad_arg("id", "expected an entry id, or null for \"before the first entry\""));
+            return Err(bad_arg("id", "expected an entry id, or null for \"before the first entry\""));
         }
         let id = arg_opt_string(&id, "id")?;
-        self.s_mut()?.set_leaf(id.as_deref()).map_err(to_js)
+        self.s_mut()?.set_leaf(id.as_deref()).map_err(error_js)
     }
 
     /// Appends an entry (needs `type` and a new string `id`; a missing `parentId` becomes the
@@ -134,7 +121,7 @@ impl SessionTree {
     ) -> Result<String, JsValue> {
         let v = to_value(&entry, "entry")?;
         let mut s = self.s_mut()?;
-        let i = s.append_entry(v).map_err(to_js)?;
+        let i = s.append_entry(v).map_err(error_js)?;
         Ok(s.meta(i).id.clone().unwrap_or_default())
     }
 
@@ -157,45 +144,14 @@ impl SessionTree {
     ) -> Result<JsValue, JsValue> {
         let leaf_id = arg_opt_string(&leaf_id, "leafId")?;
         let s = self.s();
-        let idx = s.branch_indices_to(leaf_id.as_deref()).map_err(to_js)?;
+        let idx = s.branch_indices_to(leaf_id.as_deref()).map_err(error_js)?;
         entries_json(&s, &idx)
     }
 
-    /// Every entry as a [`TreeNode`] (file order): ids, links, type, role, label, tokens.
+    /// Every entry as a `TreeNode` (file order): ids, links, type, role, label, tokens.
     #[wasm_bindgen(js_name = getTree, unchecked_return_type = "TreeNode[]")]
     pub fn get_tree(&self) -> Result<JsValue, JsValue> {
-        #[derive(serde::Serialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Node<'a> {
-            id: Option<&'a str>,
-            parent_id: Option<&'a str>,
-            #[serde(rename = "type")]
-            ty: std::borrow::Cow<'a, str>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            role: Option<std::borrow::Cow<'a, str>>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            label: Option<&'a str>,
-            tokens: u64,
-            children: Vec<&'a str>,
-            line: usize,
-        }
-        let t = &*self.s();
-        let nodes: Vec<Node<'_>> = (0..t.entry_count())
-            .map(|i| {
-                let m = t.meta(i);
-                Node {
-                    id: m.id.as_deref(),
-                    parent_id: m.parent_id.as_deref(),
-                    ty: t.entry_type(i),
-                    role: t.role(i),
-                    label: m.id.as_deref().and_then(|id| t.label(id)),
-                    tokens: m.message_of_tokens(),
-                    children: t.children_of(i).iter().filter_map(|&c| t.meta(c).id.as_deref()).collect(),
-                    line: t.line_of(i),
-                }
-            })
-            .collect();
-        from_serde(&nodes)
+        from_serde(&self.s().tree_nodes())
     }
 
     /// Ids of the children of `id` (file order). Unknown id: `E_NOT_FOUND`.
@@ -205,9 +161,7 @@ impl SessionTree {
         #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
     ) -> Result<Vec<String>, JsValue> {
         let id = arg_string(&id, "id")?;
-        let s = self.s();
-        let i = s.index_of(&id).ok_or_else(|| to_js(session_compaction::Error::NotFound { id: id.clone() }))?;
-        Ok(s.children_of(i).iter().filter_map(|&c| s.meta(c).id.clone()).collect())
+        self.s().children_ids(&id).map_err(error_js)
     }
 
     /// The label of an entry (the last `label` entry for it wins), or `undefined`.
@@ -265,7 +219,9 @@ impl SessionTree {
     #[wasm_bindgen(js_name = buildLlmMessages, unchecked_return_type = "AgentMessage[]")]
     pub fn build_llm_messages(&self) -> Result<JsValue, JsValue> {
         let ctx = self.s().build_session_context();
-        from_serde(&session_compaction::context::convert::convert_to_llm(&ctx.messages, &templates()).map_err(to_js)?)
+        from_serde(
+            &session_compaction::context::convert::convert_to_llm(&ctx.messages, &templates()).map_err(error_js)?,
+        )
     }
 
     /// Estimated context size of the current branch (SPEC §12.3).
@@ -294,16 +250,14 @@ impl SessionTree {
     ) -> Result<JsValue, JsValue> {
         let now = arg_opt_number(&now, "now")?;
         let config: PruneConfig = to_typed(&config, "config")?;
-        let (plan, changed) = self.s_mut()?.prune_tool_outputs(&config, now.unwrap_or_else(js_sys::Date::now));
-        from_serde(&json!({"prunedCount": changed.len(), "tokensSaved": plan.tokens_saved, "prunedEntries": changed}))
+        let done = self.s_mut()?.prune_tool_outputs(&config, now.unwrap_or_else(js_sys::Date::now));
+        from_serde(&PruneReport::from(done))
     }
 
     /// The validation report (duplicate ids, missing parents, cycles, …); changes nothing.
     #[wasm_bindgen(unchecked_return_type = "ValidationReport")]
     pub fn validate(&self) -> Result<JsValue, JsValue> {
-        let s = self.s();
-        let lines: Vec<usize> = (0..s.entry_count()).map(|i| s.line_of(i)).collect();
-        from_serde(&session_compaction::tree::validate(&*s, Some(&lines)))
+        from_serde(&self.s().validate())
     }
 
     /// The session as JSONL (header first; unchanged entries byte for byte as loaded).

@@ -4,38 +4,37 @@
 //! [`session_compaction::summarize`] and [`session_compaction::session::engine`].
 
 use super::api::templates;
-use super::convert::{from_serde, js_error, to_js, to_typed, to_value, to_values};
+use super::convert::{arg_string, bad_arg, error_js, from_serde, to_required, to_typed, to_value, to_values};
 use super::host::{get, host_model, link_signal, HostModel, JsClock, JsComplete, JsEvents, JsHooks};
 use super::session::SessionTree;
-use js_sys::{Promise, Reflect};
-use serde_json::{json, Value};
+use js_sys::Promise;
+use session_compaction::api::{BranchSummaryOutcome, CheckCompactionResult, NavigateTreeResult, SessionCompactResult};
 use session_compaction::entry::EntryList;
-use session_compaction::error::Error;
-use session_compaction::plan::prepare::{CompactionPreparation, CompactionSettings};
-use session_compaction::plan::prune::PruneConfig;
-use session_compaction::session::engine::{CheckOptions, CompactRun, NavigateRun, RetryPolicy};
-use session_compaction::summarize::{BranchSummaryOptions, CompactOptions};
+use session_compaction::plan::prepare::CompactionPreparation;
+use session_compaction::session::engine::{CheckOptions, CompactRun, NavigateRun};
+use session_compaction::summarize::{BranchSummaryOptions, CompactOptions, SummaryRequest};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::future_to_promise;
 
+/// The JavaScript-only parts of the async API: callbacks, hooks, `AbortSignal`. The data parts
+/// of the options and every result are the core's structs (`CompactOptions`,
+/// `BranchSummaryOptions`, `SessionCompactOptions` = `CompactRun`, `NavigateTreeOptions` =
+/// `NavigateRun`, `CheckCompactionOptions` = `CheckOptions`, and the results of
+/// `session_compaction::api`); the interfaces below add the callbacks to them (TypeScript
+/// merges interfaces of one name).
 #[wasm_bindgen(typescript_custom_section)]
 const TS_ASYNC: &'static str = r#"
 /** What `complete` receives: one summary to write. */
 export interface CompleteRequest extends SummaryRequest { signal?: AbortSignal }
 /** The host's model: resolves to the summary text. Reject with an Error carrying `status` and `headers` (or `retryAfterMs`) to enable retries. */
 export type CompleteFn = (request: CompleteRequest) => Promise<string>;
+/** The model of an async call (a `complete` callback, or the URL of a remote summarizer: POST `{systemPrompt, prompt, purpose, maxTokens}` → `{summary}`) and its `AbortSignal`. */
+export interface ModelCallOptions { complete?: CompleteFn; remoteEndpoint?: string; signal?: AbortSignal }
 /** Options of `compact()`. */
-export interface CompactCallOptions {
-  complete?: CompleteFn; remoteEndpoint?: string; customInstructions?: string;
-  promptOverride?: string; extraContext?: string[]; signal?: AbortSignal;
-}
+export interface CompactCallOptions extends CompactOptions, ModelCallOptions {}
 /** Options of `generateBranchSummary()`. */
-export interface BranchSummaryCallOptions {
-  complete: CompleteFn; contextWindow?: number; reserveTokens?: number; customInstructions?: string; signal?: AbortSignal;
-}
-/** Result of `generateBranchSummary()`. */
-export type BranchSummaryOutcome = BranchSummary | { aborted: true } | { error: string };
+export interface BranchSummaryCallOptions extends BranchSummaryOptions, ModelCallOptions { complete: CompleteFn }
 /** Hooks keyed by event name; each may return a value or a Promise. */
 export interface SessionHooks {
   session_before_compact?: (event: { type: "session_before_compact"; preparation: CompactionPreparation; branchEntries: SessionEntry[]; customInstructions?: string; signal?: AbortSignal }) => unknown;
@@ -44,72 +43,22 @@ export interface SessionHooks {
   session_before_tree?: (event: { type: "session_before_tree"; preparation: { targetId: string; oldLeafId: string | null; commonAncestorId: string | null; entriesToSummarize: SessionEntry[]; userWantsSummary: boolean }; signal?: AbortSignal }) => unknown;
   session_tree?: (event: { type: "session_tree"; newLeafId: string | null; oldLeafId: string | null; summaryEntry?: SessionEntry; fromExtension?: boolean }) => unknown;
 }
-/** Options of `SessionTree.compact()`. */
-export interface SessionCompactOptions {
-  complete?: CompleteFn; remoteEndpoint?: string; customInstructions?: string; hooks?: SessionHooks;
-  signal?: AbortSignal; settings?: Partial<CompactionSettings>;
-}
-/** Result of `SessionTree.compact()`. */
-export interface SessionCompactResult { compactionEntry: SessionEntry; result: CompactionResult; fromExtension: boolean; context: SessionContext }
-/** Options of `SessionTree.navigateTree()`. */
-export interface NavigateTreeOptions {
-  summarize?: boolean; customInstructions?: string; complete?: CompleteFn; remoteEndpoint?: string; hooks?: SessionHooks;
-  signal?: AbortSignal; contextWindow?: number; reserveTokens?: number;
-}
-/** Result of `SessionTree.navigateTree()`. */
-export interface NavigateTreeResult { editorText?: string; cancelled: boolean; aborted?: boolean; summaryEntry?: SessionEntry; newLeafId: string | null }
+/** The callbacks of `SessionTree.compact()`. */
+export interface SessionCompactOptions extends ModelCallOptions { hooks?: SessionHooks }
+/** The callbacks of `SessionTree.navigateTree()`. */
+export interface NavigateTreeOptions extends ModelCallOptions { hooks?: SessionHooks }
 /** A candidate model of automatic compaction. */
 export interface CompactionCandidate { complete: CompleteFn; model?: string }
-/** Options of `SessionTree.checkCompaction()`. */
+/** The callbacks of `SessionTree.checkCompaction()`: the candidate models (or one `complete`), hooks, events. */
 export interface CheckCompactionOptions {
-  contextWindow: number; model?: string; candidates?: CompactionCandidate[]; complete?: CompleteFn;
-  retry?: { maxRetries?: number; baseDelayMs?: number; maxWaitMs?: number };
-  hooks?: SessionHooks; onEvent?: (event: { type: "auto_compaction_start"; reason: "overflow" | "threshold" } | { type: "auto_compaction_end"; result?: CompactionResult; aborted: boolean; willRetry: boolean; errorMessage?: string }) => void;
-  signal?: AbortSignal; settings?: Partial<CompactionSettings>; prune?: Partial<PruneConfig>;
-}
-/** Result of `SessionTree.checkCompaction()`. */
-export interface CheckCompactionResult {
-  prunedCount: number; tokensSaved: number; contextTokens: number; reason?: "overflow" | "threshold";
-  compactionEntry?: SessionEntry; result?: CompactionResult; willRetry: boolean; context?: SessionContext;
-  continuePrompt?: string; aborted: boolean; errorMessage?: string;
+  candidates?: CompactionCandidate[]; complete?: CompleteFn; hooks?: SessionHooks; signal?: AbortSignal;
+  onEvent?: (event: { type: "auto_compaction_start"; reason: "overflow" | "threshold" } | { type: "auto_compaction_end"; result?: CompactionResult; aborted: boolean; willRetry: boolean; errorMessage?: string }) => void;
 }
 "#;
 
-fn opt_string(obj: &JsValue, key: &str) -> Option<String> {
-    get(obj, key).as_string()
-}
-
-fn opt_u64(obj: &JsValue, key: &str) -> Option<u64> {
-    get(obj, key).as_f64().filter(|n| n.is_finite() && *n >= 0.0).map(|n| n as u64)
-}
-
-fn string_list(obj: &JsValue, key: &str) -> Result<Vec<String>, JsValue> {
-    match to_value(&get(obj, key), key)? {
-        Value::Array(a) => Ok(a.into_iter().filter_map(|v| v.as_str().map(str::to_owned)).collect()),
-        Value::Null => Ok(Vec::new()),
-        _ => Err(js_error("E_INVALID_ARGUMENT", &format!("options.{key} must be an array of strings"))),
-    }
-}
-
-/// A core error as a JS `Error` (see [`to_js`]); a failed model call or remote endpoint also
-/// carries the HTTP `status` when one is known, so hosts can tell 429/5xx from other failures.
-fn error_js(e: Error) -> JsValue {
-    let status = match &e {
-        Error::Remote { status, .. } if *status != 0 => Some(*status),
-        Error::Model { status, .. } => *status,
-        _ => None,
-    };
-    let js = to_js(e);
-    if let Some(status) = status {
-        let _ = Reflect::set(&js, &JsValue::from_str("status"), &JsValue::from(status));
-    }
-    js
-}
-
 fn need_model(model: Option<HostModel>) -> Result<HostModel, JsValue> {
-    model.ok_or_else(|| {
-        js_error("E_INVALID_ARGUMENT", "pass `complete` (a function returning Promise<string>) or `remoteEndpoint`")
-    })
+    model
+        .ok_or_else(|| bad_arg("options", "pass `complete` (a function returning Promise<string>) or `remoteEndpoint`"))
 }
 
 /// `compact(preparation, options)` → `Promise<CompactionResult>`: the model calls of a
@@ -119,18 +68,12 @@ pub fn compact_preparation(
     #[wasm_bindgen(unchecked_param_type = "CompactionPreparation")] preparation: JsValue,
     #[wasm_bindgen(unchecked_param_type = "CompactCallOptions")] options: JsValue,
 ) -> Promise {
-    let prep: Result<CompactionPreparation, JsValue> = to_value(&preparation, "preparation").and_then(|v| {
-        serde_json::from_value(v).map_err(|e| js_error("E_INVALID_ARGUMENT", &format!("invalid preparation: {e}")))
-    });
+    let prep: Result<CompactionPreparation, JsValue> = to_required(&preparation, "preparation");
+    let opts: Result<CompactOptions, JsValue> = to_typed(&options, "options");
     future_to_promise(async move {
-        let prep = prep?;
+        let (prep, opts) = (prep?, opts?);
         let (signal, js_signal) = link_signal(&get(&options, "signal"));
         let model = need_model(host_model(&options, &js_signal)?)?;
-        let opts = CompactOptions {
-            custom_instructions: opt_string(&options, "customInstructions"),
-            prompt_override: opt_string(&options, "promptOverride"),
-            extra_context: string_list(&options, "extraContext")?,
-        };
         let templates = templates();
         let result = signal
             .race("Compaction", session_compaction::summarize::compact(&prep, &model, &opts, &templates))
@@ -148,30 +91,20 @@ pub fn generate_branch_summary(
     #[wasm_bindgen(unchecked_param_type = "BranchSummaryCallOptions")] options: JsValue,
 ) -> Promise {
     let values = to_values(&entries, "entries");
+    let opts: Result<BranchSummaryOptions, JsValue> = to_typed(&options, "options");
     future_to_promise(async move {
-        let values = values?;
+        let (values, opts) = (values?, opts?);
         let (signal, js_signal) = link_signal(&get(&options, "signal"));
         let model = need_model(host_model(&options, &js_signal)?)?;
-        let opts = BranchSummaryOptions {
-            context_window: opt_u64(&options, "contextWindow"),
-            reserve_tokens: opt_u64(&options, "reserveTokens"),
-            custom_instructions: opt_string(&options, "customInstructions"),
-        };
         let templates = templates();
         let list = EntryList::new(&values);
-        let out = match signal
+        let out = signal
             .race(
                 "Branch summary",
                 session_compaction::summarize::generate_branch_summary(&list, &model, &opts, &templates),
             )
-            .await
-        {
-            Ok(s) => serde_json::to_value(s).unwrap_or(Value::Null),
-            Err(Error::Aborted { .. }) => json!({"aborted": true}),
-            Err(Error::Summarization { message }) | Err(Error::Model { message, .. }) => json!({ "error": message }),
-            Err(e) => json!({"error": e.to_string()}),
-        };
-        from_serde(&out)
+            .await;
+        from_serde(&BranchSummaryOutcome::from(out))
     })
 }
 
@@ -181,8 +114,7 @@ pub fn generate_branch_summary(
 pub fn extractive_summary(
     #[wasm_bindgen(unchecked_param_type = "SummaryRequest")] request: JsValue,
 ) -> Result<String, JsValue> {
-    let req: session_compaction::summarize::SummaryRequest = serde_json::from_value(to_value(&request, "request")?)
-        .map_err(|e| js_error("E_INVALID_ARGUMENT", &format!("invalid request: {e}")))?;
+    let req: SummaryRequest = to_required(&request, "request")?;
     Ok(session_compaction::summarize::extractive::extractive_summary(&req))
 }
 
@@ -210,21 +142,17 @@ impl SessionTree {
         #[wasm_bindgen(unchecked_param_type = "SessionCompactOptions")] options: JsValue,
     ) -> Promise {
         let engine = self.engine.clone();
+        let run: Result<CompactRun, JsValue> = to_typed(&options, "options");
         future_to_promise(async move {
+            let run = run?;
             let (signal, js_signal) = link_signal(&get(&options, "signal"));
             let model = need_model(host_model(&options, &js_signal)?)?;
             let hooks = JsHooks { obj: get(&options, "hooks"), signal: js_signal };
-            let run = CompactRun {
-                settings: to_typed::<CompactionSettings>(&get(&options, "settings"), "settings")?,
-                custom_instructions: opt_string(&options, "customInstructions"),
-            };
             *engine.templates.borrow_mut() = templates();
             let done =
                 engine.compact(&model, &hooks, &run, Some(&signal), js_sys::Date::now()).await.map_err(error_js)?;
             let context = engine.session().borrow().build_session_context();
-            from_serde(
-                &json!({"compactionEntry": done.entry, "result": done.result, "fromExtension": done.from_extension, "context": context}),
-            )
+            from_serde(&SessionCompactResult::new(done, context))
         })
     }
 
@@ -237,39 +165,20 @@ impl SessionTree {
         #[wasm_bindgen(unchecked_param_type = "NavigateTreeOptions")] options: JsValue,
     ) -> Promise {
         let engine = self.engine.clone();
+        let target_id = arg_string(&target_id, "targetId");
+        let run: Result<NavigateRun, JsValue> = to_typed(&options, "options");
         future_to_promise(async move {
-            let target_id = super::convert::arg_string(&target_id, "targetId")?;
+            let (target_id, run) = (target_id?, run?);
             let (signal, js_signal) = link_signal(&get(&options, "signal"));
             let model = host_model(&options, &js_signal)?;
             let hooks = JsHooks { obj: get(&options, "hooks"), signal: js_signal };
-            let run = NavigateRun {
-                summarize: get(&options, "summarize").as_bool().unwrap_or(false),
-                custom_instructions: opt_string(&options, "customInstructions"),
-                branch: BranchSummaryOptions {
-                    context_window: opt_u64(&options, "contextWindow"),
-                    reserve_tokens: opt_u64(&options, "reserveTokens"),
-                    custom_instructions: None,
-                },
-            };
             *engine.templates.borrow_mut() = templates();
             let out = engine
                 .navigate_tree(&target_id, model.as_ref(), &hooks, &run, Some(&signal), js_sys::Date::now())
                 .await
                 .map_err(error_js)?;
-            // A cancelled or aborted navigation leaves the leaf where it was: report that leaf.
-            let new_leaf_id =
-                if out.cancelled { engine.session().borrow().leaf_id().map(str::to_owned) } else { out.new_leaf_id };
-            let mut v = json!({"cancelled": out.cancelled, "newLeafId": new_leaf_id});
-            if out.aborted {
-                v["aborted"] = Value::Bool(true);
-            }
-            if let Some(t) = out.editor_text {
-                v["editorText"] = Value::from(t);
-            }
-            if let Some(e) = out.summary_entry {
-                v["summaryEntry"] = e;
-            }
-            from_serde(&v)
+            let leaf = engine.session().borrow().leaf_id().map(str::to_owned);
+            from_serde(&NavigateTreeResult::new(out, leaf.as_deref()))
         })
     }
 
@@ -284,49 +193,28 @@ impl SessionTree {
         #[wasm_bindgen(unchecked_param_type = "CheckCompactionOptions")] options: JsValue,
     ) -> Promise {
         let engine = self.engine.clone();
+        let message = to_value(&assistant_message, "assistantMessage");
+        let check: Result<CheckOptions, JsValue> = to_required(&options, "options");
         future_to_promise(async move {
-            let message = to_value(&assistant_message, "assistantMessage")?;
+            let (message, check) = (message?, check?);
             let (signal, js_signal) = link_signal(&get(&options, "signal"));
-            let context_window = get(&options, "contextWindow")
-                .as_f64()
-                .ok_or_else(|| js_error("E_INVALID_ARGUMENT", "options.contextWindow (tokens) is required"))?;
             let mut candidates = Vec::new();
-            let list = get(&options, "candidates");
-            if let Some(arr) = list.dyn_ref::<js_sys::Array>() {
+            if let Some(arr) = get(&options, "candidates").dyn_ref::<js_sys::Array>() {
                 for c in arr.iter() {
                     let f = get(&c, "complete");
                     let f = if f.is_function() { f } else { c.clone() };
                     let func = f
                         .dyn_into::<js_sys::Function>()
-                        .map_err(|_| js_error("E_INVALID_ARGUMENT", "each candidate needs `complete`"))?;
+                        .map_err(|_| bad_arg("options.candidates", "each candidate needs `complete`"))?;
                     candidates.push(JsComplete { func, signal: js_signal.clone() });
                 }
             }
             if candidates.is_empty() {
-                let f = get(&options, "complete");
-                let func = f
+                let func = get(&options, "complete")
                     .dyn_into::<js_sys::Function>()
-                    .map_err(|_| js_error("E_INVALID_ARGUMENT", "pass `candidates` or `complete`"))?;
+                    .map_err(|_| bad_arg("options", "pass `candidates` or `complete`"))?;
                 candidates.push(JsComplete { func, signal: js_signal.clone() });
             }
-            let retry_js = get(&options, "retry");
-            let mut retry = RetryPolicy::default();
-            if let Some(n) = get(&retry_js, "maxRetries").as_f64() {
-                retry.max_retries = n.max(0.0) as u32;
-            }
-            if let Some(n) = get(&retry_js, "baseDelayMs").as_f64() {
-                retry.base_delay_ms = n.max(0.0);
-            }
-            if let Some(n) = get(&retry_js, "maxWaitMs").as_f64() {
-                retry.max_wait_ms = n.max(0.0);
-            }
-            let check = CheckOptions {
-                context_window,
-                model: opt_string(&options, "model"),
-                settings: to_typed::<CompactionSettings>(&get(&options, "settings"), "settings")?,
-                prune: to_typed::<PruneConfig>(&get(&options, "prune"), "prune")?,
-                retry,
-            };
             let hooks = JsHooks { obj: get(&options, "hooks"), signal: js_signal };
             let events = JsEvents(get(&options, "onEvent"));
             *engine.templates.borrow_mut() = templates();
@@ -334,27 +222,7 @@ impl SessionTree {
                 .check_compaction(&message, &check, &candidates, &hooks, &JsClock, &events, Some(&signal))
                 .await
                 .map_err(error_js)?;
-            let mut v = json!({
-                "prunedCount": out.pruned_count, "tokensSaved": out.tokens_saved, "contextTokens": out.context_tokens,
-                "willRetry": out.will_retry, "aborted": out.aborted,
-            });
-            if let Some(r) = out.reason {
-                v["reason"] = Value::from(r);
-            }
-            if let Some(c) = out.compaction {
-                v["compactionEntry"] = c.entry;
-                v["result"] = serde_json::to_value(c.result).unwrap_or(Value::Null);
-            }
-            if let Some(ctx) = out.context {
-                v["context"] = serde_json::to_value(ctx).unwrap_or(Value::Null);
-            }
-            if let Some(p) = out.continue_prompt {
-                v["continuePrompt"] = Value::from(p);
-            }
-            if let Some(m) = out.error_message {
-                v["errorMessage"] = Value::from(m);
-            }
-            from_serde(&v)
+            from_serde(&CheckCompactionResult::from(out))
         })
     }
 
