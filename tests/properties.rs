@@ -185,6 +185,9 @@ proptest! {
         let entries = entries_of(&b.tree);
         let leaf = b.tree.leaf_id().map(|s| LeafSelector::Id(s.to_string())).unwrap_or(LeafSelector::BeforeFirst);
         let pure = build_session_context(&EntryList::new(&entries), &leaf);
+        // the spliced JSON text of the whole context is the same object
+        let text: serde_json::Value = serde_json::from_str(&b.tree.build_session_context_text()).expect("context text is JSON");
+        prop_assert_eq!(text, serde_json::to_value(&ctx).expect("context serializes"));
         prop_assert_eq!(pure, ctx);
     }
 

@@ -384,6 +384,24 @@ impl SessionTree {
         plan_context(self, &self.branch).settings
     }
 
+    /// The whole context of the current branch (SPEC §6) as JSON text: the object of
+    /// [`SessionTree::build_session_context`] with the messages spliced from the stored entry
+    /// texts ([`SessionTree::build_session_context_json`]) instead of re-serialized.
+    pub fn build_session_context_text(&self) -> String {
+        let mut out = String::from(r#"{"messages":"#);
+        out.push_str(&self.build_session_context_json());
+        if let Ok(Value::Object(fields)) = serde_json::to_value(self.build_session_context_settings()) {
+            for (key, value) in fields.iter().filter(|(k, _)| k.as_str() != "messages") {
+                out.push(',');
+                out.push_str(&Value::from(key.as_str()).to_string());
+                out.push(':');
+                out.push_str(&value.to_string());
+            }
+        }
+        out.push('}');
+        out
+    }
+
     /// The messages of the current branch's context as one JSON array text, spliced from the
     /// stored entry texts without re-serializing them (for hosts that send it to an HTTP API).
     pub fn build_session_context_json(&self) -> String {

@@ -202,10 +202,7 @@ impl SessionTree {
     /// The context of the current branch (SPEC §6).
     #[wasm_bindgen(js_name = buildSessionContext, unchecked_return_type = "SessionContext")]
     pub fn build_session_context(&self) -> Result<JsValue, JsValue> {
-        let ctx = from_serde(&self.s().build_session_context_settings())?;
-        let messages = parse_js(&self.s().build_session_context_json())?;
-        js_sys::Reflect::set(&ctx, &JsValue::from_str("messages"), &messages)?;
-        Ok(ctx)
+        parse_js(&self.s().build_session_context_text())
     }
 
     /// The messages of the current branch's context as one JSON array text (spliced from the
