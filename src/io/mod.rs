@@ -959,6 +959,9 @@ pub struct RawSession {
     /// ranges of `header_line` and `entries` point into it, their `line` numbers stay those of
     /// the input. `None`: the ranges point into the input buffer.
     pub migrated_text: Option<String>,
+    /// The format version of the input as its header gave it (`version ?? 1`, the number
+    /// JavaScript compares), before any migration; `None` without a valid header. SPEC §1.
+    pub source_version: Option<f64>,
 }
 
 impl RawSession {
@@ -997,6 +1000,7 @@ fn raw_from_parsed(p: ParsedSession) -> RawSession {
         errors: p.errors,
         migrated: p.migrated,
         migrated_text: Some(text),
+        source_version: None,
     }
 }
 
@@ -1041,7 +1045,10 @@ fn raw_session_of(
     if migrate {
         // Migration rewrites entries: take the value path and write the result out.
         let values = values_of(bytes);
-        return session_of(values, options, next_id).map(raw_from_parsed);
+        let source_version = header.as_ref().map(header_version);
+        return session_of(values, options, next_id)
+            .map(raw_from_parsed)
+            .map(|raw| RawSession { source_version, ..raw });
     }
     let header_line = first.map(|l| l.raw);
     let entries = lines;
@@ -1059,7 +1066,16 @@ fn raw_session_of(
         }
     }
     check_strict(options, &mut errors)?;
-    Ok(RawSession { header, header_line, entries, errors, migrated: plan.migrated, migrated_text: None })
+    let source_version = header.as_ref().map(header_version);
+    Ok(RawSession {
+        header,
+        header_line,
+        entries,
+        errors,
+        migrated: plan.migrated,
+        migrated_text: None,
+        source_version,
+    })
 }
 
 /// Loads a session without building values for its entries (raw path of [`parse_session`]):

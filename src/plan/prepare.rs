@@ -160,6 +160,109 @@ pub fn last_compaction_index<S: EntrySource + ?Sized>(entries: &S) -> Option<usi
     (0..entries.len()).rev().find(|&i| entries.meta(i).kind == EntryKind::Compaction)
 }
 
+/// Where the kept region of the compaction at `p` starts: the index of its `firstKeptEntryId`
+/// before `p`, or `p + 1` when that entry is not found there (SPEC §12.1).
+pub fn kept_start<S: EntrySource + ?Sized>(path: &S, p: usize) -> usize {
+    let kept = path.meta(p).first_kept_entry_id.as_deref();
+    kept.and_then(|id| (0..p).find(|&i| path.meta(i).id.as_deref() == Some(id))).unwrap_or(p + 1)
+}
+
+/// The latest compaction of a branch and the region it kept verbatim (SPEC §5, §12.1).
+/// Positions are indices into the branch (root first).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct PreviousCompaction {
+    /// Branch position of the `compaction` entry.
+    pub branch_position: usize,
+    /// Its id, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub entry_id: Option<String>,
+    /// Its `firstKeptEntryId`, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub first_kept_entry_id: Option<String>,
+    /// Branch position where its kept region starts: the first kept entry, or one past the
+    /// compaction when that entry is not on the branch before it. Everything before it was
+    /// summarized; the next compaction's boundary starts here ([`PreparationPlan::boundary_start`]).
+    pub kept_start: usize,
+}
+
+/// The latest compaction on `path` (root first) and where its kept region starts, or `None`
+/// when the path holds no compaction. SPEC §5, §12.1.
+pub fn previous_compaction<S: EntrySource + ?Sized>(path: &S) -> Option<PreviousCompaction> {
+    let p = last_compaction_index(path)?;
+    let meta = path.meta(p);
+    Some(PreviousCompaction {
+        branch_position: p,
+        entry_id: meta.id.clone(),
+        first_kept_entry_id: meta.first_kept_entry_id.clone(),
+        kept_start: kept_start(path, p),
+    })
+}
+
+/// Why a branch has nothing to compact: the reason `prepareCompaction` returns `undefined`
+/// (and `compact` refuses). Serialized as its camelCase name. SPEC §5, §12.2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub enum NothingToCompact {
+    /// The branch has no entries.
+    EmptyBranch,
+    /// The branch ends in a compaction.
+    AlreadyCompacted,
+    /// The first entry to keep has no id (a compaction could not point at it).
+    CutPointWithoutId,
+    /// No message lies before the cut point (SPEC §12.2).
+    NothingToSummarize,
+}
+
+/// Why a branch has nothing to compact, as `SessionTree.nothingToCompact()` returns it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct NothingToCompactResult {
+    /// The reason as a stable name.
+    pub reason: NothingToCompact,
+    /// The reason in words ([`NothingToCompact::message`]).
+    pub message: String,
+}
+
+impl NothingToCompact {
+    /// The reason with its words, as returned to hosts.
+    pub fn result(self) -> NothingToCompactResult {
+        NothingToCompactResult { reason: self, message: self.message().to_string() }
+    }
+
+    /// The reason in words, for people (`"the branch is empty"`, …).
+    pub fn message(self) -> &'static str {
+        match self {
+            Self::EmptyBranch => "the branch is empty",
+            Self::AlreadyCompacted => "the branch ends in a compaction: it is already compacted",
+            Self::CutPointWithoutId => "the first entry to keep has no id",
+            Self::NothingToSummarize => "nothing before the cut point to summarize (SPEC §12.2)",
+        }
+    }
+}
+
+/// Why [`preparation_parts`] of `path` with `plan` (the result of [`plan_compaction`]) gives
+/// `None`, with each entry's message produced by `message`; `None` when there is something to
+/// compact. SPEC §5, §12.2.
+pub fn nothing_to_compact<S: EntrySource + ?Sized, M>(
+    path: &S,
+    plan: Option<&PreparationPlan>,
+    message: impl Fn(usize) -> Option<M>,
+) -> Option<NothingToCompact> {
+    let Some(plan) = plan else {
+        return Some(if path.len() == 0 { NothingToCompact::EmptyBranch } else { NothingToCompact::AlreadyCompacted });
+    };
+    if path.meta(plan.cut_point.first_kept_entry_index).id.is_none() {
+        return Some(NothingToCompact::CutPointWithoutId);
+    }
+    preparation_parts(path, plan, message).is_none().then_some(NothingToCompact::NothingToSummarize)
+}
+
 /// The boundary and cut decision of a preparation, without materializing any message.
 /// Returns `None` when the path is empty or ends in a compaction.
 pub fn plan_compaction<S: EntrySource + ?Sized>(path: &S, settings: &CompactionSettings) -> Option<PreparationPlan> {
@@ -168,13 +271,7 @@ pub fn plan_compaction<S: EntrySource + ?Sized>(path: &S, settings: &CompactionS
         return None;
     }
     let prev = last_compaction_index(path);
-    let boundary_start = match prev {
-        Some(p) => {
-            let kept = path.meta(p).first_kept_entry_id.as_deref();
-            kept.and_then(|id| (0..p).find(|&i| path.meta(i).id.as_deref() == Some(id))).unwrap_or(p + 1)
-        }
-        None => 0,
-    };
+    let boundary_start = prev.map_or(0, |p| kept_start(path, p));
     let usage = last_assistant_usage(path, prev.map_or(0, |p| p + 1));
     let estimated_tokens: u64 = (boundary_start..len).map(|i| path.meta(i).message_of_tokens()).sum();
     let mut keep = settings.keep_recent_tokens;
@@ -304,7 +401,13 @@ pub fn preparation_from_plan<S: EntrySource + ?Sized>(
     })
 }
 
+/// The context size above which [`should_compact`] triggers: `contextWindow - reserveTokens`
+/// (tokens). SPEC §5.
+pub fn compaction_threshold(context_window: f64, settings: &CompactionSettings) -> f64 {
+    context_window - settings.reserve_tokens as f64
+}
+
 /// `shouldCompact`: `enabled && contextTokens > contextWindow - reserveTokens`. SPEC §5.
 pub fn should_compact(context_tokens: f64, context_window: f64, settings: &CompactionSettings) -> bool {
-    settings.enabled && context_tokens > context_window - settings.reserve_tokens as f64
+    settings.enabled && context_tokens > compaction_threshold(context_window, settings)
 }

@@ -49,8 +49,19 @@ impl Default for PruneConfig {
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct PruneCandidate {
-    /// Index of the entry in the entries given.
+    /// Index of the entry in the entries given (for `SessionTree.planPrune`: the entry index
+    /// in file order, the same as [`PruneCandidate::entry_index`]).
     pub index: usize,
+    /// Index of the entry in the session, in file order (the position of its node in
+    /// `SessionTree.getTree()`). Set by the session handle only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub entry_index: Option<usize>,
+    /// Position of the entry on the current branch, root first (an index into
+    /// `SessionTree.branchIndices()`). Set by the session handle only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub branch_position: Option<usize>,
     /// The entry id, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
@@ -116,6 +127,8 @@ pub fn plan_prune<S: EntrySource + ?Sized>(entries: &S, config: &PruneConfig) ->
         total += savings;
         candidates.push(PruneCandidate {
             index: i,
+            entry_index: None,
+            branch_position: None,
             id: meta.id.clone(),
             tool_name: m.tool_name.clone(),
             tokens: m.tokens,

@@ -87,9 +87,10 @@ fn serialize_assistant(msg: &Value, parts: &mut Vec<String>) {
     }
 }
 
-/// The text of a `content` field: the string itself, or the `text` fields of its `text`
-/// blocks joined with `""` (JavaScript `Array.prototype.join` conversion of each item).
-pub(crate) fn content_text(content: Option<&Value>) -> String {
+/// The text of a message's `content` field: the string itself, or the `text` fields of its
+/// `text` blocks joined with `""` (JavaScript `Array.prototype.join` conversion of each item);
+/// `""` for anything else. Images, thinking and tool calls contribute nothing. SPEC §8.
+pub fn content_text(content: Option<&Value>) -> String {
     match content {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Array(blocks)) => text_blocks_joined(blocks),

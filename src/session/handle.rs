@@ -8,7 +8,8 @@ use crate::entry::{EntryKind, EntryMeta};
 use crate::entry::{EntrySource, Selection};
 use crate::error::{Error, Result};
 use crate::plan::prepare::{
-    plan_compaction, preparation_from_plan, CompactionPreparation, CompactionSettings, PreparationPlan,
+    plan_compaction, preparation_from_plan, CompactionPreparation, CompactionSettings, NothingToCompact,
+    PreparationPlan, PreviousCompaction,
 };
 use crate::plan::prune::{plan_prune, pruned_entry, PruneConfig, PrunePlan};
 use crate::tree::TreeIndex;
@@ -40,6 +41,10 @@ pub struct SessionTree {
     leaf: Option<usize>,
     /// Root-first path to the leaf, kept up to date on append.
     branch: Vec<usize>,
+    /// Format version of the loaded input (`None`: built from values, or no valid header).
+    source_version: Option<f64>,
+    /// The input was migrated to the current format on load.
+    migrated: bool,
 }
 
 impl EntrySource for SessionTree {
@@ -66,6 +71,8 @@ impl SessionTree {
             index: TreeIndex::default(),
             leaf: None,
             branch: Vec::new(),
+            source_version: None,
+            migrated: false,
         }
     }
 
@@ -111,6 +118,8 @@ impl SessionTree {
             None => input,
         };
         let mut tree = Self::new(raw.header);
+        tree.source_version = raw.source_version;
+        tree.migrated = raw.migrated;
         tree.metas.reserve(raw.entries.len());
         tree.raws.reserve(raw.entries.len());
         tree.lines.reserve(raw.entries.len());
@@ -161,6 +170,20 @@ impl SessionTree {
     /// The session header, if the session has one.
     pub fn header(&self) -> Option<&Value> {
         self.header.as_ref()
+    }
+
+    /// The format version of the loaded input as its header gave it (`version ?? 1`), before
+    /// any migration; `None` for a session built from values or a file without a valid header.
+    /// SPEC §1.
+    pub fn source_version(&self) -> Option<f64> {
+        self.source_version
+    }
+
+    /// Whether the input was migrated to the current format (v1/v2 → v3) on load: its entries
+    /// then differ from the file's lines, so the file must be rewritten (not appended to) to
+    /// take new entries. SPEC §1.
+    pub fn migrated(&self) -> bool {
+        self.migrated
     }
 
     /// Number of entries.
@@ -322,16 +345,7 @@ impl SessionTree {
     pub fn prepare_compaction_json(&self, settings: &CompactionSettings) -> Option<String> {
         let branch = self.branch_source();
         let plan = plan_compaction(&branch, settings)?;
-        let parts = crate::plan::prepare::preparation_parts(&branch, &plan, |pos| {
-            let i = self.branch[pos];
-            match self.metas[i].kind {
-                EntryKind::Message => message_span(self.raw(i)).map(Cow::Borrowed),
-                EntryKind::CustomMessage | EntryKind::BranchSummary => {
-                    crate::entry::message_of::message_of(&self.entry(i)).map(|m| Cow::Owned(m.to_string()))
-                }
-                _ => None,
-            }
-        })?;
+        let parts = crate::plan::prepare::preparation_parts(&branch, &plan, |pos| self.branch_message_text(pos))?;
         #[derive(serde::Serialize)]
         #[serde(rename_all = "camelCase")]
         struct Rest<'a> {
@@ -371,6 +385,34 @@ impl SessionTree {
         out.push(',');
         out.push_str(rest.strip_prefix('{').unwrap_or(&rest));
         Some(out)
+    }
+
+    /// The message (JSON text) that the entry at branch position `pos` contributes to a
+    /// preparation: spliced from the stored text for `message` entries, built for custom
+    /// messages and branch summaries; `None` for other entries. SPEC §2.
+    fn branch_message_text(&self, pos: usize) -> Option<Cow<'_, str>> {
+        let i = self.branch[pos];
+        match self.metas[i].kind {
+            EntryKind::Message => message_span(self.raw(i)).map(Cow::Borrowed),
+            EntryKind::CustomMessage | EntryKind::BranchSummary => {
+                crate::entry::message_of::message_of(&self.entry(i)).map(|m| Cow::Owned(m.to_string()))
+            }
+            _ => None,
+        }
+    }
+
+    /// Why the current branch has nothing to compact ([`SessionTree::prepare_compaction`] is
+    /// `None`), or `None` when a compaction is possible. SPEC §5, §12.2.
+    pub fn nothing_to_compact(&self, settings: &CompactionSettings) -> Option<NothingToCompact> {
+        let branch = self.branch_source();
+        let plan = plan_compaction(&branch, settings);
+        crate::plan::prepare::nothing_to_compact(&branch, plan.as_ref(), |pos| self.branch_message_text(pos))
+    }
+
+    /// The latest compaction on the current branch and where its kept region starts (branch
+    /// positions), or `None` without one. SPEC §5, §12.1.
+    pub fn previous_compaction(&self) -> Option<PreviousCompaction> {
+        crate::plan::prepare::previous_compaction(&self.branch_source())
     }
 
     /// The context of the current branch (SPEC §6).
@@ -426,13 +468,14 @@ impl SessionTree {
         out
     }
 
-    /// The pruning decision for the current branch (SPEC §7); indices are entry indices.
-    /// Only the `message` entries the model still sees are considered (the kept region of the
+    /// The pruning decision for the current branch (SPEC §7). Each candidate's `index` and
+    /// `entry_index` are its entry index (file order), `branch_position` its position on the
+    /// branch. Only the `message` entries the model still sees are considered (the kept region of the
     /// latest compaction and everything after it): outputs already summarized away are not
     /// sent to the model, so pruning them would lose history and save nothing.
     pub fn plan_prune(&self, config: &PruneConfig) -> PrunePlan {
-        let visible: Vec<usize> = plan_context(self, &self.branch)
-            .items
+        let items = plan_context(self, &self.branch).items;
+        let visible: Vec<usize> = items
             .iter()
             .filter_map(|item| match item {
                 ContextItem::Message(i) => Some(*i),
@@ -440,8 +483,16 @@ impl SessionTree {
             })
             .collect();
         let mut plan = plan_prune(&Selection::new(self, &visible), config);
-        for c in &mut plan.candidates {
-            c.index = visible[c.index];
+        if !plan.candidates.is_empty() {
+            let mut position = vec![usize::MAX; self.metas.len()];
+            for (p, &i) in self.branch.iter().enumerate() {
+                position[i] = p;
+            }
+            for c in &mut plan.candidates {
+                c.index = visible[c.index];
+                c.entry_index = Some(c.index);
+                c.branch_position = position.get(c.index).copied().filter(|&p| p != usize::MAX);
+            }
         }
         plan
     }
@@ -586,6 +637,93 @@ mod tests {
     }
 
     #[test]
+    fn prune_candidates_name_entry_index_and_branch_position() {
+        // A side branch first, so that entry indices and branch positions differ.
+        let mut entries = vec![msg("u0", None, json!({"role": "user", "content": "go"}))];
+        entries.push(msg("s1", Some("u0"), json!({"role": "user", "content": "side"})));
+        entries.push(msg("s2", Some("s1"), json!({"role": "user", "content": "side"})));
+        entries.extend(tool_pair(1, "u0", 40_000));
+        entries.extend(tool_pair(2, "t1", 40_000));
+        let tree = SessionTree::from_values(None, &entries);
+        let config = PruneConfig { protect_tokens: 10_000, minimum_savings: 0, protected_tools: vec![] };
+        let plan = tree.plan_prune(&config);
+        let c = &plan.candidates[..];
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].id.as_deref(), Some("t1"));
+        assert_eq!((c[0].index, c[0].entry_index, c[0].branch_position), (4, Some(4), Some(2)));
+    }
+
+    #[test]
+    fn nothing_to_compact_names_the_reason() {
+        let settings = CompactionSettings { keep_recent_tokens: 5_000, ..CompactionSettings::default() };
+        let empty = SessionTree::from_values(None, &[]);
+        assert_eq!(empty.nothing_to_compact(&settings), Some(NothingToCompact::EmptyBranch));
+        let one = SessionTree::from_values(None, &[msg("u0", None, json!({"role": "user", "content": "go"}))]);
+        assert_eq!(one.nothing_to_compact(&settings), Some(NothingToCompact::NothingToSummarize));
+        assert!(one.prepare_compaction(&settings).is_none());
+        let mut entries = vec![msg("u0", None, json!({"role": "user", "content": "go"}))];
+        entries.extend(tool_pair(1, "u0", 40_000));
+        entries.push(msg("u2", Some("t1"), json!({"role": "user", "content": "more"})));
+        entries.extend(tool_pair(3, "u2", 40_000));
+        entries.push(msg("u4", Some("t3"), json!({"role": "user", "content": "end"})));
+        let mut tree = SessionTree::from_values(None, &entries);
+        assert_eq!(tree.nothing_to_compact(&settings), None);
+        assert!(tree.prepare_compaction(&settings).is_some());
+        tree.append_entry(
+            json!({"type": "compaction", "id": "k", "summary": "s", "firstKeptEntryId": "u2", "tokensBefore": 1}),
+        )
+        .unwrap();
+        assert_eq!(tree.nothing_to_compact(&settings), Some(NothingToCompact::AlreadyCompacted));
+        assert_eq!(
+            NothingToCompact::AlreadyCompacted.message(),
+            "the branch ends in a compaction: it is already compacted"
+        );
+    }
+
+    #[test]
+    fn previous_compaction_and_its_kept_region() {
+        let mut entries = vec![msg("u0", None, json!({"role": "user", "content": "go"}))];
+        entries.extend(tool_pair(1, "u0", 400));
+        entries.push(msg("u2", Some("t1"), json!({"role": "user", "content": "more"})));
+        let mut tree = SessionTree::from_values(None, &entries);
+        assert_eq!(tree.previous_compaction(), None);
+        tree.append_entry(
+            json!({"type": "compaction", "id": "k", "summary": "s", "firstKeptEntryId": "a1", "tokensBefore": 1}),
+        )
+        .unwrap();
+        let prev = tree.previous_compaction().unwrap();
+        assert_eq!(prev.branch_position, 4);
+        assert_eq!(prev.entry_id.as_deref(), Some("k"));
+        assert_eq!(prev.first_kept_entry_id.as_deref(), Some("a1"));
+        assert_eq!(prev.kept_start, 1);
+        // The plan after it starts its boundary at the same place.
+        tree.append_entry(msg("u5", Some("k"), json!({"role": "user", "content": "next"}))).unwrap();
+        let plan = tree.plan_compaction(&CompactionSettings::default()).unwrap();
+        assert_eq!((plan.boundary_start, plan.prev_compaction_index), (1, 4));
+        // A first kept entry that is not on the branch: the region starts after the compaction.
+        tree.append_entry(
+            json!({"type": "compaction", "id": "k2", "summary": "s", "firstKeptEntryId": "gone", "tokensBefore": 1}),
+        )
+        .unwrap();
+        assert_eq!(tree.previous_compaction().unwrap().kept_start, 7);
+    }
+
+    #[test]
+    fn source_version_and_migration_of_loaded_files() {
+        let v3 =
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"cwd\":\"/\"}\n";
+        let (tree, _) = SessionTree::from_jsonl(v3.to_string(), &Default::default()).unwrap();
+        assert_eq!((tree.source_version(), tree.migrated()), (Some(3.0), false));
+        let v1 = "{\"type\":\"session\",\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"cwd\":\"/\"}\n\
+                  {\"type\":\"message\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n";
+        let (tree, errors) = SessionTree::from_bytes(v1.as_bytes().to_vec(), &Default::default()).unwrap();
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!((tree.source_version(), tree.migrated()), (Some(1.0), true));
+        assert_eq!(tree.header().and_then(|h| h.get("version")).and_then(Value::as_f64), Some(3.0));
+        assert_eq!(SessionTree::from_values(None, &[]).source_version(), None);
+    }
+
+    #[test]
     fn entry_type_and_role_of_known_and_unknown_entries() {
         let entries = vec![
             msg("u0", None, json!({"role": "user", "content": "go"})),
@@ -615,6 +753,13 @@ mod tests {
         let ids: Vec<&str> = plan.candidates.iter().filter_map(|c| c.id.as_deref()).collect();
         // t5 is inside the protect window; t1 was summarized away; t4 and t3 are visible.
         assert_eq!(ids, vec!["t4", "t3"]);
+        // Named indices: entry index (file order) and branch position agree with the branch.
+        for c in &plan.candidates {
+            let i = c.entry_index.expect("set by the handle");
+            assert_eq!(c.index, i);
+            assert_eq!(tree.meta(i).id, c.id);
+            assert_eq!(tree.branch_indices()[c.branch_position.expect("on the branch")], i);
+        }
         // The pure function over the whole branch would also pick t1.
         let pure = crate::plan::prune::plan_prune(&tree.branch_source(), &config);
         assert_eq!(pure.candidates.len(), 3);

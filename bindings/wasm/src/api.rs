@@ -72,6 +72,18 @@ pub fn should_compact(
     Ok(session_compaction::plan::prepare::should_compact(tokens, window, &settings))
 }
 
+/// `compactionThreshold(contextWindow, settings?)`: the context size above which
+/// `shouldCompact` triggers, `contextWindow - reserveTokens` (tokens). SPEC §5.
+#[wasm_bindgen(js_name = compactionThreshold)]
+pub fn compaction_threshold(
+    #[wasm_bindgen(js_name = contextWindow, unchecked_param_type = "number")] context_window: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings>")] settings: JsValue,
+) -> Result<f64, JsValue> {
+    let window = arg_number(&context_window, "contextWindow")?;
+    let settings: CompactionSettings = to_typed(&settings, "settings")?;
+    Ok(session_compaction::plan::prepare::compaction_threshold(window, &settings))
+}
+
 /// `estimateContextTokens(pathEntries)`: last fresh usage + estimates after it. SPEC §12.3.
 #[wasm_bindgen(js_name = estimateContextTokens)]
 pub fn estimate_context_tokens(
@@ -339,6 +351,14 @@ pub fn compute_file_lists(
 ) -> Result<JsValue, JsValue> {
     let lists: FileOpsLists = to_typed(&file_ops, "fileOps")?;
     from_serde(&session_compaction::plan::file_ops::FileOps::from(&lists).file_lists())
+}
+
+/// `contentText(content)`: the text of a message's `content` (the string itself, or its text
+/// blocks' texts joined with `""`; `""` otherwise). SPEC §8.
+#[wasm_bindgen(js_name = contentText)]
+pub fn content_text(#[wasm_bindgen(unchecked_param_type = "unknown")] content: JsValue) -> Result<String, JsValue> {
+    let content = to_value(&content, "content")?;
+    Ok(session_compaction::prompt::serialize::content_text(Some(&content)))
 }
 
 /// `parseJsonlLenient(text)`: every line that parses as JSON, in order (blank and malformed

@@ -89,6 +89,45 @@ impl SessionTree {
         from_serde(&self.s().header())
     }
 
+    /// The format version of the loaded file as its header gave it (`version ?? 1`), before
+    /// any migration; `undefined` for `fromEntries` or a file without a valid header. SPEC §1.
+    #[wasm_bindgen(getter, js_name = sourceVersion)]
+    pub fn source_version(&self) -> Option<f64> {
+        self.s().source_version()
+    }
+
+    /// Whether the file was migrated to the current format (v1/v2 → v3) on load: then its
+    /// entries differ from the file's lines, and saving means rewriting it. SPEC §1.
+    #[wasm_bindgen(getter)]
+    pub fn migrated(&self) -> bool {
+        self.s().migrated()
+    }
+
+    /// The entry indices (file order: positions in `getTree()`) of the current branch, root
+    /// first; `branchIndices()[p]` is the entry at branch position `p`. SPEC §6.
+    #[wasm_bindgen(js_name = branchIndices)]
+    pub fn branch_indices(&self) -> Vec<u32> {
+        self.s().branch_indices().iter().map(|&i| i as u32).collect()
+    }
+
+    /// Why the current branch has nothing to compact (`prepareCompaction` is `undefined`), or
+    /// `undefined` when it can be compacted. SPEC §5, §12.2.
+    #[wasm_bindgen(js_name = nothingToCompact, unchecked_return_type = "NothingToCompactResult | undefined")]
+    pub fn nothing_to_compact(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings>")] settings: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let settings: CompactionSettings = to_typed(&settings, "settings")?;
+        from_option(self.s().nothing_to_compact(&settings).map(|r| r.result()))
+    }
+
+    /// The latest compaction on the current branch and where its kept region starts (branch
+    /// positions), or `undefined` without one. SPEC §5, §12.1.
+    #[wasm_bindgen(js_name = previousCompaction, unchecked_return_type = "PreviousCompaction | undefined")]
+    pub fn previous_compaction(&self) -> Result<JsValue, JsValue> {
+        from_option(self.s().previous_compaction())
+    }
+
     /// Number of entries (header excluded).
     #[wasm_bindgen(getter, js_name = entryCount)]
     pub fn entry_count(&self) -> u32 {
@@ -227,7 +266,8 @@ impl SessionTree {
         session_compaction::plan::overflow::estimate_context_tokens(&self.s().branch_source())
     }
 
-    /// The pruning decision for the current branch without changing anything (SPEC §7).
+    /// The pruning decision for the current branch without changing anything (SPEC §7). Each
+    /// candidate names its `entryIndex` (file order) and its `branchPosition`.
     #[wasm_bindgen(js_name = planPrune, unchecked_return_type = "PrunePlan")]
     pub fn plan_prune(
         &self,
