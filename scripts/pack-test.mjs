@@ -18,7 +18,16 @@ const SAMPLE = join(ROOT, 'examples', 'sessions', 'pi-session-with-compactions.j
 /** Every file the tarball must hold, and nothing else. */
 const EXPECTED_FILES = [
   'README.md',
+  'bin/commands/compact.mjs',
+  'bin/commands/context.mjs',
+  'bin/commands/navigate.mjs',
+  'bin/commands/plan.mjs',
+  'bin/commands/prune.mjs',
+  'bin/commands/tree.mjs',
+  'bin/commands/validate.mjs',
+  'bin/report.mjs',
   'bin/session-compaction.mjs',
+  'bin/summarizer.mjs',
   'bin/support.mjs',
   'index.d.cts',
   'index.d.ts',
@@ -33,6 +42,8 @@ const EXPECTED_FILES = [
   'node/session_compaction.js',
   'node/session_compaction_bg.wasm',
   'node/session_compaction_bg.wasm.d.ts',
+  'openai.d.mts',
+  'openai.mjs',
   'package.json',
   'sample/pi-session-with-compactions.jsonl',
   'web/package.json',
@@ -77,6 +88,9 @@ void input;
 void initSync;
 await init();
 const v: string = version();
+import { openaiComplete, type OpenAiComplete } from 'session-compaction/openai';
+const complete: OpenAiComplete = openaiComplete({ baseUrl: 'http://127.0.0.1:1', model: 'm' });
+void complete;
 export default v;
 `;
 

@@ -1,7 +1,7 @@
 // Helpers of the session-compaction CLI (bin/session-compaction.mjs): output styling and
 // formatting, loading a session file (with a progress bar for big files), atomic rewrites and
-// appends, and the `complete` callback of an OpenAI-compatible chat-completions API.
-// Node built-ins only.
+// appends. Node built-ins only. The OpenAI-compatible `complete` is the package's
+// `session-compaction/openai` (../openai.mjs), re-exported here.
 import {
   closeSync,
   copyFileSync,
@@ -288,25 +288,6 @@ export class ProgressBar {
   }
 }
 
-/**
- * The format version written in the file's first line (1 when absent), or null when the first
- * line is not a JSON object.
- * @param {Uint8Array} data
- */
-export function headerVersion(data) {
-  let end = data.indexOf(10);
-  if (end === -1) end = data.length;
-  try {
-    const header = JSON.parse(Buffer.from(data.buffer, data.byteOffset, end).toString('utf8'));
-    if (header && typeof header === 'object') {
-      return typeof header.version === 'number' ? header.version : 1;
-    }
-  } catch {
-    // not JSON: the engine reports it
-  }
-  return null;
-}
-
 // ── writing ─────────────────────────────────────────────────────────────────────────────────
 
 /**
@@ -392,90 +373,5 @@ export function appendLineAtomic(file, line, options = {}) {
 
 // ── OpenAI-compatible API ───────────────────────────────────────────────────────────────────
 
-/**
- * A `complete(request)` callback (see the package's `CompleteFn`) for an OpenAI-compatible
- * chat-completions API: `POST {baseUrl}/chat/completions` with
- * `{model, messages: [{role: "system", content: systemPrompt}, {role: "user", content: prompt}],
- * max_tokens}` and `Authorization: Bearer <apiKey>` (none without a key); resolves to
- * `choices[0].message.content`.
- *
- * Failures reject with an `Error` whose message never contains the key (nor any request
- * header): a non-2xx reply carries `status` and `headers` (the response's `Headers`), so the
- * engine's retries (`checkCompaction`) see 429/5xx and honour `retry-after`; a network failure
- * reads "fetch failed: …" (retried as transient); an abort of `request.signal` rejects with the
- * `AbortError` of `fetch`.
- * @param {{ baseUrl: string, model: string, apiKey?: string, fetch?: typeof globalThis.fetch }} config
- * @returns {(request: { systemPrompt: string, prompt: string, maxTokens: number, signal?: AbortSignal }) => Promise<string>}
- */
-export function openaiComplete({ baseUrl, model, apiKey, fetch: fetchImpl = globalThis.fetch }) {
-  const url = `${baseUrl.replace(/\/+$/, '')}/chat/completions`;
-  /** Removes the key from a text that may echo it (some servers quote the header they refused). */
-  const redact = (/** @type {unknown} */ text) =>
-    apiKey ? String(text).split(apiKey).join('[redacted]') : String(text);
-  return async (request) => {
-    /** @type {Record<string, string>} */
-    const headers = { 'content-type': 'application/json', accept: 'application/json' };
-    if (apiKey) headers.authorization = `Bearer ${apiKey}`;
-    const body = JSON.stringify({
-      model,
-      messages: [
-        { role: 'system', content: request.systemPrompt },
-        { role: 'user', content: request.prompt },
-      ],
-      max_tokens: request.maxTokens,
-    });
-    /** @type {Response} */
-    let response;
-    let text;
-    try {
-      response = await fetchImpl(url, { method: 'POST', headers, body, signal: request.signal });
-      text = await response.text();
-    } catch (error) {
-      if (/** @type {any} */ (error)?.name === 'AbortError') throw error;
-      const cause = /** @type {any} */ (error)?.cause;
-      const why = cause?.code ?? cause?.message ?? /** @type {any} */ (error)?.message ?? String(error);
-      throw new Error(redact(`fetch failed: cannot reach ${url}: ${why}`));
-    }
-    if (!response.ok) {
-      const detail = errorDetail(text);
-      const error = /** @type {Error & { status?: number, headers?: Headers }} */ (
-        new Error(
-          redact(
-            `${url} answered HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}${detail ? `: ${detail}` : ''}`,
-          ),
-        )
-      );
-      error.status = response.status;
-      error.headers = response.headers;
-      throw error;
-    }
-    let reply;
-    try {
-      reply = JSON.parse(text);
-    } catch {
-      throw new Error(`${url}: the reply is not JSON: ${redact(oneLine(text, 120))}`);
-    }
-    const content = reply?.choices?.[0]?.message?.content;
-    if (typeof content === 'string') return content;
-    if (Array.isArray(content)) {
-      // Some compatible servers answer with content parts.
-      return content
-        .map((part) => (typeof part === 'string' ? part : typeof part?.text === 'string' ? part.text : ''))
-        .join('');
-    }
-    const why = typeof reply?.error?.message === 'string' ? `: ${redact(oneLine(reply.error.message, 200))}` : '';
-    throw new Error(`${url}: the reply has no choices[0].message.content${why}`);
-  };
-}
-
-/** The error text of an API reply body: `error.message` of a JSON body, else the start of the text. */
-function errorDetail(/** @type {string} */ text) {
-  try {
-    const body = JSON.parse(text);
-    const message = body?.error?.message ?? body?.message ?? body?.error;
-    if (typeof message === 'string') return oneLine(message, 300);
-  } catch {
-    // not JSON
-  }
-  return oneLine(text, 300);
-}
+/** The package's `session-compaction/openai` (kept here for the CLI's older imports). */
+export { openaiComplete } from '../openai.mjs';

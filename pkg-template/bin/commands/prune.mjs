@@ -1,0 +1,126 @@
+// `prune [--write]`: old tool outputs that pruning would replace, and the tokens saved.
+import * as engine from '../../index.node.mjs';
+import { intOption, lineMessage, printJson, reportHeader, warnLoadErrors } from '../report.mjs';
+import { CliError, EXIT_OK, num, plural, table, writeFileAtomic } from '../support.mjs';
+
+/** @type {import('../report.mjs').Command} */
+export const prune = {
+  summary: 'old tool outputs that pruning would replace, and the tokens saved',
+  usage:
+    'prune [file] [--write] [--json] [--leaf id] [--protect-tokens n] [--minimum-savings n] [--protected-tools a,b]',
+  options: ['json', 'leaf', 'protect-tokens', 'minimum-savings', 'protected-tools', 'write'],
+  run: cmdPrune,
+};
+
+/** @param {import('../report.mjs').Session} session @param {import('../report.mjs').Opts} opts @param {import('../report.mjs').Io} io */
+function cmdPrune(session, opts, io) {
+  warnLoadErrors(session, io);
+  const { tree } = session;
+  const { style } = io;
+  /** @type {{ protectTokens?: number, minimumSavings?: number, protectedTools?: string[] }} */
+  const given = {};
+  const protect = intOption(opts, 'protect-tokens');
+  const minimum = intOption(opts, 'minimum-savings');
+  if (protect !== undefined) given.protectTokens = protect;
+  if (minimum !== undefined) given.minimumSavings = minimum;
+  if (opts['protected-tools'] !== undefined) {
+    given.protectedTools = String(opts['protected-tools'])
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+  }
+  const config = /** @type {Required<engine.PruneConfig>} */ ({
+    ...engine.defaultPruneConfig(),
+    ...given,
+  });
+  if (opts.write) {
+    if (session.sample) throw new CliError('prune --write needs a file: it does not modify the bundled sample session');
+    if (session.loadErrors.length) {
+      throw new CliError(
+        `${session.display}: refusing to rewrite a file with ${plural(session.loadErrors.length, 'malformed line')} ` +
+          `(first: ${lineMessage(session.loadErrors[0])}); they would be lost. The file is unchanged.`,
+      );
+    }
+  }
+  const nodes = tree.getTree();
+  const plan = tree.planPrune(config);
+  const wouldPrune = plan.candidates.length > 0;
+
+  /** @type {null | { prunedCount: number, tokensSaved: number, backup: string, formatVersion: number | null }} */
+  let written = null;
+  if (opts.write && wouldPrune) {
+    const result = tree.pruneToolOutputs(config);
+    if (result.prunedCount > 0) {
+      const backup = `${session.path}.bak`;
+      writeFileAtomic(session.path, tree.toJsonl(), {
+        backup,
+        expect: { size: session.size, mtimeMs: session.mtimeMs },
+      });
+      written = {
+        prunedCount: result.prunedCount,
+        tokensSaved: result.tokensSaved,
+        backup,
+        formatVersion: tree.sourceVersion ?? null,
+      };
+    }
+  }
+
+  if (opts.json) {
+    printJson(io, {
+      file: session.path,
+      sample: session.sample,
+      leafId: tree.leafId ?? null,
+      branchLength: tree.branchIndices().length,
+      config,
+      ...plan,
+      wouldPrune,
+      written,
+      loadErrors: session.loadErrors,
+    });
+    return EXIT_OK;
+  }
+
+  reportHeader('tool output pruning', session, io);
+  io.out(
+    `  settings: protect the newest ${num(config.protectTokens)} tokens of tool output, ` +
+      `minimum savings ${num(config.minimumSavings)}, protected tools: ${config.protectedTools.join(', ') || 'none'}`,
+  );
+  io.out('');
+  if (plan.candidates.length) {
+    const rows = [
+      [style.dim('entry'), style.dim('line'), style.dim('tool'), style.dim('tokens'), style.dim('savings')],
+    ];
+    for (const c of plan.candidates) {
+      const line = c.entryIndex !== undefined ? nodes[c.entryIndex]?.line : undefined;
+      rows.push([c.id ?? '-', num(line ?? 0), c.toolName ?? '?', num(c.tokens), num(c.savings)]);
+    }
+    io.out(table(rows, { align: 'lrlrr' }).join('\n'));
+    io.out('');
+    io.out(
+      `  ${style.bold(plural(plan.candidates.length, 'candidate'))}, ${style.bold(num(plan.tokensSaved))} tokens saved ` +
+        `(≥ minimum ${num(config.minimumSavings)}) → ${style.yellow('would prune')}`,
+    );
+  } else if (plan.considered > 0) {
+    io.out(
+      `  ${plural(plan.considered, 'old tool output')} could be pruned, saving ${num(plan.potentialSavings)} tokens: ` +
+        `below the minimum of ${num(config.minimumSavings)} → ${style.green('nothing to prune')}`,
+    );
+  } else {
+    io.out(`  no tool output outside the protected window → ${style.green('nothing to prune')}`);
+  }
+  if (written) {
+    io.out('');
+    io.out(
+      `  ${style.green('written:')} ${session.display}: ${plural(written.prunedCount, 'tool output')} pruned, ` +
+        `${num(written.tokensSaved)} tokens saved; original kept as ${written.backup}`,
+    );
+    if (tree.migrated) {
+      io.out(`  note: the file was in format v${written.formatVersion}; it is now written in format v3 (migrated)`);
+    }
+  } else if (opts.write) {
+    io.out(`  ${session.display} is unchanged (nothing to prune)`);
+  } else if (wouldPrune && !session.sample) {
+    io.out(style.dim(`  run with --write to apply (the original is kept as ${session.display}.bak)`));
+  }
+  return EXIT_OK;
+}

@@ -1,0 +1,78 @@
+// `validate`: structural problems and unreadable lines (exit code 1 on errors).
+import { printJson, reportHeader } from '../report.mjs';
+import { EXIT_FINDINGS, EXIT_OK, num, plural, table } from '../support.mjs';
+
+/** Issue codes of `validate` that are warnings; every other issue and every load error is an error. */
+const WARNING_CODES = new Set(['E_UNANSWERED_TOOL_CALL']);
+
+/** @type {import('../report.mjs').Command} */
+export const validate = {
+  summary: 'structural problems and unreadable lines (exit code 1 on errors)',
+  usage: 'validate [file] [--json]',
+  options: ['json'],
+  run: cmdValidate,
+};
+
+/** @param {import('../report.mjs').Session} session @param {import('../report.mjs').Opts} opts @param {import('../report.mjs').Io} io */
+function cmdValidate(session, opts, io) {
+  const { tree } = session;
+  const { style } = io;
+  const report = tree.validate();
+  /** @type {{ severity: 'error' | 'warning', code: string, line: number | undefined, id: string | undefined, message: string }[]} */
+  const findings = [
+    ...session.loadErrors.map((e) => ({
+      severity: /** @type {const} */ ('error'),
+      code: e.code,
+      line: e.line,
+      id: undefined,
+      message: e.message.replace(/^line \d+: /, ''),
+    })),
+    ...report.issues.map((/** @type {any} */ i) => ({
+      severity: WARNING_CODES.has(i.code) ? /** @type {const} */ ('warning') : /** @type {const} */ ('error'),
+      code: i.code,
+      line: i.line,
+      id: i.id,
+      message: i.message,
+    })),
+  ].sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
+  const errors = findings.filter((f) => f.severity === 'error').length;
+  const warnings = findings.length - errors;
+
+  if (opts.json) {
+    printJson(io, {
+      file: session.path,
+      sample: session.sample,
+      entryCount: tree.entryCount,
+      valid: errors === 0,
+      errors,
+      warnings,
+      findings,
+      issues: report.issues,
+      loadErrors: session.loadErrors,
+    });
+    return errors ? EXIT_FINDINGS : EXIT_OK;
+  }
+
+  reportHeader('validation', session, io);
+  io.out(`  ${plural(tree.entryCount, 'entry')} loaded, ${plural(session.loadErrors.length, 'malformed line')}`);
+  io.out('');
+  if (findings.length) {
+    const rows = [[style.dim('severity'), style.dim('code'), style.dim('line'), style.dim('message')]];
+    for (const f of findings) {
+      rows.push([
+        f.severity === 'error' ? style.red('error') : style.yellow('warning'),
+        f.code,
+        f.line !== undefined ? num(f.line) : '-',
+        f.message,
+      ]);
+    }
+    io.out(table(rows, { align: 'llrl' }).join('\n'));
+    io.out('');
+  }
+  const verdict = errors ? style.red('INVALID') : style.green('valid');
+  io.out(
+    `  ${verdict}: ${plural(errors, 'error')}, ${plural(warnings, 'warning')}` +
+      (warnings ? style.dim('  (unanswered tool calls are warnings: interrupted turns leave them)') : ''),
+  );
+  return errors ? EXIT_FINDINGS : EXIT_OK;
+}

@@ -1,0 +1,135 @@
+// Shared parts of the CLI's commands (bin/commands/*.mjs): the types of a run, opening the
+// session (lenient load, --leaf), load warnings, integer options and the pieces of every
+// readable report. The rules themselves (branch walk, token counts, …) come from the engine.
+import { resolve } from 'node:path';
+import * as engine from '../index.node.mjs';
+import { bytes, CliError, makeStyle, num, readSessionFile, SAMPLE_FILE } from './support.mjs';
+
+/** The program name, first word of every report and error. */
+export const NAME = 'session-compaction';
+/** `--context-window` when not given (tokens). */
+export const DEFAULT_CONTEXT_WINDOW = 200_000;
+/** `--max-chars` of `context` when not given. */
+export const DEFAULT_MAX_CHARS = 600;
+/** At most this many load warnings are printed one by one. */
+const MAX_LOAD_WARNINGS = 20;
+
+/**
+ * @typedef {Record<string, string | boolean | undefined>} Opts the parsed options
+ * @typedef {{ out: (line?: string) => void, warn: (line: string) => void, style: ReturnType<typeof makeStyle>,
+ *   errStyle: ReturnType<typeof makeStyle> }} Io
+ * @typedef {{ tree: engine.SessionTree, path: string, display: string, sample: boolean, loadErrors: engine.LineError[],
+ *   size: number, mtimeMs: number }} Session
+ * @typedef {{ summary: string, usage: string, options: string[], target?: boolean, notes?: string[],
+ *   optionHelp?: Record<string, string>,
+ *   run: (s: Session, o: Opts, io: Io, target?: string) => number | Promise<number> }} Command
+ *   `target`: the command takes `[file] <targetId>` instead of `[file]`. `notes`: extra help
+ *   paragraphs. `optionHelp`: a command's own wording of a shared option.
+ */
+
+/**
+ * Reads and parses the session (lenient unless --strict), applies --leaf. Malformed lines become
+ * warnings (not for `validate`, which reports them); an invalid header ends the run (exit 2).
+ * @param {string | undefined} file @param {Opts} opts
+ * @returns {Session}
+ */
+export function openSession(file, opts) {
+  const sample = file === undefined;
+  const path = sample ? SAMPLE_FILE : resolve(file);
+  const display = sample ? SAMPLE_FILE : file;
+  const read = readSessionFile(path, { progress: opts.progress ? 'always' : 'auto', display });
+  read.bar?.status(`parsing ${bytes(read.size)} …`);
+  let tree;
+  try {
+    tree = engine.SessionTree.fromBytes(read.data, { strict: Boolean(opts.strict) });
+  } catch (error) {
+    throw new CliError(`${display}: ${engineMessage(error)}`);
+  } finally {
+    read.bar?.done();
+  }
+  const loadErrors = tree.loadErrors;
+  if (loadErrors.some((e) => e.code === 'E_HEADER')) {
+    const details = loadErrors.map((e) => `  ${display}: ${lineMessage(e)}`);
+    throw new CliError(`${display} is not a usable pi session:\n${details.join('\n')}`);
+  }
+  if (opts.leaf !== undefined) {
+    try {
+      tree.setLeaf(String(opts.leaf));
+    } catch (error) {
+      throw new CliError(`${display}: --leaf ${opts.leaf}: ${engineMessage(error)}`);
+    }
+  }
+  return { tree, path, display, sample, loadErrors, size: read.size, mtimeMs: read.mtimeMs };
+}
+
+/** Prints the load errors of a lenient load as warnings (every command but validate). */
+export function warnLoadErrors(/** @type {Session} */ session, /** @type {Io} */ io) {
+  const { loadErrors, display } = session;
+  for (const e of loadErrors.slice(0, MAX_LOAD_WARNINGS)) {
+    io.warn(`${display}: ${lineMessage(e)} (line skipped)`);
+  }
+  if (loadErrors.length > MAX_LOAD_WARNINGS) {
+    io.warn(
+      `${display}: ${num(loadErrors.length - MAX_LOAD_WARNINGS)} more malformed lines skipped (see \`validate\`)`,
+    );
+  }
+}
+
+/** A load error as `line N: message` (the engine's messages usually start that way already). */
+export function lineMessage(/** @type {engine.LineError} */ e) {
+  return /^line \d+/.test(e.message) ? e.message : `line ${e.line}: ${e.message}`;
+}
+
+/** An engine error as `message (CODE)`. */
+export function engineMessage(/** @type {any} */ error) {
+  return error?.code ? `${error.message} (${error.code})` : String(error?.message ?? error);
+}
+
+/** The tree nodes of the current branch, root → leaf (the engine's `branchIndices()`). */
+export function branchNodes(/** @type {engine.SessionTree} */ tree, /** @type {engine.TreeNode[]} */ nodes) {
+  return Array.from(tree.branchIndices(), (i) => nodes[i]);
+}
+
+/** Integer option: digits, optional `_`/`,` separators and `k` suffix (`20k`, `200_000`). */
+export function intOption(/** @type {Opts} */ opts, /** @type {string} */ name, min = 0) {
+  const raw = opts[name];
+  if (raw === undefined) return undefined;
+  const m = /^(\d[\d_,]*)(k)?$/i.exec(String(raw).trim());
+  const n = m ? Number(m[1].replace(/[_,]/g, '')) * (m[2] ? 1000 : 1) : NaN;
+  if (!Number.isSafeInteger(n) || n < min) {
+    throw new CliError(`--${name}: expected a whole number${min > 0 ? ` >= ${min}` : ''}, got "${raw}"`);
+  }
+  return n;
+}
+
+/** Estimated tokens of messages (the sum of the engine's per-message estimates). */
+export function sumTokens(/** @type {unknown[]} */ messages) {
+  let total = 0;
+  for (const m of messages) total += engine.estimateTokens(/** @type {engine.AgentMessage} */ (m));
+  return total;
+}
+
+/** Header lines of every readable report. */
+export function reportHeader(/** @type {string} */ title, /** @type {Session} */ session, /** @type {Io} */ io) {
+  const { style } = io;
+  io.out(`${NAME} ${engine.version()}`);
+  const where = session.sample ? `${session.display} ${style.dim('(bundled sample session)')}` : session.display;
+  io.out(`${style.bold(title)} · ${where}`);
+}
+
+/** `entry abc123 (index 5, line 7)` */
+export function entryRef(/** @type {engine.TreeNode | undefined} */ node, /** @type {number} */ index) {
+  if (!node) return `index ${num(index)}`;
+  const line = node.line ? `, line ${num(node.line)}` : '';
+  return `entry ${node.id} (index ${num(index)}${line})`;
+}
+
+/** The role of a message entry, else its type. */
+export function kindOf(/** @type {engine.TreeNode | undefined} */ node) {
+  return node?.role ?? node?.type ?? '?';
+}
+
+/** Prints a value as indented JSON. */
+export function printJson(/** @type {Io} */ io, /** @type {unknown} */ value) {
+  io.out(JSON.stringify(value, null, 2));
+}

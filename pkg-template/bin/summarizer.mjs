@@ -1,0 +1,206 @@
+// Shared parts of `compact` and `navigate`: the summarizer chosen by the options (extractive,
+// --endpoint, --openai), running it interruptibly with a timeout, and writing the new entry.
+import * as engine from '../index.node.mjs';
+import { openaiComplete } from '../openai.mjs';
+import { lineMessage } from './report.mjs';
+import { appendLineAtomic, CliError, clip, EXIT_SUMMARIZER, plural, writeFileAtomic } from './support.mjs';
+
+/** Options choosing and steering the summarizer (compact, navigate). */
+export const MODEL_OPTIONS = ['endpoint', 'openai', 'model', 'instructions', 'timeout'];
+
+/**
+ * @typedef {{ kind: 'extractive' | 'endpoint' | 'openai', label: string, json: Record<string, string>,
+ *   model: { complete: (request: any) => Promise<string> } | { remoteEndpoint: string } }} Summarizer
+ * @typedef {import('./report.mjs').Session} Session
+ * @typedef {import('./report.mjs').Opts} Opts
+ * @typedef {import('./report.mjs').Io} Io
+ */
+
+/** The summarizer chosen by --endpoint / --openai --model (default: extractive). @returns {Summarizer} */
+export function summarizerFrom(/** @type {Opts} */ opts, /** @type {Io} */ io) {
+  const endpoint = opts.endpoint === undefined ? undefined : String(opts.endpoint);
+  const base = opts.openai === undefined ? undefined : String(opts.openai);
+  const model = opts.model === undefined ? undefined : String(opts.model);
+  if (endpoint !== undefined && base !== undefined) {
+    throw new CliError('--endpoint and --openai exclude each other: choose one summarizer');
+  }
+  if (model !== undefined && base === undefined) {
+    throw new CliError('--model names the model of --openai: pass --openai <base-url> too');
+  }
+  if (endpoint !== undefined) {
+    const url = httpUrl(endpoint, 'endpoint');
+    return {
+      kind: 'endpoint',
+      label: `remote endpoint ${displayUrl(url)}`,
+      json: { kind: 'endpoint', endpoint: displayUrl(url) },
+      model: { remoteEndpoint: endpoint },
+    };
+  }
+  if (base !== undefined) {
+    if (model === undefined || model.trim() === '')
+      throw new CliError('--openai needs --model <name> (the model of that API)');
+    const url = httpUrl(base, 'openai');
+    const apiKey = process.env.OPENAI_API_KEY || undefined;
+    if (!apiKey) io.warn('OPENAI_API_KEY is not set: the requests carry no Authorization header');
+    return {
+      kind: 'openai',
+      label: `${model} through the OpenAI-compatible API at ${displayUrl(url)}`,
+      json: { kind: 'openai', baseUrl: displayUrl(url), model },
+      model: { complete: openaiComplete({ baseUrl: base, model, apiKey }) },
+    };
+  }
+  return {
+    kind: 'extractive',
+    label: 'extractive: quotes the conversation, no model is called (--endpoint or --openai use one)',
+    json: { kind: 'extractive' },
+    model: { complete: engine.extractiveSummarizer },
+  };
+}
+
+/** An http(s) URL option, or a usage error. */
+function httpUrl(/** @type {string} */ text, /** @type {string} */ option) {
+  let url;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new CliError(`--${option}: not a URL: "${text}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new CliError(`--${option}: expected an http:// or https:// URL, got "${text}"`);
+  }
+  return url;
+}
+
+/** A URL for display: credentials in it are masked. */
+function displayUrl(/** @type {URL} */ url) {
+  if (!url.username && !url.password) return url.href;
+  const copy = new URL(url.href);
+  copy.username = copy.username ? '***' : '';
+  copy.password = copy.password ? '***' : '';
+  return copy.href;
+}
+
+/**
+ * Runs `work` with an AbortSignal that the first Ctrl-C aborts (the engine then rejects with
+ * E_ABORTED and appends nothing); a second Ctrl-C ends the process at once. On a terminal, a
+ * status line on stderr says what is running.
+ * @template T
+ * @param {string} status @param {(signal: AbortSignal) => Promise<T>} work
+ * @returns {Promise<T>}
+ */
+export async function interruptible(status, work, timeoutSeconds = 600) {
+  const controller = new AbortController();
+  const onSigint = () => {
+    process.stderr.write('\ninterrupt: stopping the summarizer (press Ctrl-C again to quit at once)\n');
+    controller.abort();
+  };
+  process.once('SIGINT', onSigint);
+  let timedOut = false;
+  const timer =
+    timeoutSeconds > 0
+      ? setTimeout(() => {
+          timedOut = true;
+          controller.abort();
+        }, timeoutSeconds * 1000)
+      : undefined;
+  const tty = Boolean(process.stderr.isTTY);
+  if (tty) process.stderr.write(`${status} …`);
+  try {
+    return await work(controller.signal);
+  } catch (error) {
+    if (timedOut) {
+      throw new CliError(
+        `the summarizer did not answer within ${timeoutSeconds} s (--timeout): nothing written`,
+        EXIT_SUMMARIZER,
+      );
+    }
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    process.removeListener('SIGINT', onSigint);
+    if (tty) process.stderr.write('\r\u001b[K');
+  }
+}
+
+/** `--timeout` in seconds (default 600; 0 = never). */
+export function timeoutOf(/** @type {Opts} */ values) {
+  if (values.timeout === undefined) return 600;
+  const n = Number(values.timeout);
+  if (!Number.isFinite(n) || n < 0) throw new CliError(`--timeout takes a number of seconds, got "${values.timeout}"`);
+  return n;
+}
+
+/**
+ * Refuses --write where it cannot work: the bundled sample, and a file whose rewrite would lose
+ * malformed lines (a file the engine migrated from an old format must be rewritten).
+ */
+export function checkWritable(/** @type {Session} */ session, /** @type {string} */ command) {
+  if (session.sample)
+    throw new CliError(`${command} --write needs a file: it does not modify the bundled sample session`);
+  if (session.tree.migrated && session.loadErrors.length) {
+    throw new CliError(
+      `${session.display}: refusing to rewrite a file in format v${session.tree.sourceVersion} with ` +
+        `${plural(session.loadErrors.length, 'malformed line')} (first: ${lineMessage(session.loadErrors[0])}); ` +
+        'they would be lost. The file is unchanged.',
+    );
+  }
+}
+
+/**
+ * Writes `entry` (already appended in the handle) to the file: appended as one JSONL line to
+ * the original bytes (current format), or the whole session rewritten in the current format
+ * (a file the engine migrated on load); atomically, the original kept as <file>.bak.
+ * @returns {{ backup: string, entryId: string, mode: 'appended' | 'rewritten', formatVersion: number | null }}
+ */
+export function persistEntry(/** @type {Session} */ session, /** @type {any} */ entry) {
+  const backup = `${session.path}.bak`;
+  const expect = { size: session.size, mtimeMs: session.mtimeMs };
+  const formatVersion = session.tree.sourceVersion ?? null;
+  if (session.tree.migrated) {
+    writeFileAtomic(session.path, session.tree.toJsonl(), { backup, expect });
+    return { backup, entryId: entry.id, mode: 'rewritten', formatVersion };
+  }
+  appendLineAtomic(session.path, JSON.stringify(entry), { backup, expect });
+  return { backup, entryId: entry.id, mode: 'appended', formatVersion };
+}
+
+/** The messages the model sees and their estimated tokens. */
+export function contextSize(/** @type {engine.SessionTree} */ tree) {
+  return { messages: tree.buildLlmMessages().length, tokens: tree.estimateContextTokens() };
+}
+
+/** Prints a summary text indented, the whole of it or its first `preview` characters. */
+export function printText(/** @type {Io} */ io, /** @type {string} */ text, /** @type {number | undefined} */ preview) {
+  const c = clip(text, { maxChars: preview ?? 0 });
+  for (const line of c.text.split('\n')) io.out(`  ${line}`.trimEnd());
+  if (c.cutChars > 0) {
+    io.out(io.style.dim(`  … ${plural(c.cutChars, 'more character')} not shown (--preview ${preview ?? 0})`));
+  }
+}
+
+/** The written / not written line after a --write command. */
+export function printWritten(
+  /** @type {Io} */ io,
+  /** @type {Session} */ session,
+  /** @type {ReturnType<typeof persistEntry> | null} */ written,
+  /** @type {string} */ what,
+) {
+  const { style } = io;
+  if (written) {
+    io.out(
+      `  ${style.green('written:')} ${session.display}: ${what} ${written.entryId} ` +
+        `${written.mode === 'appended' ? 'appended' : 'added'}; original kept as ${written.backup}`,
+    );
+    if (written.mode === 'rewritten') {
+      io.out(`  note: the file was in format v${written.formatVersion}; it is now written in format v3 (migrated)`);
+    }
+  } else if (!session.sample) {
+    io.out(
+      style.dim(
+        `  nothing written: run with --write to append the ${what} (the original is kept as ${session.display}.bak)`,
+      ),
+    );
+  } else {
+    io.out(style.dim('  nothing written (the bundled sample session is never modified; pass a file to use --write)'));
+  }
+}
