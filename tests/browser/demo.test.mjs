@@ -6,7 +6,8 @@
 //   says; keepRecentTokens moves the cut; clicking a node moves the leaf (keyboard too); an
 //   extractive compaction adds a compaction node (with the engine's own extractive summary);
 //   "Navigate with summary" adds a branch summary; "Compact" through an OpenAI-compatible
-//   endpoint (a local stand-in server) sends the expected request; a malformed file lists its
+//   endpoint (a local stand-in server) sends the expected request; on a branched session the
+//   prune preview marks the engine's candidates at their branch positions; a malformed file lists its
 //   bad lines; a 50,000-entry session stays virtualized. Saves web-demo/screenshot.png
 //   (gitignored) right after the sample is loaded.
 // Needs `npm run build` first (npm test runs it as the "browser" step after the build).
@@ -226,8 +227,11 @@ function defineTests() {
     assert.equal(await leaf.getAttribute('data-entry-type'), 'compaction');
     const leafId = await leaf.getAttribute('data-entry-id');
     assert.equal(await page.getAttribute('#tree', 'data-leaf-id'), leafId);
-    // The branch now ends in a compaction: nothing left to compact.
+    // The branch now ends in a compaction: nothing left to compact (the engine's reason), and the
+    // bar outlines the region the new compaction kept (the engine's previousCompaction()).
     await waitForAttr('[data-cut-entry-id]', 'data-cut-entry-id', '');
+    await waitForAttr('[data-role="preparation"]', 'data-nothing-to-compact', 'alreadyCompacted');
+    await waitForAttr('[data-role="prev-kept"]', 'data-compaction-id', leafId);
     await page.waitForFunction(
       (before) => Number(document.querySelector('[data-role="context"]').getAttribute('data-message-count')) < before,
       messagesBefore,
@@ -297,6 +301,94 @@ function defineTests() {
     } finally {
       await page.check('input[name="summarizer"][value="extractive"]');
       await mock.close();
+    }
+  });
+
+  test('a branched session: the prune preview marks the candidates (entry index vs branch position)', async () => {
+    // A side branch first, so that entry indices (file order) and branch positions differ.
+    const at = (/** @type {number} */ n) => `2025-01-01T00:00:${String(n).padStart(2, '0')}.000Z`;
+    const message = (/** @type {string} */ id, /** @type {string | null} */ parentId, /** @type {any} */ m, n) =>
+      JSON.stringify({ type: 'message', id, parentId, timestamp: at(n), message: { ...m, timestamp: n } });
+    const lines = [
+      JSON.stringify({ type: 'session', version: 3, id: 'branched', timestamp: at(0), cwd: '/tmp' }),
+      message('u0', null, { role: 'user', content: 'start' }, 1),
+      message('s1', 'u0', { role: 'user', content: 'a side question' }, 2),
+      message('s2', 's1', { role: 'assistant', content: [{ type: 'text', text: 'a side answer' }] }, 3),
+    ];
+    let parent = 'u0';
+    for (let k = 1; k <= 6; k++) {
+      lines.push(
+        message(
+          `a${k}`,
+          parent,
+          {
+            role: 'assistant',
+            content: [{ type: 'toolCall', id: `c${k}`, name: 'bash', arguments: { command: `step ${k}` } }],
+            stopReason: 'toolUse',
+          },
+          2 * k + 2,
+        ),
+        message(
+          `t${k}`,
+          `a${k}`,
+          {
+            role: 'toolResult',
+            toolCallId: `c${k}`,
+            toolName: 'bash',
+            content: [{ type: 'text', text: `output ${k} `.repeat(800) }],
+            isError: false,
+          },
+          2 * k + 3,
+        ),
+      );
+      parent = `t${k}`;
+    }
+    lines.push(message('u9', parent, { role: 'user', content: 'done' }, 30), '');
+    const bytes = Buffer.from(lines.join('\n'));
+    const expected = engine.SessionTree.fromBytes(bytes);
+    assert.equal(expected.loadErrors.length, 0);
+    const config = { protectTokens: 1000, minimumSavings: 0, protectedTools: ['skill', 'read'] };
+    const plan = expected.planPrune(config);
+    assert.ok(plan.candidates.length >= 3, 'the session has prunable outputs');
+    const branchIds = expected.getBranch().map((e) => /** @type {any} */ (e).id);
+    const positions = plan.candidates.map((c) => branchIds.indexOf(c.id)).sort((a, b) => a - b);
+    assert.ok(
+      plan.candidates.every((c) => c.entryIndex !== c.branchPosition),
+      'entry index and branch position differ',
+    );
+
+    await page.setInputFiles('#file-input', {
+      name: 'branched.jsonl',
+      mimeType: 'application/x-ndjson',
+      buffer: bytes,
+    });
+    await page.waitForSelector(`#tree[data-entry-count="${expected.entryCount}"]`);
+    await page.uncheck('#collapse-runs');
+    try {
+      for (const [name, value] of [
+        ['protectTokens', config.protectTokens],
+        ['minimumSavings', config.minimumSavings],
+      ]) {
+        await page.$eval(
+          `[data-control-number="${name}"]`,
+          (input, v) => {
+            input.value = String(v);
+            input.dispatchEvent(new Event('input', { bubbles: true }));
+          },
+          value,
+        );
+      }
+      await waitForAttr('[data-role="prune"]', 'data-candidate-count', String(plan.candidates.length));
+      await waitForAttr('.bar-section', 'data-pruned-positions', positions.join(','));
+      // The tree marks the same entries as prunable.
+      const marked = await page.$$eval('#tree .row', (rows) =>
+        rows.filter((r) => r.querySelector('.badge.prune')).map((r) => r.getAttribute('data-entry-id')),
+      );
+      assert.deepEqual([...marked].sort(), plan.candidates.map((c) => c.id).sort());
+    } finally {
+      await page.check('#collapse-runs');
+      await page.click('[data-action="reset-settings"]');
+      expected.free();
     }
   });
 

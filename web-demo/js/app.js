@@ -1,7 +1,7 @@
 // The web demo of session-compaction: loads a session into the WebAssembly engine (the package's
 // `web` entry) and shows its decisions. Plain ES modules, no framework.
 import { BranchBar, REGION, REGION_NAMES } from './branch-bar.js';
-import { extractiveSummarizer, fetchSample, loadEngine, openAiSummarizer } from './engine.js';
+import { extractiveSummarizer, fetchSample, loadEngine } from './engine.js';
 import { describeEntry, el, num, short } from './format.js';
 import { renderContext, renderPreparation, renderPrune, renderResult, renderValidation } from './panels.js';
 import { TreeView } from './tree-view.js';
@@ -15,6 +15,7 @@ const PREP_DELAY_MS = 120;
 
 const state = {
   api: /** @type {any} */ (null),
+  openai: /** @type {any} */ (null),
   extractive: /** @type {((request: any) => Promise<string>) | null} */ (null),
   tree: /** @type {any} */ (null),
   fileName: '',
@@ -70,8 +71,9 @@ async function main() {
   bindUi();
   renderEmptyTree('Loading the WebAssembly engine…');
   try {
-    const { api } = await loadEngine();
+    const { api, openai } = await loadEngine();
     state.api = api;
+    state.openai = openai;
   } catch (error) {
     setStatus(`Could not load the engine: ${error.message}`, true);
     renderEmptyTree('The engine could not be loaded.');
@@ -350,21 +352,12 @@ function renderDecor() {
   treeView.refresh();
 }
 
-/** The root→leaf path from the tree nodes (the same order as getBranch()). */
+/** The root→leaf path: the engine's branchIndices() (entry indices = positions in getTree()). */
 function computeBranch() {
-  const { nodes, byId } = state;
-  const path = [];
-  let id = state.tree.leafId;
-  while (id !== undefined && id !== null && path.length <= nodes.length) {
-    const i = byId.get(id);
-    if (i === undefined) break;
-    path.push(i);
-    id = nodes[i].parentId;
-  }
-  path.reverse();
-  state.branch = Int32Array.from(path);
+  const { nodes } = state;
+  state.branch = Int32Array.from(state.tree.branchIndices());
   state.branchPos = new Int32Array(nodes.length).fill(-1);
-  for (const [p, i] of path.entries()) state.branchPos[i] = p;
+  for (const [p, i] of state.branch.entries()) state.branchPos[i] = p;
   state.contextTokens = state.tree.estimateContextTokens();
 }
 
@@ -374,36 +367,21 @@ function computePlan() {
   const n = branch.length;
   const plan = state.tree.planCompaction(compactionSettings());
   state.plan = plan;
+  // The latest compaction's kept region (branch positions), the engine's rule (SPEC §12.1).
+  const prev = state.tree.previousCompaction();
+  state.prevKept = prev ? { start: prev.keptStart, end: prev.branchPosition, id: prev.entryId ?? '' } : null;
   let boundaryStart = 0;
   let firstKept = n;
   let turnStart = -1;
-  state.prevKept = null;
   if (plan) {
     boundaryStart = plan.boundaryStart;
     firstKept = plan.cutPoint.firstKeptEntryIndex;
     turnStart = plan.cutPoint.isSplitTurn ? plan.cutPoint.turnStartIndex : -1;
-    if (plan.prevCompactionIndex >= 0) {
-      state.prevKept = {
-        start: plan.boundaryStart,
-        end: plan.prevCompactionIndex,
-        id: nodes[branch[plan.prevCompactionIndex]].id,
-      };
-    }
   } else {
     // Nothing to compact (the branch ends in a compaction, or is empty): what the last
     // compaction summarized and kept.
-    firstKept = 0;
-    for (let p = n - 1; p >= 0; p--) {
-      if (nodes[branch[p]].type === 'compaction') {
-        const entry = state.tree.getEntry(nodes[branch[p]].id);
-        const kept = state.byId.get(entry?.firstKeptEntryId);
-        const keptPos = kept === undefined ? -1 : state.branchPos[kept];
-        boundaryStart = keptPos >= 0 ? keptPos : p;
-        firstKept = boundaryStart;
-        state.prevKept = { start: boundaryStart, end: p, id: nodes[branch[p]].id };
-        break;
-      }
-    }
+    boundaryStart = prev ? Math.min(prev.keptStart, n) : 0;
+    firstKept = boundaryStart;
   }
   assignRegions(boundaryStart, firstKept, turnStart);
   state.cut = plan && firstKept < n ? { pos: firstKept, id: nodes[branch[firstKept]].id ?? '' } : null;
@@ -444,13 +422,16 @@ function computePrune() {
   state.prune = prune;
   state.prunedNodes = new Set();
   state.prunedPos = new Uint8Array(state.branch.length);
+  // Each candidate names its entry index (a node of getTree()) and its branch position.
+  const positions = [];
   for (const c of prune.candidates) {
-    const i = c.id !== undefined ? state.byId.get(c.id) : state.branch[c.index];
-    if (i === undefined) continue;
-    state.prunedNodes.add(i);
-    const p = state.branchPos[i];
-    if (p >= 0) state.prunedPos[p] = 1;
+    state.prunedNodes.add(c.entryIndex);
+    if (c.branchPosition !== undefined) {
+      state.prunedPos[c.branchPosition] = 1;
+      positions.push(c.branchPosition);
+    }
   }
+  document.querySelector('.bar-section').dataset.prunedPositions = positions.sort((a, b) => a - b).join(',');
   setTabCount('prune', prune.candidates.length);
 }
 
@@ -504,6 +485,7 @@ function computePreparation() {
     settings: state.settings,
     cutId: state.cut?.id ?? '',
     turnId: state.turn?.id ?? '',
+    nothing: prep ? undefined : state.tree.nothingToCompact(compactionSettings()),
     onJump: jumpTo,
   });
   renderStats();
@@ -556,7 +538,7 @@ function describe(i) {
   } catch {
     entry = null;
   }
-  d = entry ? describeEntry(entry) : [node.role ?? node.type, ''];
+  d = entry ? describeEntry(entry, state.api.contentText) : [node.role ?? node.type, ''];
   state.describeCache.set(i, d);
   return d;
 }
@@ -579,7 +561,7 @@ function renderStats() {
   }
   const ctx = state.contextTokens;
   const window = s.contextWindow;
-  const threshold = window - s.reserveTokens;
+  const threshold = api.compactionThreshold(window, compactionSettings());
   let triggers = false;
   try {
     triggers = api.shouldCompact(ctx, window, compactionSettings());
@@ -589,6 +571,7 @@ function renderStats() {
   const summarize = state.sums[REGION.SUMMARIZE] + state.sums[REGION.PREFIX];
   const kept = state.sums[REGION.KEPT];
   const nothing = !state.plan || (!state.prepPending && !state.prep);
+  const nothingWhy = nothing ? state.tree.nothingToCompact(compactionSettings())?.message : undefined;
   const tile = (key, value, sub, extra = {}) =>
     el(
       'div',
@@ -623,7 +606,9 @@ function renderStats() {
     tile(
       'After (est.)',
       nothing ? '–' : el('span', {}, `${short(kept)} `, el('small', { text: '+ summary' })),
-      nothing ? 'nothing to compact' : `kept verbatim: ${num(keptEntries)} entries from ${state.cut?.id ?? '?'}`,
+      nothing
+        ? `nothing to compact: ${nothingWhy ?? 'see the preparation tab'}`
+        : `kept verbatim: ${num(keptEntries)} entries from ${state.cut?.id ?? '?'}`,
       { name: 'after', swatch: swatch('--r-kept') },
     ),
     tile(
@@ -657,12 +642,12 @@ function renderSessionInfo() {
   const t = state.tree;
   const header = t.header;
   const info = $('#session-info');
+  // The file's format version as the engine read it (before a v1/v2 → v3 migration).
+  const version = t.sourceVersion === undefined ? '' : `v${t.sourceVersion}${t.migrated ? ' (migrated to v3)' : ''}`;
   info.replaceChildren(
     el('strong', { text: state.fileName }),
     ` · ${num(t.entryCount)} entries`,
-    header
-      ? ` · ${header.version ? `v${header.version}` : 'v1'}${header.cwd ? ` · ${header.cwd}` : ''}`
-      : ' · no header',
+    header ? ` · ${version}${header.cwd ? ` · ${header.cwd}` : ''}` : ' · no header',
     ...(t.loadErrors.length ? [el('span', { class: 'bad', text: ` · ${num(t.loadErrors.length)} bad lines` })] : []),
   );
 }
@@ -767,7 +752,9 @@ function currentSummarizer() {
     if (!/^https?:\/\//.test(base))
       throw new Error('Enter the base URL of the OpenAI-compatible endpoint (http:// or https://).');
     if (!model) throw new Error('Enter the model name.');
-    return { complete: openAiSummarizer({ base, model, key }), name: `${model} at ${base}` };
+    if (!state.openai) throw new Error('This build of the package has no openai module: run `npm run build` again.');
+    const complete = state.openai.openaiComplete({ baseUrl: base, model, apiKey: key || undefined });
+    return { complete, name: `${model} at ${base}` };
   }
   if (!state.extractive)
     throw new Error(

@@ -1,4 +1,4 @@
-// Loads the package's `web` entry and provides the two summarizers of the demo.
+// Loads the package's `web` entry (and its `openai` module) and the bundled sample session.
 //
 // Where the package comes from: `web-demo/pkg/` (the copy `npm run demo` / `node scripts/demo.mjs
 // --prepare` makes of pkg/ after `npm run build`), else the repository's own `pkg/` when the
@@ -10,7 +10,11 @@ const SAMPLE_CANDIDATES = [
   '../../examples/sessions/pi-session-with-compactions.jsonl',
 ];
 
-/** @returns {Promise<{ api: any, url: string }>} the initialized package */
+/**
+ * The initialized package, and its `session-compaction/openai` module (openai.mjs beside the
+ * entry: the OpenAI-compatible `complete` that the CLI uses too).
+ * @returns {Promise<{ api: any, openai: { openaiComplete: (config: any) => (request: any) => Promise<string> } | null, url: string }>}
+ */
 export async function loadEngine() {
   const failures = [];
   for (const candidate of PACKAGE_CANDIDATES) {
@@ -23,7 +27,8 @@ export async function loadEngine() {
       continue;
     }
     await api.init();
-    return { api, url: url.href };
+    const openai = await import(new URL('openai.mjs', url).href).catch(() => null);
+    return { api, openai, url: url.href };
   }
   throw new Error(
     `the session-compaction package was not found (${failures.join('; ')}). ` +
@@ -51,40 +56,4 @@ export async function fetchSample() {
  */
 export function extractiveSummarizer(api) {
   return typeof api.extractiveSummarizer === 'function' ? api.extractiveSummarizer : null;
-}
-
-/**
- * A `complete` that asks an OpenAI-compatible endpoint (`POST {base}/chat/completions`). The key
- * lives only in this closure and in the password field.
- * @param {{ base: string, model: string, key: string }} endpoint
- */
-export function openAiSummarizer({ base, model, key }) {
-  const url = `${base.replace(/\/+$/, '')}/chat/completions`;
-  return async function complete(request) {
-    const headers = { 'content-type': 'application/json' };
-    if (key) headers.authorization = `Bearer ${key}`;
-    const response = await fetch(url, {
-      method: 'POST',
-      headers,
-      signal: request.signal,
-      body: JSON.stringify({
-        model,
-        messages: [
-          { role: 'system', content: request.systemPrompt },
-          { role: 'user', content: request.prompt },
-        ],
-        max_tokens: request.maxTokens,
-      }),
-    });
-    if (!response.ok) {
-      const body = await response.text().catch(() => '');
-      const error = new Error(`${url}: HTTP ${response.status} ${body.slice(0, 300)}`);
-      Object.assign(error, { status: response.status, headers: Object.fromEntries(response.headers) });
-      throw error;
-    }
-    const data = await response.json();
-    const content = data?.choices?.[0]?.message?.content;
-    if (typeof content !== 'string') throw new Error(`${url}: the answer has no choices[0].message.content`);
-    return content;
-  };
 }

@@ -40,18 +40,12 @@ export function oneLine(text, max = 160) {
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }
 
-/** The text of a message `content` (string or blocks), text blocks only. */
-export function contentText(content) {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content
-    .filter((b) => b && b.type === 'text')
-    .map((b) => b.text)
-    .join('\n');
-}
-
-/** What a tree row shows for an entry: [kind label, short text]. */
-export function describeEntry(entry) {
+/**
+ * What a tree row shows for an entry: [kind label, short text].
+ * @param {any} entry
+ * @param {(content: unknown) => string} contentText the engine's `contentText`
+ */
+export function describeEntry(entry, contentText) {
   if (!entry || typeof entry !== 'object') return ['?', ''];
   switch (entry.type) {
     case 'message': {

@@ -45,21 +45,24 @@ function fileList(title, files) {
 /**
  * @param {HTMLElement} panel
  * @param {{ prep: any, plan: any, sums: number[], counts: number[], fileLists: any,
- *   settings: any, cutId: string, turnId: string, onJump: (id: string) => void, pending: boolean }} s
+ *   settings: any, cutId: string, turnId: string, onJump: (id: string) => void, pending: boolean,
+ *   nothing?: { reason: string, message: string } }} s
  */
 export function renderPreparation(panel, s) {
   const { prep, plan } = s;
   panel.dataset.firstKeptEntryId = prep?.firstKeptEntryId ?? '';
   if (!prep) {
+    panel.dataset.nothingToCompact = s.nothing?.reason ?? '';
     panel.replaceChildren(
       el('h3', { text: 'Nothing to compact' }),
       el('p', {
         class: 'muted',
-        text: 'prepareCompaction() returned nothing: the branch is empty or already ends in a compaction. Select an earlier entry or load another session.',
+        text: `prepareCompaction() returned nothing: ${s.nothing?.message ?? 'see nothingToCompact()'}. Select an earlier entry or load another session.`,
       }),
     );
     return;
   }
+  panel.dataset.nothingToCompact = '';
   const rows = [
     ['To summarize (history)', prep.messagesToSummarize.length, s.sums[REGION.SUMMARIZE]],
     ['Turn prefix (summarized separately)', prep.turnPrefixMessages.length, s.sums[REGION.PREFIX]],
