@@ -653,3 +653,92 @@ describe('arguments of the wrong type are E_INVALID_ARGUMENT errors, never a cra
     assert.equal(sc.SessionTree.fromJsonl(session).entryCount, tree.entryCount);
   });
 });
+
+describe('the rules the CLI and the demo read from the handle (one source of truth)', () => {
+  const load = (/** @type {string} */ file) => sc.SessionTree.fromBytes(readFileSync(file));
+
+  test('branchIndices(): the entry indices of getBranch(), root first', () => {
+    for (const [file] of REAL) {
+      const tree = load(file);
+      const nodes = tree.getTree();
+      const ids = Array.from(tree.branchIndices(), (i) => nodes[i].id);
+      assert.deepEqual(
+        ids,
+        tree.getBranch().map((e) => /** @type {any} */ (e).id),
+      );
+      tree.free();
+    }
+  });
+
+  test('sourceVersion and migrated: the format of the file before the migration', () => {
+    for (const [file, version] of REAL) {
+      const tree = load(file);
+      assert.equal(tree.sourceVersion, version, file);
+      assert.equal(tree.migrated, version < 3, file);
+      assert.equal(/** @type {any} */ (tree.header).version, 3, 'the handle holds the migrated form');
+      tree.free();
+    }
+    assert.equal(sc.SessionTree.fromEntries([]).sourceVersion, undefined);
+  });
+
+  test('planPrune candidates name their entryIndex and branchPosition', () => {
+    const tree = load(LARGE);
+    const nodes = tree.getTree();
+    const branch = tree.branchIndices();
+    const plan = tree.planPrune({ protectTokens: 1000, minimumSavings: 0 });
+    assert.ok(plan.candidates.length > 0);
+    for (const c of plan.candidates) {
+      assert.equal(c.entryIndex, c.index);
+      assert.equal(nodes[/** @type {number} */ (c.entryIndex)].id, c.id);
+      assert.equal(branch[/** @type {number} */ (c.branchPosition)], c.entryIndex);
+    }
+    tree.free();
+  });
+
+  test('nothingToCompact(): undefined when prepareCompaction has a result, else the reason', () => {
+    const tree = load(WITH_COMPACTIONS);
+    assert.ok(tree.prepareCompaction());
+    assert.equal(tree.nothingToCompact(), undefined);
+    const compaction = [...tree.getBranch()].reverse().find((e) => e.type === 'compaction');
+    tree.setLeaf(/** @type {any} */ (compaction).id);
+    assert.equal(tree.prepareCompaction(), undefined);
+    assert.deepEqual(tree.nothingToCompact(), {
+      reason: 'alreadyCompacted',
+      message: 'the branch ends in a compaction: it is already compacted',
+    });
+    tree.setLeaf(null);
+    assert.equal(tree.nothingToCompact({})?.reason, 'emptyBranch');
+    tree.free();
+  });
+
+  test('previousCompaction(): the latest compaction and where its kept region starts', () => {
+    const tree = load(WITH_COMPACTIONS);
+    const branch = tree.getBranch();
+    const p = branch.map((e) => e.type).lastIndexOf('compaction');
+    const entry = /** @type {any} */ (branch[p]);
+    const kept = branch.findIndex((e) => /** @type {any} */ (e).id === entry.firstKeptEntryId);
+    assert.deepEqual(tree.previousCompaction(), {
+      branchPosition: p,
+      entryId: entry.id,
+      firstKeptEntryId: entry.firstKeptEntryId,
+      keptStart: kept,
+    });
+    assert.equal(tree.planCompaction()?.boundaryStart, kept, 'the next boundary starts there');
+    tree.free();
+  });
+
+  test('contentText and compactionThreshold', () => {
+    assert.equal(sc.contentText('plain'), 'plain');
+    assert.equal(
+      sc.contentText([
+        { type: 'text', text: 'a' },
+        { type: 'image', data: 'x', mimeType: 'image/png' },
+        { type: 'text', text: 'b' },
+      ]),
+      'ab',
+    );
+    assert.equal(sc.contentText(undefined), '');
+    assert.equal(sc.compactionThreshold(200_000), 200_000 - sc.DEFAULT_COMPACTION_SETTINGS.reserveTokens);
+    assert.equal(sc.compactionThreshold(100_000, { reserveTokens: 1000 }), 99_000);
+  });
+});
