@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // Runs every test of the repository, in order, and prints which step failed:
 //   style gates (rustfmt, clippy and rustdoc with warnings denied, native and wasm32; Biome) →
-//   cargo test → build (scripts/build.mjs) → tsc → node --test tests/js → Deno and Bun smoke
-//   tests of the web entry → the async suite under Deno (tests/deno/async.mjs: compaction with
-//   callbacks, hooks, abort, and a remote endpoint served on 127.0.0.1) → browser test of the
-//   web demo (tests/browser, Chromium) → packaging test (scripts/pack-test.mjs).
+//   cargo test → build (scripts/build.mjs) → tsc (tests/js, the CLI in pkg/bin, web-demo) →
+//   node --test tests/js → Deno and Bun smoke tests of the web entry → the async suite under
+//   Deno (tests/deno/async.mjs: compaction with callbacks, hooks, abort, and a remote endpoint
+//   served on 127.0.0.1) → browser test of the web demo (tests/browser, Chromium) → packaging
+//   test (scripts/pack-test.mjs).
 // A failing step does not stop the independent ones; steps that need the build are skipped
 // when the build fails. Exit code 1 when any step failed.
 // Usage: node scripts/test.mjs [step-name ...]   (npm test; names as in the summary, e.g. "bun")
@@ -38,7 +39,11 @@ const STEPS = [
   {
     name: 'tsc',
     needsBuild: true,
-    run: () => run(npmBin('tsc'), ['-p', ROOT], { label: 'tsc (tests/js against pkg/*.d.ts)' }),
+    run: () => {
+      run(npmBin('tsc'), ['-p', ROOT], { label: 'tsc (tests/js against pkg/*.d.ts)' });
+      run(npmBin('tsc'), ['-p', join(ROOT, 'tsconfig.cli.json')], { label: 'tsc (the CLI and openai.mjs in pkg/)' });
+      run(npmBin('tsc'), ['-p', join(ROOT, 'web-demo')], { label: 'tsc (the web demo, DOM lib)' });
+    },
   },
   {
     name: 'node --test',

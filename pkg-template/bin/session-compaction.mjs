@@ -194,6 +194,7 @@ function run(argv, io) {
   for (const name of Object.keys(opts)) {
     if (!allowed.has(name)) throw new CliError(`option --${name} does not apply to \`${command}\`\n${hint(command)}`);
   }
+  /** @type {string | undefined} */
   let file = rest[0];
   /** @type {string | undefined} */
   let target;

@@ -7,6 +7,7 @@ import { renderContext, renderPreparation, renderPrune, renderResult, renderVali
 import { TreeView } from './tree-view.js';
 
 const $ = (selector) => /** @type {HTMLElement} */ (document.querySelector(selector));
+const button = (selector) => /** @type {HTMLButtonElement} */ (document.querySelector(selector));
 
 const COMPACTION_CONTROLS = ['keepRecentTokens', 'reserveTokens'];
 const PRUNE_CONTROLS = ['protectTokens', 'minimumSavings', 'protectedTools'];
@@ -61,7 +62,7 @@ async function main() {
     onNavigate: (i) => navigateWithSummary(i),
     onActiveChange: (i) => showSelection(i),
   });
-  bar = new BranchBar(document.querySelector('.bar-section'), {
+  bar = new BranchBar($('.bar-section'), {
     onPick: (i) => {
       treeView.reveal(i);
       showSelection(i);
@@ -93,7 +94,7 @@ async function main() {
   applySettings(state.defaults);
   $('#engine-version').textContent = `engine ${api.version()} · WebAssembly, runs in this tab`;
   updateSummarizerNote();
-  document.querySelector('[data-action="load-sample"]').disabled = false;
+  button('[data-action="load-sample"]').disabled = false;
   renderEmptyTree('Load a session: the bundled real session, a .jsonl file, or drop one here.');
   $('#app').dataset.state = 'empty';
   renderResult($('#panel-result'), null, jumpTo);
@@ -144,7 +145,9 @@ function bindUi() {
     });
   }
   // Controls: a slider and a number field per setting, kept in step.
-  for (const input of document.querySelectorAll('[data-control], [data-control-number]')) {
+  for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (
+    document.querySelectorAll('[data-control], [data-control-number]')
+  )) {
     const name = input.dataset.control ?? input.dataset.controlNumber;
     input.addEventListener('input', () => onControl(name, input));
   }
@@ -162,9 +165,11 @@ function onControl(name, input) {
     const value = Number(input.value);
     if (!Number.isFinite(value) || value < 0) return;
     state.settings[name] = Math.round(value);
-    const other = input.dataset.control
-      ? document.querySelector(`[data-control-number="${name}"]`)
-      : document.querySelector(`[data-control="${name}"]`);
+    const other = /** @type {HTMLInputElement | null} */ (
+      input.dataset.control
+        ? document.querySelector(`[data-control-number="${name}"]`)
+        : document.querySelector(`[data-control="${name}"]`)
+    );
     if (other) other.value = String(state.settings[name]);
   }
   if (COMPACTION_CONTROLS.includes(name)) invalidate({ plan: true });
@@ -175,7 +180,9 @@ function onControl(name, input) {
 function applySettings(values) {
   state.settings = { ...values, protectedTools: [...values.protectedTools] };
   for (const [name, value] of Object.entries(state.settings)) {
-    for (const input of document.querySelectorAll(`[data-control="${name}"], [data-control-number="${name}"]`)) {
+    for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (
+      document.querySelectorAll(`[data-control="${name}"], [data-control-number="${name}"]`)
+    )) {
       input.value = Array.isArray(value) ? value.join(', ') : String(value);
     }
   }
@@ -243,7 +250,7 @@ function loadBytes(bytes, name) {
     errors > 0,
   );
   $('#app').dataset.state = 'ready';
-  document.querySelector('[data-action="download"]').disabled = false;
+  button('[data-action="download"]').disabled = false;
 }
 
 function renderLoadErrors(errors) {
@@ -431,7 +438,7 @@ function computePrune() {
       positions.push(c.branchPosition);
     }
   }
-  document.querySelector('.bar-section').dataset.prunedPositions = positions.sort((a, b) => a - b).join(',');
+  $('.bar-section').dataset.prunedPositions = positions.sort((a, b) => a - b).join(',');
   setTabCount('prune', prune.candidates.length);
 }
 
@@ -665,8 +672,8 @@ function renderEmptyTree(message) {
 function showSelection(i) {
   const label = $('#tree-selection');
   const canAct = i >= 0 && !!state.nodes[i]?.id && !state.busy;
-  document.querySelector('[data-action="set-leaf"]').disabled = !canAct;
-  document.querySelector('.tree-footer [data-action="navigate-summary"]').disabled = !canAct;
+  button('[data-action="set-leaf"]').disabled = !canAct;
+  button('.tree-footer [data-action="navigate-summary"]').disabled = !canAct;
   if (i < 0) {
     label.textContent = 'Click an entry to make it the leaf.';
     return;
@@ -680,11 +687,10 @@ function showSelection(i) {
 function updateButtons() {
   const busy = state.busy;
   const loaded = !!state.tree;
-  document.querySelector('[data-action="compact"]').disabled =
-    busy || !loaded || !state.plan || (!state.prepPending && !state.prep);
-  document.querySelector('[data-action="download"]').disabled = busy || !loaded;
-  document.querySelector('[data-action="load-sample"]').disabled = busy || !state.api;
-  document.querySelector('[data-action="abort"]').hidden = !busy;
+  button('[data-action="compact"]').disabled = busy || !loaded || !state.plan || (!state.prepPending && !state.prep);
+  button('[data-action="download"]').disabled = busy || !loaded;
+  button('[data-action="load-sample"]').disabled = busy || !state.api;
+  button('[data-action="abort"]').hidden = !busy;
   showSelection(treeView.activeNode());
 }
 
@@ -766,7 +772,10 @@ function currentSummarizer() {
 function setBusy(busy, message = '') {
   state.busy = busy;
   $('#app').dataset.state = busy ? 'busy' : state.tree ? 'ready' : 'empty';
-  for (const input of document.querySelectorAll('#controls input, #act input')) input.disabled = busy;
+  for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (
+    document.querySelectorAll('#controls input, #act input')
+  ))
+    input.disabled = busy;
   if (message) setStatus(message);
   updateButtons();
 }
@@ -892,7 +901,7 @@ function download() {
 // ── tabs, drag and drop ──────────────────────────────────────────────────────────────────────
 
 function bindTabs() {
-  const tabs = [...document.querySelectorAll('[role="tab"]')];
+  const tabs = [.../** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('[role="tab"]'))];
   const select = (tab, focus = false) => {
     for (const t of tabs) {
       const selected = t === tab;
@@ -904,7 +913,7 @@ function bindTabs() {
   };
   tabs.forEach((tab, k) => {
     tab.addEventListener('click', () => select(tab));
-    tab.addEventListener('keydown', (event) => {
+    tab.addEventListener('keydown', (/** @type {KeyboardEvent} */ event) => {
       let next = -1;
       if (event.key === 'ArrowRight') next = (k + 1) % tabs.length;
       else if (event.key === 'ArrowLeft') next = (k - 1 + tabs.length) % tabs.length;

@@ -45,7 +45,7 @@ function fileList(title, files) {
 /**
  * @param {HTMLElement} panel
  * @param {{ prep: any, plan: any, sums: number[], counts: number[], fileLists: any,
- *   settings: any, cutId: string, turnId: string, onJump: (id: string) => void, pending: boolean,
+ *   settings: any, cutId: string, turnId: string, onJump: (id: string) => void, pending?: boolean,
  *   nothing?: { reason: string, message: string } }} s
  */
 export function renderPreparation(panel, s) {

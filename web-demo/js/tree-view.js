@@ -22,8 +22,8 @@ export class TreeView {
    */
   constructor(root, callbacks) {
     this.root = root;
-    this.spacer = root.querySelector('.tree-spacer');
-    this.rowsEl = root.querySelector('.tree-rows');
+    this.spacer = /** @type {HTMLElement} */ (root.querySelector('.tree-spacer'));
+    this.rowsEl = /** @type {HTMLElement} */ (root.querySelector('.tree-rows'));
     this.cb = callbacks;
     this.nodes = [];
     this.order = new Int32Array(0);
