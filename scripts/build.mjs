@@ -9,7 +9,8 @@
 //      (binaryen from node_modules) on each .wasm; cached in <target>/npm-pkg/, redone only when
 //      the cargo output, a tool version or a flag changes;
 //   4. pkg/ = those outputs + pkg-template/ (package.json gets version/description/license from
-//      Cargo.toml; the two ESM entries get their export lists generated from the wasm exports);
+//      Cargo.toml; the two ESM entries get their export lists generated from the wasm exports)
+//      + the sample session from examples/sessions/ (SHIPPED_FILES);
 //      files are written only when their content changed, stale files are removed;
 //   5. prints the raw and gzip size of each .wasm.
 //
@@ -35,6 +36,13 @@ import { capture, formatBytes, npmBin, PKG_DIR, probe, ROOT, run, UserError } fr
 
 const WASM_TARGET = 'wasm32-unknown-unknown';
 const TEMPLATE_DIR = join(ROOT, 'pkg-template');
+/**
+ * Files the package ships from elsewhere in the repository (one copy in git): pkg/<key> ← <value>.
+ * The sample session is what the CLI (bin/) and `npm start` use when given no file.
+ */
+const SHIPPED_FILES = {
+  'sample/pi-session-with-compactions.jsonl': join(ROOT, 'examples', 'sessions', 'pi-session-with-compactions.jsonl'),
+};
 /** The two wasm-bindgen flavours shipped in the package: pkg/<dir>/ ← --target <target>. */
 const FLAVOURS = [
   { dir: 'node', target: 'nodejs', type: 'commonjs' },
@@ -278,6 +286,9 @@ function packageFiles({ staging, meta, exportNames }) {
       files.set('index.node.d.mts', { content: "export * from './index.js';\n" });
       files.set('index.node.d.cts', { content: "export * from './index.cjs';\n" });
     }
+  }
+  for (const [rel, source] of Object.entries(SHIPPED_FILES)) {
+    files.set(rel, { content: readFileSync(source) });
   }
   return files;
 }

@@ -4,7 +4,7 @@
 //   1. installs what is missing: `npm ci` (or `npm install` without a lockfile) when node_modules/
 //      is missing, then `npm run build` when pkg/ is missing or older than its sources;
 //   2. runs the package's CLI (pkg/bin/session-compaction.mjs) on the real session bundled in the
-//      package (pkg/sample/pi-session-with-compactions.jsonl, a copy of examples/sessions/…):
+//      package (pkg/sample/pi-session-with-compactions.jsonl, copied from examples/sessions/ by the build):
 //      `plan` (what a compaction would do now), `context` (what the model sees) and `compact`
 //      (the compaction done in memory with the extractive summarizer: the context before and
 //      after, and the beginning of the summary; the file is not modified).
@@ -33,6 +33,7 @@ const BUILD_INPUTS = [
   'bindings',
   'prompts',
   'pkg-template',
+  'examples/sessions/pi-session-with-compactions.jsonl',
   'Cargo.toml',
   'Cargo.lock',
   'scripts/build.mjs',
