@@ -1,10 +1,13 @@
-//! # session-compaction
+#![doc = include_str!("../README.md")]
 //!
-//! A compaction engine for long LLM-agent sessions stored as pi / oh-my-pi JSON Lines session
-//! trees. Everything deterministic lives here in Rust (parsing, tree walks, token estimates,
-//! cut points, compaction preparation, pruning, context building, serialization, prompt
-//! rendering); model calls are delegated to the host. `docs/SPEC.md` is the behaviour contract;
-//! each public item names its section.
+//! ---
+//!
+//! # Module map
+//!
+//! Everything deterministic lives in this crate (parsing, tree walks, token estimates, cut points,
+//! compaction preparation, pruning, context building, serialization, prompt rendering); model
+//! calls are delegated to the host. `docs/SPEC.md` is the behaviour contract; each public item
+//! names its section. `docs/ARCHITECTURE.md` follows one `compact()` call through these modules.
 //!
 //! The modules, in pipeline order (each one uses only those above it):
 //!
