@@ -351,6 +351,11 @@ pub struct CheckCompactionResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub error_message: Option<String>,
+    /// A compaction was due but did not run (SPEC §13.5): the breaker is paused, or the overflow
+    /// was already recovered in this turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "\"paused\" | \"overflowRecoveredThisTurn\""))]
+    pub skipped: Option<String>,
 }
 
 impl From<CheckOutcome> for CheckCompactionResult {
@@ -371,6 +376,7 @@ impl From<CheckOutcome> for CheckCompactionResult {
             continue_prompt: out.continue_prompt,
             aborted: out.aborted,
             error_message: out.error_message,
+            skipped: out.skipped,
         }
     }
 }

@@ -8,7 +8,7 @@ use futures_executor::{block_on, LocalPool};
 use futures_util::task::LocalSpawnExt;
 use serde_json::{json, Value};
 use session_compaction::js::format_iso_timestamp;
-use session_compaction::plan::prepare::CompactionSettings;
+use session_compaction::plan::prepare::{CompactionSettings, Fallback};
 use session_compaction::plan::prune::PruneConfig;
 use session_compaction::prompt::templates::{self as prompts, PromptTemplates};
 use session_compaction::session::engine::{
@@ -336,7 +336,7 @@ fn simple_engine() -> SessionEngine {
 }
 
 fn run(keep: u64) -> CompactRun {
-    CompactRun { settings: settings(keep), custom_instructions: None }
+    CompactRun { settings: settings(keep), custom_instructions: None, ..Default::default() }
 }
 
 /// e1 user, e2 assistant, e3 user (turn start), e4 assistant reading src/a.rs and editing
@@ -539,7 +539,8 @@ fn update_prompt_frame_order_with_previous_summary_context_and_focus() {
     let model2 = FakeModel::new("m2", &log);
     let hooks = FakeHooks::new(&log)
         .on("session.compacting", Reply::Value(json!({"context": ["ticket ABC-1", "keep it short"]})));
-    let run2 = CompactRun { settings: settings(150), custom_instructions: Some("the parser".into()) };
+    let run2 =
+        CompactRun { settings: settings(150), custom_instructions: Some("the parser".into()), ..Default::default() };
     let out = block_on(engine.compact(&model2, &hooks, &run2, None, T_COMPACT + 5000.0)).unwrap();
     assert_eq!(model2.purposes(), vec![Purpose::Update, Purpose::Short]);
     let p = model2.request(Purpose::Update).prompt;
@@ -568,7 +569,11 @@ fn custom_instructions_append_focus_to_history() {
     let log = Log::default();
     let model = FakeModel::new("m", &log);
     let engine = simple_engine();
-    let r = CompactRun { settings: settings(150), custom_instructions: Some("error handling".into()) };
+    let r = CompactRun {
+        settings: settings(150),
+        custom_instructions: Some("error handling".into()),
+        ..Default::default()
+    };
     block_on(engine.compact(&model, &NoHooks, &r, None, T_COMPACT)).unwrap();
     let p = model.request(Purpose::History).prompt;
     assert!(p.ends_with(&format!("{}\n\nAdditional focus: error handling", render(prompts::COMPACTION_SUMMARY))));
@@ -668,7 +673,7 @@ fn hooks_run_in_order_with_their_events() {
                 Ok(json!({"ignored": true}))
             })),
         );
-    let r = CompactRun { settings: settings(100), custom_instructions: Some("focus".into()) };
+    let r = CompactRun { settings: settings(100), custom_instructions: Some("focus".into()), ..Default::default() };
     let out = block_on(engine.compact(&model, &hooks, &r, None, T_COMPACT)).unwrap();
     assert_eq!(
         *log.borrow(),
@@ -800,7 +805,7 @@ fn compacting_hook_prompt_context_and_preserve_data() {
         "session.compacting",
         Reply::Value(json!({"prompt": "SUMMARIZE LIKE A PIRATE", "context": ["line one", "line two"], "preserveData": {"k": [1, 2]}})),
     );
-    let r = CompactRun { settings: settings(150), custom_instructions: Some("ships".into()) };
+    let r = CompactRun { settings: settings(150), custom_instructions: Some("ships".into()), ..Default::default() };
     let out = block_on(engine.compact(&model, &hooks, &r, None, T_COMPACT)).unwrap();
     let p = model.request(Purpose::History).prompt;
     assert!(p.contains("</conversation>\n\n<additional-context>\n- line one\n- line two\n</additional-context>\n\nSUMMARIZE LIKE A PIRATE"), "{p}");
@@ -866,12 +871,15 @@ fn model_failure_appends_nothing() {
     assert_eq!(err.to_string(), "invalid api key");
     assert_eq!(compaction_count(&engine), 0);
     assert!(!engine.is_busy());
-    // The short request failing is a failure too.
+    // The short request failing keeps the history summary (SPEC §13.5): the short one is left
+    // out and the failure reported.
     let model = FakeModel::new("m", &log);
     model.answer("H").fail_with(Error::Summarization { message: "short failed".into() });
-    let err = block_on(engine.compact(&model, &NoHooks, &run(150), None, T_COMPACT)).unwrap_err();
-    assert_eq!(err.code(), "E_SUMMARIZATION");
-    assert_eq!(compaction_count(&engine), 0);
+    let done = block_on(engine.compact(&model, &NoHooks, &run(150), None, T_COMPACT)).unwrap();
+    assert_eq!(done.result.short_summary_error.as_deref(), Some("Summarization failed: short failed"));
+    assert_eq!(done.entry["summary"], "H");
+    assert!(done.entry.get("shortSummary").is_none());
+    assert_eq!(compaction_count(&engine), 1);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -1644,6 +1652,7 @@ fn failure_messages() {
     let engine = simple_engine();
     let mut opts = check_options(1000.0);
     opts.settings.reserve_tokens = 200;
+    opts.settings.fallback = Some(Fallback::None); // no extractive fallback: the failure shows
     let out = c.run(&engine, &last_message(&engine), &opts, std::slice::from_ref(&model)).unwrap();
     assert_eq!(out.error_message.as_deref(), Some("Auto-compaction failed: invalid api key"));
     assert!(!out.aborted && out.compaction.is_none() && out.continue_prompt.is_none());
@@ -1660,7 +1669,9 @@ fn failure_messages() {
     let model = FakeModel::new("a", &c.log);
     model.fail_with(Error::Summarization { message: "empty answer".into() });
     let (engine, msg) = overflow_engine(T0 + 4000.0, "claude-test");
-    let out = c.run(&engine, &msg, &check_options(200_000.0), std::slice::from_ref(&model)).unwrap();
+    let mut overflow_opts = check_options(200_000.0);
+    overflow_opts.settings.fallback = Some(Fallback::None);
+    let out = c.run(&engine, &msg, &overflow_opts, std::slice::from_ref(&model)).unwrap();
     assert_eq!(
         out.error_message.as_deref(),
         Some("Context overflow recovery failed: Summarization failed: empty answer")
@@ -1755,7 +1766,8 @@ fn exhausted_retries_move_to_the_next_candidate() {
         a.fail_with(transient(503, None));
     }
     let b = FakeModel::new("b", &c.log);
-    let (engine, msg, opts) = threshold_check();
+    let (engine, msg, mut opts) = threshold_check();
+    opts.settings.fallback = Some(Fallback::None);
     let out = c.run(&engine, &msg, &opts, &[a, b]).unwrap();
     assert!(out.compaction.is_some());
     // max_retries 3: four attempts, three waits, then b.
@@ -1781,7 +1793,8 @@ fn a_wait_over_30_seconds_moves_to_the_next_candidate() {
     let a = FakeModel::new("a", &c.log);
     a.fail_with(transient(429, Some(45_000.0)));
     let b = FakeModel::new("b", &c.log);
-    let (engine, msg, opts) = threshold_check();
+    let (engine, msg, mut opts) = threshold_check();
+    opts.settings.fallback = Some(Fallback::None);
     let out = c.run(&engine, &msg, &opts, &[a, b]).unwrap();
     assert!(out.compaction.is_some());
     assert!(c.clock.sleeps().is_empty(), "no 45 s wait");
@@ -1826,7 +1839,8 @@ fn overflow_and_permanent_errors_are_never_retried() {
     b.fail_with(Error::Model { message: "context_length_exceeded".into(), status: Some(500), retry_after_ms: None });
     let cand_c = FakeModel::new("c", &c.log);
     cand_c.fail_with(Error::Model { message: "invalid api key".into(), status: Some(401), retry_after_ms: None });
-    let (engine, msg, opts) = threshold_check();
+    let (engine, msg, mut opts) = threshold_check();
+    opts.settings.fallback = Some(Fallback::None);
     let out = c.run(&engine, &msg, &opts, &[a, b, cand_c]).unwrap();
     assert!(c.clock.sleeps().is_empty());
     let models: Vec<String> = c.log.borrow().iter().filter(|l| l.starts_with("model:")).cloned().collect();
@@ -1847,19 +1861,24 @@ fn all_candidates_failing_transiently_reports_the_last_error() {
         b.fail_with(transient(503, None));
     }
     b.fail_with(Error::Model { message: "overloaded_error".into(), status: None, retry_after_ms: None });
-    let (engine, msg, opts) = threshold_check();
+    let (engine, msg, mut opts) = threshold_check();
+    opts.settings.fallback = Some(Fallback::None);
     let out = c.run(&engine, &msg, &opts, &[a, b]).unwrap();
     assert_eq!(out.error_message.as_deref(), Some("Auto-compaction failed: overloaded_error"));
     assert_eq!(c.clock.sleeps(), vec![2000.0, 4000.0, 8000.0, 2000.0, 4000.0, 8000.0]);
     assert_eq!(c.events.all().last().unwrap()["errorMessage"], "Auto-compaction failed: overloaded_error");
     assert_eq!(compaction_count(&engine), 0);
 
-    // No candidates at all.
+    // No candidates at all: without the fallback a failure, with it (the default) extractive.
     let c = Check::new();
-    let (engine, msg, opts) = threshold_check();
+    let (engine, msg, mut opts) = threshold_check();
+    opts.settings.fallback = Some(Fallback::None);
     let out = c.run(&engine, &msg, &opts, &[]).unwrap();
     assert!(out.error_message.unwrap().starts_with("Auto-compaction failed: "));
     assert_eq!(compaction_count(&engine), 0);
+    let (engine, msg, opts) = threshold_check();
+    let out = c.run(&engine, &msg, &opts, &[]).unwrap();
+    assert_eq!(out.compaction.unwrap().result.summarizer, Some(session_compaction::summarize::Summarizer::Extractive));
 }
 
 #[test]

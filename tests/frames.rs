@@ -194,6 +194,7 @@ fn adversarial_content_never_leaves_its_frame_in_compaction_requests() {
     let run = CompactRun {
         settings: CompactionSettings { reserve_tokens: 1000, keep_recent_tokens: 200, ..Default::default() },
         custom_instructions: Some(format!("focus {PAYLOAD}")),
+        ..Default::default()
     };
     let out = block_on(engine.compact(&model, &ContextHook, &run, None, 1.8e12)).expect("compaction");
     let requests = model.requests.borrow();

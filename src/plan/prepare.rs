@@ -33,6 +33,48 @@ pub struct CompactionSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub remote_endpoint: Option<String>,
+    /// What writes the summary when every model failed (SPEC §13.5): `"extractive"` (the
+    /// default of automatic compaction: a session is never stuck on an overflow because the model
+    /// is down) or `"none"`. A manual compaction falls back only when this is `"extractive"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub fallback: Option<Fallback>,
+    /// Automatic compaction stops after this many consecutive attempts that failed or made no
+    /// progress, until the context changes (default 3, SPEC §13.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub max_attempts_without_progress: Option<u32>,
+}
+
+/// `compaction.fallback` (SPEC §13.5): the summarizer used when every model failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub enum Fallback {
+    /// The extractive summarizer (no model needed).
+    Extractive,
+    /// No fallback: the compaction fails.
+    None,
+}
+
+/// Default of [`CompactionSettings::max_attempts_without_progress`].
+pub const DEFAULT_MAX_ATTEMPTS_WITHOUT_PROGRESS: u32 = 3;
+
+impl CompactionSettings {
+    /// Whether a failed compaction falls back to the extractive summarizer: automatic ones
+    /// unless `fallback` is `"none"`, manual ones only when it is `"extractive"` (SPEC §13.5).
+    pub fn falls_back(&self, automatic: bool) -> bool {
+        match self.fallback {
+            Some(Fallback::Extractive) => true,
+            Some(Fallback::None) => false,
+            None => automatic,
+        }
+    }
+
+    /// [`CompactionSettings::max_attempts_without_progress`] or its default (3); at least 1.
+    pub fn attempts_limit(&self) -> u32 {
+        self.max_attempts_without_progress.unwrap_or(DEFAULT_MAX_ATTEMPTS_WITHOUT_PROGRESS).max(1)
+    }
 }
 
 fn yes() -> bool {
@@ -54,6 +96,8 @@ impl Default for CompactionSettings {
             keep_recent_tokens: 20000,
             auto_continue: None,
             remote_endpoint: None,
+            fallback: None,
+            max_attempts_without_progress: None,
         }
     }
 }

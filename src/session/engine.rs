@@ -11,12 +11,15 @@ use crate::entry::EntrySource;
 use crate::entry::{EntryKind, Role};
 use crate::error::{Error, Result};
 use crate::js::{format_iso_timestamp, parse_iso_timestamp};
+use crate::plan::overflow::estimate_context_tokens;
 use crate::plan::prepare::{should_compact, CompactionPreparation, CompactionSettings};
 use crate::plan::prune::PruneConfig;
 use crate::prompt::templates::PromptTemplates;
 use crate::session::SessionTree;
+use crate::summarize::extractive::ExtractiveSummarizer;
 use crate::summarize::{
-    compact, generate_branch_summary, BranchSummaryOptions, CompactOptions, CompactionResult, Complete, SummaryRequest,
+    compact, generate_branch_summary, BranchSummaryOptions, CompactOptions, CompactionResult, Complete, Summarizer,
+    SummaryRequest,
 };
 use futures_util::future::{select, Either};
 use serde_json::{json, Value};
@@ -164,6 +167,32 @@ pub struct SessionEngine {
     current: RefCell<Option<AbortSignal>>,
     /// Prompt templates used by this engine's summaries.
     pub templates: RefCell<PromptTemplates>,
+    /// The progress guard of automatic compaction (SPEC §13.5).
+    guard: RefCell<ProgressGuard>,
+}
+
+/// What automatic compaction remembers between turns (SPEC §13.5): consecutive attempts
+/// without progress, the breaker, and the last overflow recovery.
+#[derive(Debug, Default)]
+struct ProgressGuard {
+    /// Consecutive automatic attempts that failed or made no progress.
+    attempts: u32,
+    /// Set when the breaker opened: the context it opened on.
+    open: Option<ContextKey>,
+    /// Id of the compaction entry the last overflow recovery appended.
+    overflow_recovery: Option<String>,
+}
+
+/// What "the context changed" compares (SPEC §13.5): the leaf the breaker opened at must still
+/// be on the branch, and the latest compaction, the model, the window and the settings the same.
+#[derive(Debug, Clone, PartialEq)]
+struct ContextKey {
+    leaf: Option<String>,
+    last_compaction: Option<String>,
+    model: Option<String>,
+    context_window: f64,
+    reserve_tokens: u64,
+    keep_recent_tokens: u64,
 }
 
 /// Releases the busy flag when an operation ends, however it ends.
@@ -189,6 +218,11 @@ pub struct CompactRun {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub custom_instructions: Option<String>,
+    /// The model's context window (tokens), when known: a compaction that leaves the context
+    /// above `contextWindow - reserveTokens` made no progress (SPEC §13.5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub context_window: Option<f64>,
 }
 
 /// What a finished compaction produced.
@@ -272,6 +306,7 @@ impl SessionEngine {
             busy: Cell::new(false),
             current: RefCell::new(None),
             templates: RefCell::new(PromptTemplates::default()),
+            guard: RefCell::new(ProgressGuard::default()),
         }
     }
 
@@ -326,9 +361,20 @@ impl SessionEngine {
         now_ms: f64,
     ) -> Result<CompactOutcome> {
         let (_guard, signal) = self.begin(abort)?;
-        self.compact_inner(model, hooks, run, &signal, now_ms).await
+        let fallback = run.settings.falls_back(false);
+        let done = self.compact_inner(model, hooks, run, &signal, now_ms, fallback, None).await?;
+        if !done.result.no_progress {
+            // Progress made by hand closes the breaker (SPEC §13.5).
+            let mut g = self.guard.borrow_mut();
+            g.attempts = 0;
+            g.open = None;
+        }
+        Ok(done)
     }
 
+    /// `fallback`: use the extractive summarizer when the model fails. `context_before`: the
+    /// estimate to measure progress against (default: the branch's estimate now).
+    #[allow(clippy::too_many_arguments)] // internal: the two callers pass their own policy
     async fn compact_inner<C: Complete, H: Hooks>(
         &self,
         model: &C,
@@ -336,10 +382,13 @@ impl SessionEngine {
         run: &CompactRun,
         signal: &AbortSignal,
         now_ms: f64,
+        fallback: bool,
+        context_before: Option<f64>,
     ) -> Result<CompactOutcome> {
         const WHAT: &str = "Compaction";
-        let (prep, branch_entries, session_id) = {
+        let (prep, branch_entries, session_id, context_before) = {
             let s = self.session.borrow();
+            let context_before = context_before.unwrap_or_else(|| estimate_context_tokens(&s.branch_source()));
             let prep = match s.prepare_compaction(&run.settings) {
                 Some(p) => p,
                 None => {
@@ -350,7 +399,7 @@ impl SessionEngine {
             };
             let branch: Vec<Value> = s.branch_indices().iter().map(|&i| s.entry(i).into_owned()).collect();
             let sid = s.header().and_then(|h| h.get("id")).cloned().unwrap_or(Value::Null);
-            (prep, branch, sid)
+            (prep, branch, sid, context_before)
         };
         let before = signal
             .race(
@@ -364,8 +413,12 @@ impl SessionEngine {
         if before.get("cancel").and_then(Value::as_bool) == Some(true) {
             return Err(Error::Cancelled);
         }
-        let (result, from_extension, preserve) = match before.get("compaction").filter(|c| c.is_object()) {
-            Some(c) => (hook_compaction(c, &prep)?, true, None),
+        let (mut result, from_extension, preserve) = match before.get("compaction").filter(|c| c.is_object()) {
+            Some(c) => {
+                let mut r = hook_compaction(c, &prep)?;
+                r.summarizer = Some(Summarizer::Extension);
+                (r, true, None)
+            }
             None => {
                 let messages: Vec<Value> =
                     prep.messages_to_summarize.iter().chain(&prep.turn_prefix_messages).cloned().collect();
@@ -388,7 +441,22 @@ impl SessionEngine {
                         .unwrap_or_default(),
                 };
                 let templates = self.templates.borrow().clone();
-                let result = signal.race(WHAT, compact(&prep, model, &options, &templates)).await?;
+                let result = match signal.race(WHAT, compact(&prep, model, &options, &templates)).await {
+                    Ok(mut r) => {
+                        r.summarizer = Some(Summarizer::Model);
+                        r
+                    }
+                    Err(e @ Error::Aborted { .. }) => return Err(e),
+                    Err(e) if fallback => {
+                        // Every model failed: the extractive summarizer writes it (SPEC §13.5).
+                        let extractive = ExtractiveSummarizer::default();
+                        let mut r = signal.race(WHAT, compact(&prep, &extractive, &options, &templates)).await?;
+                        r.summarizer = Some(Summarizer::Extractive);
+                        r.fallback_reason = Some(e.to_string());
+                        r
+                    }
+                    Err(e) => return Err(e),
+                };
                 (result, false, shaping.get("preserveData").cloned())
             }
         };
@@ -404,6 +472,12 @@ impl SessionEngine {
             "tokensBefore": result.tokens_before,
             "details": result.details,
         });
+        if result.short_summary_error.is_some() {
+            // The failed short summary is left out; the history summary is kept.
+            if let Some(o) = entry.as_object_mut() {
+                o.shift_remove("shortSummary");
+            }
+        }
         if let Some(p) = preserve.filter(|p| !p.is_null()) {
             entry["preserveData"] = p;
         }
@@ -436,6 +510,12 @@ impl SessionEngine {
             self.session.borrow_mut().truncate(len_before, leaf_before.as_deref())?;
             return Err(e);
         }
+        // Progress (SPEC §13.5): the estimate after against the estimate before and the threshold.
+        let context_after = estimate_context_tokens(&self.session.borrow().branch_source());
+        result.context_tokens_before = Some(context_before);
+        result.context_tokens_after = Some(context_after);
+        result.no_progress = context_after >= context_before
+            || run.context_window.is_some_and(|w| should_compact(context_after, w, &run.settings));
         Ok(CompactOutcome { entry, result, from_extension })
     }
 
@@ -566,8 +646,20 @@ impl SessionEngine {
     /// (the reply's error says the context overflowed, same model, newer than the last
     /// compaction: compact and ask the host to retry with the error left out of the context) or
     /// the threshold path (`shouldCompact` on the estimate minus the pruned tokens: compact,
-    /// then "Continue if you have next steps." unless `autoContinue === false`). Candidates are
-    /// tried in order, transient failures retried with backoff (see [`RetryPolicy`]).
+    /// then "Continue if you have next steps." unless `autoContinue === false`); the threshold
+    /// is also checked after a failed (`error`) turn, with the last successful usage. Candidates
+    /// are tried in order, transient failures retried with backoff (see [`RetryPolicy`]); when
+    /// all fail, the extractive summarizer writes the summary unless `fallback` is `"none"`.
+    ///
+    /// The progress guard (SPEC §13.5): a compaction that leaves the context at or above its
+    /// estimate before, or above the threshold, is `noProgress` (`auto_compaction_no_progress`
+    /// event); after `maxAttemptsWithoutProgress` (default 3) consecutive attempts that failed
+    /// or made no progress, automatic compaction pauses (`auto_compaction_paused`) until the
+    /// context changes — the branch no longer holds the leaf it paused at, another compaction
+    /// (a manual one) is the latest, or the model, window or settings differ; an overflow is
+    /// recovered at most once per turn (no user message since the recovery's compaction). A due
+    /// compaction that does not run emits `auto_compaction_skipped` and sets
+    /// [`CheckOutcome::skipped`].
     #[allow(clippy::too_many_arguments)] // each argument is a distinct host capability
     pub async fn check_compaction<C: Complete, H: Hooks, K: Clock, E: EventSink>(
         &self,
@@ -615,7 +707,8 @@ impl SessionEngine {
                 None
             } else if overflow && same_model && newer {
                 Some("overflow")
-            } else if !overflow && !matches!(stop, Some("error") | Some("aborted")) {
+            } else if !overflow && stop != Some("aborted") {
+                // After a failed turn too (SPEC §11): the estimate uses the last successful usage.
                 let tokens = estimate_before_prune - outcome.tokens_saved as f64;
                 outcome.context_tokens = tokens;
                 should_compact(tokens, check.context_window, &check.settings).then_some("threshold")
@@ -624,17 +717,51 @@ impl SessionEngine {
             }
         };
         let Some(reason) = reason else { return Ok(outcome) };
+        // 3. the progress guard (SPEC §13.5)
+        if let Some(cause) = self.skip_cause(reason, check) {
+            events.emit(json!({"type": "auto_compaction_skipped", "reason": reason, "cause": cause}));
+            outcome.skipped = Some(cause.to_string());
+            if reason == "overflow" {
+                outcome.error_message = Some(format!(
+                    "Context overflow recovery failed: {}",
+                    if cause == SKIP_RECOVERED {
+                        "the context still overflows after this turn's recovery"
+                    } else {
+                        "automatic compaction is paused after repeated attempts without progress"
+                    }
+                ));
+            }
+            return Ok(outcome);
+        }
         outcome.reason = Some(reason.to_string());
         let will_retry = reason == "overflow";
         events.emit(json!({"type": "auto_compaction_start", "reason": reason}));
         let model = Retrying { candidates, policy: &check.retry, clock, signal: &signal };
-        let run = CompactRun { settings: check.settings.clone(), custom_instructions: None };
-        let result = self.compact_inner(&model, hooks, &run, &signal, clock.now_ms()).await;
-        match result {
+        let run = CompactRun {
+            settings: check.settings.clone(),
+            custom_instructions: None,
+            context_window: Some(check.context_window),
+        };
+        let before = Some(estimate_before_prune - outcome.tokens_saved as f64);
+        let fallback = check.settings.falls_back(true);
+        let result = self.compact_inner(&model, hooks, &run, &signal, clock.now_ms(), fallback, before).await;
+        let progress = match &result {
+            Ok(done) => Some(!done.result.no_progress),
+            Err(Error::Aborted { .. }) => None,
+            Err(_) => Some(false),
+        };
+        let outcome = match result {
             Ok(done) => {
                 events.emit(json!({"type": "auto_compaction_end", "result": done.result, "aborted": false, "willRetry": will_retry}));
+                if done.result.no_progress {
+                    events.emit(json!({"type": "auto_compaction_no_progress", "reason": reason,
+                        "contextTokensBefore": done.result.context_tokens_before,
+                        "contextTokensAfter": done.result.context_tokens_after}));
+                }
                 outcome.will_retry = will_retry;
                 if will_retry {
+                    self.guard.borrow_mut().overflow_recovery =
+                        done.entry.get("id").and_then(Value::as_str).map(str::to_owned);
                     let mut ctx = self.session.borrow().build_session_context();
                     ctx.messages.retain(|m| m != assistant_message);
                     outcome.context = Some(ctx);
@@ -642,7 +769,7 @@ impl SessionEngine {
                     outcome.continue_prompt = Some(CONTINUE_PROMPT.to_string());
                 }
                 outcome.compaction = Some(done);
-                Ok(outcome)
+                outcome
             }
             Err(e) => {
                 let aborted = matches!(e, Error::Aborted { .. });
@@ -660,11 +787,85 @@ impl SessionEngine {
                 events.emit(end);
                 outcome.aborted = aborted;
                 outcome.error_message = message;
-                Ok(outcome)
+                outcome
+            }
+        };
+        // 4. count the attempt; open the breaker after too many without progress
+        if let Some(progress) = progress {
+            let key = self.context_key(check);
+            let mut g = self.guard.borrow_mut();
+            g.attempts = if progress { 0 } else { g.attempts + 1 };
+            let limit = check.settings.attempts_limit();
+            if g.attempts >= limit {
+                g.open = Some(key);
+                drop(g);
+                events.emit(json!({"type": "auto_compaction_paused", "attempts": limit}));
             }
         }
+        Ok(outcome)
+    }
+
+    /// The context the breaker compares (see [`ContextKey`]).
+    fn context_key(&self, check: &CheckOptions) -> ContextKey {
+        let s = self.session.borrow();
+        let branch = s.branch_source();
+        let last_compaction = crate::plan::prepare::last_compaction_index(&branch)
+            .and_then(|i| branch.entry(i).get("id").and_then(Value::as_str).map(str::to_owned));
+        ContextKey {
+            leaf: s.leaf_id().map(str::to_owned),
+            last_compaction,
+            model: check.model.clone(),
+            context_window: check.context_window,
+            reserve_tokens: check.settings.reserve_tokens,
+            keep_recent_tokens: check.settings.keep_recent_tokens,
+        }
+    }
+
+    /// Why automatic compaction must not run now (SPEC §13.5), if it must not: the overflow
+    /// was already recovered in this turn (no user message since that recovery's compaction),
+    /// or the breaker is open and the context has not changed since. A changed context closes
+    /// the breaker.
+    fn skip_cause(&self, reason: &str, check: &CheckOptions) -> Option<&'static str> {
+        let now = self.context_key(check);
+        let s = self.session.borrow();
+        let on_branch = |id: &str| s.index_of(id).is_some_and(|i| s.branch_indices().contains(&i));
+        let mut g = self.guard.borrow_mut();
+        if reason == "overflow" {
+            if let Some(at) = g.overflow_recovery.as_deref().and_then(|id| s.index_of(id)) {
+                let branch = s.branch_indices();
+                if let Some(pos) = branch.iter().position(|&i| i == at) {
+                    let user_since = branch[pos + 1..].iter().any(|&i| {
+                        let m = s.meta(i);
+                        m.kind == EntryKind::Message && m.role() == Some(Role::User)
+                    });
+                    if !user_since {
+                        return Some(SKIP_RECOVERED);
+                    }
+                }
+            }
+        }
+        let still_open = g.open.as_ref().is_some_and(|k| {
+            k.leaf.as_deref().map_or(true, on_branch)
+                && k.last_compaction == now.last_compaction
+                && k.model == now.model
+                && k.context_window == now.context_window
+                && k.reserve_tokens == now.reserve_tokens
+                && k.keep_recent_tokens == now.keep_recent_tokens
+        });
+        if still_open {
+            return Some(SKIP_PAUSED);
+        }
+        if g.open.take().is_some() {
+            g.attempts = 0;
+        }
+        None
     }
 }
+
+/// `auto_compaction_skipped` cause: the overflow was recovered once in this turn already.
+pub const SKIP_RECOVERED: &str = "overflowRecoveredThisTurn";
+/// `auto_compaction_skipped` cause: the breaker is open (repeated attempts without progress).
+pub const SKIP_PAUSED: &str = "paused";
 
 /// The synthetic prompt after a threshold compaction.
 pub const CONTINUE_PROMPT: &str = "Continue if you have next steps.";
@@ -686,6 +887,13 @@ fn hook_compaction(c: &Value, prep: &CompactionPreparation) -> Result<Compaction
             .to_string(),
         tokens_before: c.get("tokensBefore").and_then(Value::as_f64).unwrap_or(prep.tokens_before),
         details,
+        summarizer: None,
+        fallback_reason: None,
+        truncated: Vec::new(),
+        short_summary_error: None,
+        context_tokens_before: None,
+        context_tokens_after: None,
+        no_progress: false,
     })
 }
 
@@ -722,6 +930,26 @@ impl Default for RetryPolicy {
     /// 3 retries, 2 s base, 30 s cap.
     fn default() -> Self {
         Self { max_retries: 3, base_delay_ms: 2000.0, max_wait_ms: 30_000.0 }
+    }
+}
+
+/// Default timeout of one request to the remote summarizer endpoint, in ms (SPEC §13.5).
+pub const REMOTE_TIMEOUT_MS: f64 = 120_000.0;
+
+/// Runs `fut` for at most `timeout_ms` on `clock` (SPEC §13.5: a stalled summarizer must not
+/// hang a compaction); when the time is up, `fut` is dropped (a host request in flight is
+/// cancelled by its own drop guard) and the result is [`Error::Remote`] with status 0:
+/// "the summarizer did not answer within N s".
+pub async fn with_timeout<T, K: Clock>(clock: &K, timeout_ms: f64, fut: impl Future<Output = Result<T>>) -> Result<T> {
+    match select(pin!(fut), pin!(clock.sleep(timeout_ms))).await {
+        Either::Left((r, _)) => r,
+        Either::Right(_) => Err(Error::Remote {
+            status: 0,
+            message: format!(
+                "the summarizer did not answer within {} s",
+                crate::js::format_number(timeout_ms / 1000.0)
+            ),
+        }),
     }
 }
 
@@ -775,6 +1003,8 @@ pub struct CheckOutcome {
     pub aborted: bool,
     /// `Context overflow recovery failed: …` / `Auto-compaction failed: …`.
     pub error_message: Option<String>,
+    /// Why a due compaction did not run (SPEC §13.5): [`SKIP_RECOVERED`] or [`SKIP_PAUSED`].
+    pub skipped: Option<String>,
 }
 
 /// Texts of transient failures (lower case), retried with backoff.

@@ -8,7 +8,7 @@ pub mod remote;
 
 use crate::context::convert::convert_to_llm;
 use crate::entry::EntrySource;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::plan::branch::{branch_token_budget, prepare_branch_entries};
 use crate::plan::file_ops::{FileLists, FileOps};
 use crate::plan::prepare::CompactionPreparation;
@@ -85,6 +85,23 @@ pub struct CompactOptions {
 #[cfg_attr(feature = "tsify", tsify::declare)]
 pub type SummaryDetails = FileLists;
 
+/// Which summarizer wrote a compaction (SPEC §13.5), as the session engine reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub enum Summarizer {
+    /// The host's model (`complete`, a candidate, or the remote endpoint).
+    Model,
+    /// The extractive summarizer, as the fallback when the model failed.
+    Extractive,
+    /// A `session_before_compact` hook supplied the compaction.
+    Extension,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// The result of [`compact`]: what the host appends as a `compaction` entry. SPEC §9.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
@@ -100,6 +117,38 @@ pub struct CompactionResult {
     pub tokens_before: f64,
     /// `{readFiles, modifiedFiles}`.
     pub details: SummaryDetails,
+    /// Which summarizer wrote it; set by the session engine (absent from [`compact`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub summarizer: Option<Summarizer>,
+    /// Why the fallback summarizer was used: the model's error (SPEC §13.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub fallback_reason: Option<String>,
+    /// The purposes whose answer was longer than the request's `maxTokens` (estimated) and was
+    /// cut at a paragraph ([`bound_to_max_tokens`], SPEC §13.5).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub truncated: Vec<Purpose>,
+    /// The short summary failed with this error: `shortSummary` is `""` and the compaction entry
+    /// has none; the history summary is kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub short_summary_error: Option<String>,
+    /// Estimated context tokens before the compaction (session engine only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub context_tokens_before: Option<f64>,
+    /// Estimated context tokens after the compaction (session engine only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub context_tokens_after: Option<f64>,
+    /// The compaction did not bring the context below the threshold: the estimate after is not
+    /// below the estimate before, or is still above `contextWindow - reserveTokens` when the
+    /// window is known (session engine only, SPEC §13.5).
+    #[serde(default, skip_serializing_if = "is_false")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub no_progress: bool,
 }
 
 /// The text a model answer stands for when there is nothing to summarize.
@@ -123,6 +172,53 @@ pub fn short_max_tokens(reserve_tokens: u64) -> u64 {
 }
 /// Output budget of a branch summary.
 pub const BRANCH_MAX_TOKENS: u64 = 2048;
+
+/// Bounds a model's answer by its request's budget (SPEC §13.5): when its estimate
+/// (`ceil(UTF-16 units / 4)`, SPEC §3) exceeds `max_tokens`, it is cut to at most
+/// `4 · max_tokens` UTF-16 units, at the last paragraph break (blank line) that keeps at least
+/// half of that, else at the last line break, else at the last space, else at a character
+/// boundary, and trailing blanks are removed. Returns the text and whether it was cut.
+/// `max_tokens == 0` means no bound.
+pub fn bound_to_max_tokens(text: String, max_tokens: u64) -> (String, bool) {
+    let units = crate::js::utf16_len(&text);
+    if max_tokens == 0 || units.div_ceil(4) <= max_tokens {
+        return (text, false);
+    }
+    let budget = max_tokens.saturating_mul(4);
+    let mut used = 0u64;
+    let mut end = 0usize;
+    for (i, c) in text.char_indices() {
+        used += c.len_utf16() as u64;
+        if used > budget {
+            break;
+        }
+        end = i + c.len_utf8();
+    }
+    let head = &text[..end];
+    let min = end / 2;
+    let cut = [head.rfind("\n\n"), head.rfind('\n'), head.rfind(' ')]
+        .into_iter()
+        .flatten()
+        .find(|&at| at >= min)
+        .unwrap_or(end);
+    (head[..cut].trim_end().to_string(), true)
+}
+
+/// A model's answer as it enters a summary: its frame tags escaped (SPEC §13.4), then bounded
+/// by the request's budget; a cut is recorded in `truncated`.
+fn settle_answer(
+    text: &str,
+    purpose: Purpose,
+    max_tokens: u64,
+    frames: &Frames,
+    truncated: &mut Vec<Purpose>,
+) -> String {
+    let (text, cut) = bound_to_max_tokens(frames.neutralize(text).into_owned(), max_tokens);
+    if cut && !truncated.contains(&purpose) {
+        truncated.push(purpose);
+    }
+    text
+}
 
 /// Assembles a prompt (SPEC §9): `<conversation>`, then `<previous-summary>` and
 /// `<additional-context>` when present, then the instructions; the frames of the embedded
@@ -282,7 +378,10 @@ pub fn with_file_blocks(summary: String, ops: &FileOps, templates: &PromptTempla
 
 /// Runs a compaction's model calls and composes the result (SPEC §9). The history/update and
 /// turn-prefix requests are both started before either is awaited; the short summary follows.
-/// Errors: whatever `model` returns (the first failure wins), or a template error.
+/// Each answer is escaped (SPEC §13.4) and bounded by its request's `maxTokens` (SPEC §13.5,
+/// `truncated`). A failed short summary keeps the history summary: `shortSummary` is `""` and
+/// `shortSummaryError` says why. Errors: a failed history/update or turn-prefix request (the
+/// first failure wins), an abort, or a template error.
 pub async fn compact<C: Complete>(
     prep: &CompactionPreparation,
     model: &C,
@@ -290,31 +389,45 @@ pub async fn compact<C: Complete>(
     templates: &PromptTemplates,
 ) -> Result<CompactionResult> {
     let (history_req, prefix_req) = compaction_requests(prep, options, templates)?;
-    let history = async {
-        match history_req {
-            Some(r) => model.complete(r).await.map(Some),
+    let ask = |req: Option<SummaryRequest>| async move {
+        match req {
+            Some(r) => {
+                let (purpose, max) = (r.purpose, r.max_tokens);
+                model.complete(r).await.map(|t| Some((purpose, max, t)))
+            }
             None => Ok(None),
         }
     };
-    let prefix = async {
-        match prefix_req {
-            Some(r) => model.complete(r).await.map(Some),
-            None => Ok(None),
-        }
-    };
-    let (history, prefix) = futures_util::future::join(history, prefix).await;
-    // A model's answer is content too (an echo of the transcript must not carry frames on).
+    let (history, prefix) = futures_util::future::join(ask(history_req), ask(prefix_req)).await;
+    let (history, prefix) = (history?, prefix?);
     let frames = templates.frames();
-    let safe = |t: String| frames.neutralize(&t).into_owned();
-    let composed = compose_summary(prep, history?.map(safe), prefix?.map(safe));
-    let short = safe(model.complete(short_request(prep, &composed, options, templates)?).await?);
+    let mut truncated = Vec::new();
+    let mut settle = |a: Option<(Purpose, u64, String)>| {
+        a.map(|(purpose, max, text)| settle_answer(&text, purpose, max, frames, &mut truncated))
+    };
+    let (history, prefix) = (settle(history), settle(prefix));
+    let composed = compose_summary(prep, history, prefix);
+    let short_req = short_request(prep, &composed, options, templates)?;
+    let short_max = short_req.max_tokens;
+    let (short_summary, short_summary_error) = match model.complete(short_req).await {
+        Ok(text) => (settle_answer(&text, Purpose::Short, short_max, frames, &mut truncated), None),
+        Err(e @ Error::Aborted { .. }) => return Err(e),
+        Err(e) => (String::new(), Some(e.to_string())),
+    };
     let (summary, details) = with_file_blocks(composed, &(&prep.file_ops).into(), templates)?;
     Ok(CompactionResult {
         summary,
-        short_summary: short,
+        short_summary,
         first_kept_entry_id: prep.first_kept_entry_id.clone(),
         tokens_before: prep.tokens_before,
         details,
+        summarizer: None,
+        fallback_reason: None,
+        truncated,
+        short_summary_error,
+        context_tokens_before: None,
+        context_tokens_after: None,
+        no_progress: false,
     })
 }
 
@@ -348,6 +461,10 @@ pub struct BranchSummary {
     pub read_files: Vec<String>,
     /// Files written or edited in the branch.
     pub modified_files: Vec<String>,
+    /// The model's answer was longer than the request's `maxTokens` and was cut (SPEC §13.5).
+    #[serde(default, skip_serializing_if = "is_false")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub truncated: bool,
 }
 
 /// The branch-summary request for `entries` (chronological), or `None` with the selection's
@@ -389,10 +506,22 @@ pub async fn generate_branch_summary<S: EntrySource + ?Sized, C: Complete>(
 ) -> Result<BranchSummary> {
     let (request, ops) = branch_summary_request(entries, options, templates)?;
     let Some(request) = request else {
-        return Ok(BranchSummary { summary: NO_CONTENT.into(), read_files: Vec::new(), modified_files: Vec::new() });
+        return Ok(BranchSummary {
+            summary: NO_CONTENT.into(),
+            read_files: Vec::new(),
+            modified_files: Vec::new(),
+            truncated: false,
+        });
     };
-    let text = templates.frames().neutralize(&model.complete(request).await?).into_owned();
+    let max = request.max_tokens;
+    let mut cut = Vec::new();
+    let text = settle_answer(&model.complete(request).await?, Purpose::Branch, max, templates.frames(), &mut cut);
     let preamble = templates.render(prompts::BRANCH_SUMMARY_PREAMBLE, &Value::Null)?;
     let (summary, lists) = with_file_blocks(preamble + &text, &ops, templates)?;
-    Ok(BranchSummary { summary, read_files: lists.read_files, modified_files: lists.modified_files })
+    Ok(BranchSummary {
+        summary,
+        read_files: lists.read_files,
+        modified_files: lists.modified_files,
+        truncated: !cut.is_empty(),
+    })
 }

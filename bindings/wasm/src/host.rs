@@ -5,7 +5,7 @@ use super::convert::{bad_arg, from_serde, to_value};
 use js_sys::{Function, Promise, Reflect};
 use serde_json::Value;
 use session_compaction::error::{Error, Result};
-use session_compaction::session::engine::{AbortSignal, Clock, EventSink, Hooks};
+use session_compaction::session::engine::{with_timeout, AbortSignal, Clock, EventSink, Hooks, REMOTE_TIMEOUT_MS};
 use session_compaction::summarize::{Complete, SummaryRequest};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -126,20 +126,71 @@ impl Complete for JsComplete {
 }
 
 /// The remote summarizer over `fetch`: the protocol (body, reply) is
-/// [`session_compaction::summarize::remote`] (SPEC §9).
+/// [`session_compaction::summarize::remote`] (SPEC §9); each request is bounded by
+/// `timeout_ms` ([`with_timeout`], SPEC §13.5).
 pub struct RemoteComplete {
     /// The endpoint URL.
     pub url: String,
     /// The JS AbortSignal of the operation: an abort also cancels the HTTP request in flight
     /// (otherwise it would run on, and keep a Node.js process alive until the server answers).
     pub signal: JsValue,
+    /// Timeout of one request, ms (`remoteTimeoutMs`, default [`REMOTE_TIMEOUT_MS`]).
+    pub timeout_ms: f64,
+}
+
+/// A per-request `AbortController` aborted when the request is given up (timeout, abort):
+/// dropping the request future aborts the fetch. Aborting a finished fetch is a no-op.
+struct AbortOnDrop(JsValue);
+
+impl AbortOnDrop {
+    /// A fresh controller that also aborts when `parent` (the operation's signal) does.
+    fn linked(parent: &JsValue) -> Self {
+        let controller = get(&js_sys::global(), "AbortController")
+            .dyn_ref::<Function>()
+            .and_then(|ctor| Reflect::construct(ctor, &js_sys::Array::new()).ok())
+            .unwrap_or(JsValue::UNDEFINED);
+        let this = Self(controller);
+        if get(parent, "aborted").as_bool() == Some(true) {
+            this.abort();
+        } else if let Some(add) = get(parent, "addEventListener").dyn_ref::<Function>() {
+            let c = this.0.clone();
+            let cb = Closure::once_into_js(move || AbortOnDrop::abort_controller(&c));
+            let _ = add.call2(parent, &JsValue::from_str("abort"), &cb);
+        }
+        this
+    }
+    fn abort_controller(c: &JsValue) {
+        if let Some(f) = get(c, "abort").dyn_ref::<Function>() {
+            let _ = f.call0(c);
+        }
+    }
+    fn abort(&self) {
+        Self::abort_controller(&self.0);
+    }
+    fn signal(&self) -> JsValue {
+        get(&self.0, "signal")
+    }
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.abort();
+    }
 }
 
 impl Complete for RemoteComplete {
     async fn complete(&self, request: SummaryRequest) -> Result<String> {
+        with_timeout(&JsClock, self.timeout_ms, self.post(request)).await
+    }
+}
+
+impl RemoteComplete {
+    async fn post(&self, request: SummaryRequest) -> Result<String> {
+        let controller = AbortOnDrop::linked(&self.signal);
+        let signal = controller.signal();
         let req = gloo_net::http::Request::post(&self.url)
             .header("content-type", "application/json")
-            .abort_signal(self.signal.dyn_ref())
+            .abort_signal(signal.dyn_ref())
             .body(session_compaction::summarize::remote::request_body(&request))
             .map_err(|e| Error::Remote { status: 0, message: format!("cannot build the request: {e}") })?;
         let resp = req
@@ -173,7 +224,7 @@ impl Complete for HostModel {
     }
 }
 
-/// Reads `{complete?, remoteEndpoint?}` of an options object.
+/// Reads `{complete?, remoteEndpoint?, remoteTimeoutMs?}` of an options object.
 pub fn host_model(options: &JsValue, signal: &JsValue) -> std::result::Result<Option<HostModel>, JsValue> {
     let complete = get(options, "complete");
     if complete.is_function() {
@@ -183,7 +234,9 @@ pub fn host_model(options: &JsValue, signal: &JsValue) -> std::result::Result<Op
         return Err(bad_arg("options.complete", "expected a function (request) => Promise<string>"));
     }
     if let Some(url) = get(options, "remoteEndpoint").as_string() {
-        return Ok(Some(HostModel::Remote(RemoteComplete { url, signal: signal.clone() })));
+        let timeout_ms =
+            get(options, "remoteTimeoutMs").as_f64().filter(|t| t.is_finite() && *t > 0.0).unwrap_or(REMOTE_TIMEOUT_MS);
+        return Ok(Some(HostModel::Remote(RemoteComplete { url, signal: signal.clone(), timeout_ms })));
     }
     Ok(None)
 }

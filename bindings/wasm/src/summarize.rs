@@ -30,7 +30,11 @@ export interface CompleteRequest extends SummaryRequest { signal?: AbortSignal }
 /** The host's model: resolves to the summary text. Reject with an Error carrying `status` and `headers` (or `retryAfterMs`) to enable retries. */
 export type CompleteFn = (request: CompleteRequest) => Promise<string>;
 /** The model of an async call (a `complete` callback, or the URL of a remote summarizer: POST `{systemPrompt, prompt, purpose, maxTokens}` → `{summary}`) and its `AbortSignal`. */
-export interface ModelCallOptions { complete?: CompleteFn; remoteEndpoint?: string; signal?: AbortSignal }
+export interface ModelCallOptions {
+  complete?: CompleteFn; remoteEndpoint?: string; signal?: AbortSignal;
+  /** Timeout of one request to `remoteEndpoint`, ms (default 120000): then `E_REMOTE` and the request is aborted. */
+  remoteTimeoutMs?: number;
+}
 /** Options of `compact()`. */
 export interface CompactCallOptions extends CompactOptions, ModelCallOptions {}
 /** Options of `generateBranchSummary()`. */
@@ -47,6 +51,13 @@ export interface SessionHooks {
 export interface SessionCompactOptions extends ModelCallOptions { hooks?: SessionHooks }
 /** The callbacks of `SessionTree.navigateTree()`. */
 export interface NavigateTreeOptions extends ModelCallOptions { hooks?: SessionHooks }
+/** Events of automatic compaction (SPEC §11, §13.5): start and end of an attempt; a compaction that left the context above the threshold (`no_progress`); the breaker opening after `attempts` attempts without progress (`paused`); a due compaction that did not run (`skipped`). */
+export type AutoCompactionEvent =
+  | { type: "auto_compaction_start"; reason: "overflow" | "threshold" }
+  | { type: "auto_compaction_end"; result?: CompactionResult; aborted: boolean; willRetry: boolean; errorMessage?: string }
+  | { type: "auto_compaction_no_progress"; reason: "overflow" | "threshold"; contextTokensBefore: number; contextTokensAfter: number }
+  | { type: "auto_compaction_paused"; attempts: number }
+  | { type: "auto_compaction_skipped"; reason: "overflow" | "threshold"; cause: "paused" | "overflowRecoveredThisTurn" };
 /** A candidate model of automatic compaction. */
 export interface CompactionCandidate { complete: CompleteFn; model?: string }
 /** The callbacks of `SessionTree.checkCompaction()`: the candidate models (or one `complete`), hooks, events. */
