@@ -92,6 +92,13 @@ pub fn estimate_context_tokens<S: EntrySource + ?Sized>(path: &S) -> f64 {
         let after: u64 = (i + 1..path.len()).map(|j| path.meta(j).message_of_tokens()).sum();
         return usage.context_tokens() + after as f64;
     }
+    estimate_built_context_tokens(path)
+}
+
+/// The estimate of the whole built context of a branch (SPEC §3 per message, no provider
+/// usage): what [`estimate_context_tokens`] falls back to, and what the progress guard
+/// compares before and after a compaction (SPEC §13.5). `path` is root→leaf.
+pub fn estimate_built_context_tokens<S: EntrySource + ?Sized>(path: &S) -> f64 {
     let indices: Vec<usize> = (0..path.len()).collect();
     let ctx = crate::context::build_context_for_path(path, &indices);
     ctx.messages.iter().map(|m| MessageMeta::from_value(m).tokens).sum::<u64>() as f64

@@ -11,7 +11,7 @@ use crate::entry::EntrySource;
 use crate::entry::{EntryKind, Role};
 use crate::error::{Error, Result};
 use crate::js::{format_iso_timestamp, parse_iso_timestamp};
-use crate::plan::overflow::estimate_context_tokens;
+use crate::plan::overflow::estimate_built_context_tokens;
 use crate::plan::prepare::{should_compact, CompactionPreparation, CompactionSettings};
 use crate::plan::prune::PruneConfig;
 use crate::prompt::templates::PromptTemplates;
@@ -362,7 +362,7 @@ impl SessionEngine {
     ) -> Result<CompactOutcome> {
         let (_guard, signal) = self.begin(abort)?;
         let fallback = run.settings.falls_back(false);
-        let done = self.compact_inner(model, hooks, run, &signal, now_ms, fallback, None).await?;
+        let done = self.compact_inner(model, hooks, run, &signal, now_ms, fallback).await?;
         if !done.result.no_progress {
             // Progress made by hand closes the breaker (SPEC §13.5).
             let mut g = self.guard.borrow_mut();
@@ -372,9 +372,7 @@ impl SessionEngine {
         Ok(done)
     }
 
-    /// `fallback`: use the extractive summarizer when the model fails. `context_before`: the
-    /// estimate to measure progress against (default: the branch's estimate now).
-    #[allow(clippy::too_many_arguments)] // internal: the two callers pass their own policy
+    /// `fallback`: use the extractive summarizer when the model fails.
     async fn compact_inner<C: Complete, H: Hooks>(
         &self,
         model: &C,
@@ -383,12 +381,13 @@ impl SessionEngine {
         signal: &AbortSignal,
         now_ms: f64,
         fallback: bool,
-        context_before: Option<f64>,
     ) -> Result<CompactOutcome> {
         const WHAT: &str = "Compaction";
         let (prep, branch_entries, session_id, context_before) = {
             let s = self.session.borrow();
-            let context_before = context_before.unwrap_or_else(|| estimate_context_tokens(&s.branch_source()));
+            // Progress is measured on estimates of the built context on both sides (SPEC §13.5):
+            // the provider's usage before has no counterpart after.
+            let context_before = estimate_built_context_tokens(&s.branch_source());
             let prep = match s.prepare_compaction(&run.settings) {
                 Some(p) => p,
                 None => {
@@ -511,7 +510,7 @@ impl SessionEngine {
             return Err(e);
         }
         // Progress (SPEC §13.5): the estimate after against the estimate before and the threshold.
-        let context_after = estimate_context_tokens(&self.session.borrow().branch_source());
+        let context_after = estimate_built_context_tokens(&self.session.borrow().branch_source());
         result.context_tokens_before = Some(context_before);
         result.context_tokens_after = Some(context_after);
         result.no_progress = context_after >= context_before
@@ -742,9 +741,8 @@ impl SessionEngine {
             custom_instructions: None,
             context_window: Some(check.context_window),
         };
-        let before = Some(estimate_before_prune - outcome.tokens_saved as f64);
         let fallback = check.settings.falls_back(true);
-        let result = self.compact_inner(&model, hooks, &run, &signal, clock.now_ms(), fallback, before).await;
+        let result = self.compact_inner(&model, hooks, &run, &signal, clock.now_ms(), fallback).await;
         let progress = match &result {
             Ok(done) => Some(!done.result.no_progress),
             Err(Error::Aborted { .. }) => None,

@@ -135,11 +135,12 @@ pub struct CompactionResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub short_summary_error: Option<String>,
-    /// Estimated context tokens before the compaction (session engine only).
+    /// Estimated tokens of the built context before the compaction (SPEC §3 per message, no
+    /// provider usage; session engine only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub context_tokens_before: Option<f64>,
-    /// Estimated context tokens after the compaction (session engine only).
+    /// Estimated tokens of the built context after the compaction (session engine only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub context_tokens_after: Option<f64>,

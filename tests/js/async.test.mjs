@@ -1041,7 +1041,16 @@ describe('checkCompaction', () => {
     assert.deepEqual(events, [
       { type: 'auto_compaction_start', reason: 'threshold' },
       { type: 'auto_compaction_end', result: result.result, aborted: false, willRetry: false },
+      // The synthetic threshold (100 tokens) is below any summary: reported as no progress (SPEC §13.5).
+      {
+        type: 'auto_compaction_no_progress',
+        reason: 'threshold',
+        contextTokensBefore: result.result?.contextTokensBefore,
+        contextTokensAfter: result.result?.contextTokensAfter,
+      },
     ]);
+    assert.equal(result.result?.noProgress, true);
+    assert.ok(Number(result.result?.contextTokensAfter) < Number(result.result?.contextTokensBefore));
   });
 
   test('threshold with autoContinue: false: no continue prompt; below the threshold: nothing', T, async () => {
@@ -1190,7 +1199,9 @@ describe('checkCompaction', () => {
         { complete: () => Promise.reject(new Error('A down')) },
         { complete: () => Promise.reject(new Error('B down')) },
       ];
-      const threshold = await check({ candidates: failing });
+      // No extractive fallback (`fallback: "none"`): the failure is reported as it is.
+      const strict = { ...SETTINGS, fallback: /** @type {const} */ ('none') };
+      const threshold = await check({ candidates: failing, settings: strict });
       assert.equal(threshold.result.errorMessage, 'Auto-compaction failed: B down');
       assert.equal(threshold.result.willRetry, false);
       assert.equal(threshold.result.aborted, false);
@@ -1204,7 +1215,10 @@ describe('checkCompaction', () => {
 
       const tree = treeOf();
       const message = overflowMessage(tree);
-      const overflow = await check({ candidates: failing, contextWindow: 200_000 }, { tree, message });
+      const overflow = await check(
+        { candidates: failing, contextWindow: 200_000, settings: strict },
+        { tree, message },
+      );
       assert.equal(overflow.result.reason, 'overflow');
       assert.equal(overflow.result.errorMessage, 'Context overflow recovery failed: B down');
       assert.equal(overflow.result.willRetry, false);

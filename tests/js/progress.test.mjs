@@ -45,8 +45,11 @@ function makeSession(total = 150, text = '') {
   return /** @type {SessionEntry[]} */ (entries);
 }
 
-/** Appends a user message and an assistant reply with usage `total`; returns the reply. */
-function turn(/** @type {import('../../pkg/index.node.mjs').SessionTree} */ tree, n, total) {
+/**
+ * Appends a user message and an assistant reply with usage `total`; returns the reply.
+ * @param {import('../../pkg/index.node.mjs').SessionTree} tree @param {number} n @param {number} total
+ */
+function turn(tree, n, total) {
   const t = Date.parse('2025-02-01T00:00:00Z') + n * 1000;
   tree.appendEntry(
     /** @type {any} */ ({
@@ -254,7 +257,9 @@ describe('checkCompaction progress guard', () => {
       usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 },
       timestamp: Date.parse('2025-03-01T00:00:00Z'),
     });
-    tree.appendEntry(/** @type {any} */ ({ type: 'message', timestamp: '2025-03-01T00:00:00.000Z', message: failed }));
+    tree.appendEntry(
+      /** @type {any} */ ({ type: 'message', id: 'err', timestamp: '2025-03-01T00:00:00.000Z', message: failed }),
+    );
     const out = await tree.checkCompaction(failed, {
       contextWindow: 4000,
       complete: async () => 'summary',
