@@ -56,7 +56,7 @@ pub struct SummaryRequest {
 }
 
 /// The host's model: answers one request with the summary text. Errors: return
-/// [`Error::Summarization`](crate::Error::Summarization) for a model failure or [`Error::Aborted`](crate::Error::Aborted) when cancelled.
+/// [`Error::Summarization`] for a model failure or [`Error::Aborted`] when cancelled.
 pub trait Complete {
     /// Asks the model; resolves to the text of its answer.
     fn complete(&self, request: SummaryRequest) -> impl Future<Output = Result<String>>;

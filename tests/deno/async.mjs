@@ -539,11 +539,13 @@ await check('checkCompaction: threshold → continue prompt, events', async () =
     ['threshold', false, 'Continue if you have next steps.'],
     'result',
   );
+  // The synthetic threshold (100 tokens) is below any summary: reported as no progress (SPEC §13.5).
   equal(
     events.map((e) => e.type),
-    ['auto_compaction_start', 'auto_compaction_end'],
+    ['auto_compaction_start', 'auto_compaction_end', 'auto_compaction_no_progress'],
     'events',
   );
+  equal(result.result.noProgress, true, 'noProgress');
 });
 
 await check(
@@ -586,11 +588,13 @@ await check(
     );
     assert(order.result.result.summary.startsWith('B history'), 'B answered');
 
+    // No extractive fallback (`fallback: "none"`): the failure is reported as it is.
     const failing = await checkRun({
       candidates: [
         { complete: () => Promise.reject(new Error('A down')) },
         { complete: () => Promise.reject(new Error('B down')) },
       ],
+      settings: { ...SETTINGS, fallback: 'none' },
     });
     equal(failing.result.errorMessage, 'Auto-compaction failed: B down', 'failure message');
     equal(failing.tree.entryCount, failing.count, 'nothing appended');
