@@ -1,11 +1,13 @@
 'use strict';
 // session-compaction, Node.js entry (require; index.node.mjs re-exports it for import, so both
-// share one WebAssembly instance). The module is compiled and instantiated synchronously when
-// this file is first loaded: nothing to await. `init()` and `initSync()` exist as no-ops so that
-// code written for every runtime can call them unconditionally.
+// share one WebAssembly instance). Loading it compiles nothing: the module (web/*.wasm, the
+// package's only copy) is compiled and instantiated synchronously by the first engine call,
+// so there is nothing to await. `init()` and `initSync()` exist as no-ops so that code written
+// for every runtime can call them unconditionally.
 const api = require('./node/session_compaction.js');
 
 /** Freezes a JSON-like value and everything in it. */
+// biome-ignore lint/correctness/noUnusedVariables: build.mjs appends the constants that call it
 function deepFreeze(value) {
   if (value !== null && typeof value === 'object') {
     for (const member of Object.values(value)) deepFreeze(member);
@@ -22,12 +24,16 @@ if (typeof Symbol.dispose === 'symbol' && typeof api.SessionTree.prototype[Symbo
   };
 }
 
+// DEFAULT_COMPACTION_SETTINGS (`{enabled, reserveTokens, keepRecentTokens}`) and
+// DEFAULT_PRUNE_CONFIG (`{protectTokens, minimumSavings, protectedTools}`), frozen: the values of
+// defaultCompactionSettings() and defaultPruneConfig(), written here by the build so that loading
+// this file does not instantiate the module.
+// @generated-defaults
+
 module.exports = {
   ...api,
-  /** The default compaction settings (`{enabled, reserveTokens, keepRecentTokens}`), frozen. */
-  DEFAULT_COMPACTION_SETTINGS: deepFreeze(api.defaultCompactionSettings()),
-  /** The default pruning configuration (`{protectTokens, minimumSavings, protectedTools}`), frozen. */
-  DEFAULT_PRUNE_CONFIG: deepFreeze(api.defaultPruneConfig()),
+  DEFAULT_COMPACTION_SETTINGS,
+  DEFAULT_PRUNE_CONFIG,
   /** Already initialized in Node: resolves at once. */
   init: () => Promise.resolve(),
   /** Already initialized in Node: does nothing. */

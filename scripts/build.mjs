@@ -6,13 +6,17 @@
 //   2. cargo build --release --target wasm32-unknown-unknown -p session-compaction-wasm (the binding
 //      crate in bindings/wasm; the core crate at the root has no wasm code);
 //   3. wasm-bindgen --target nodejs (CommonJS) and --target web (ES module), then wasm-opt -Oz
-//      (binaryen from node_modules) on each .wasm; cached in <target>/npm-pkg/, redone only when
-//      the cargo output, a tool version or a flag changes;
+//      (binaryen from node_modules) on the .wasm; cached in <target>/npm-pkg/, redone only when
+//      the cargo output, a tool version or a flag changes. The package ships ONE .wasm
+//      (web/session_compaction_bg.wasm): both flavours emit the same module, and the CommonJS glue
+//      is patched to read web/'s file, and only on first use (importing the package compiles
+//      nothing). Shipped: the glue .js files and the one .d.ts the package types import
+//      (node/session_compaction.d.ts); not the web .d.ts nor the *_bg.wasm.d.ts (nothing reads them);
 //   4. pkg/ = those outputs + pkg-template/ (package.json gets version/description/license from
-//      Cargo.toml; the two ESM entries get their export lists generated from the wasm exports)
-//      + the sample session from examples/sessions/ (SHIPPED_FILES);
-//      files are written only when their content changed, stale files are removed;
-//   5. prints the raw and gzip size of each .wasm.
+//      Cargo.toml; the entries get their export lists and the Node entry its default constants
+//      generated from the wasm module); files are written only when their content changed, stale
+//      files are removed;
+//   5. prints the raw and gzip size of the .wasm.
 //
 // Usage: node scripts/build.mjs        (npm run build)
 import { createHash } from 'node:crypto';
@@ -36,13 +40,6 @@ import { capture, formatBytes, npmBin, PKG_DIR, probe, ROOT, run, UserError } fr
 
 const WASM_TARGET = 'wasm32-unknown-unknown';
 const TEMPLATE_DIR = join(ROOT, 'pkg-template');
-/**
- * Files the package ships from elsewhere in the repository (one copy in git): pkg/<key> ← <value>.
- * The sample session is what the CLI (bin/) and `npm start` use when given no file.
- */
-const SHIPPED_FILES = {
-  'sample/pi-session-with-compactions.jsonl': join(ROOT, 'examples', 'sessions', 'pi-session-with-compactions.jsonl'),
-};
 /** The two wasm-bindgen flavours shipped in the package: pkg/<dir>/ ← --target <target>. */
 const FLAVOURS = [
   { dir: 'node', target: 'nodejs', type: 'commonjs' },
@@ -57,6 +54,8 @@ const WASM_OPT_FLAGS = ['-Oz', '--strip-debug', '--strip-producers', '--strip-ta
 const RESERVED_EXPORTS = ['init', 'initSync', 'default'];
 /** Marker line in the entry templates, replaced by the generated export list. */
 const EXPORTS_MARKER = '// @generated-exports';
+/** Marker line in index.node.cjs, replaced by the default constants (values read from the module). */
+const DEFAULTS_MARKER = '// @generated-defaults';
 
 const log = (message) => console.log(`[build] ${message}`);
 
@@ -68,8 +67,8 @@ async function main() {
   const wasmIn = cargoBuild(meta);
   const staging = join(meta.targetDir, 'npm-pkg');
   bindgenAndOptimize({ wasmIn, staging, bindgenVersion, libName: meta.libName });
-  const exportNames = await apiExportNames(staging, meta.libName);
-  const changed = syncDir(PKG_DIR, packageFiles({ staging, meta, exportNames }));
+  const { names: exportNames, defaults } = await apiExportNames(staging, meta.libName);
+  const changed = syncDir(PKG_DIR, packageFiles({ staging, meta, exportNames, defaults }));
   log(`pkg/ ${changed === 0 ? 'unchanged' : `updated (${changed} file(s) written or removed)`}`);
   reportSizes(meta.libName);
   log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -219,11 +218,19 @@ function bindgenAndOptimize({ wasmIn, staging, bindgenVersion, libName }) {
     });
     // Tells Node (and bundlers) how to read the generated .js files, whatever encloses them.
     writeFileSync(join(out, 'package.json'), `${JSON.stringify({ type }, null, 2)}\n`);
-    const wasm = join(out, `${libName}_bg.wasm`);
-    log(`wasm-opt ${optFlags.join(' ')} ${dir}/${libName}_bg.wasm`);
-    run(wasmOpt, [...optFlags, wasm, '-o', `${wasm}.opt`], { label: 'wasm-opt' });
-    renameSync(`${wasm}.opt`, wasm);
   }
+  // One .wasm for every entry: the flavours differ only in their JS glue.
+  const [first, ...others] = FLAVOURS.map((f) => join(staging, f.dir, `${libName}_bg.wasm`));
+  for (const other of others) {
+    if (!readFileSync(other).equals(readFileSync(first))) {
+      throw new UserError(`wasm-bindgen wrote different .wasm files for the flavours (${first}, ${other})`);
+    }
+  }
+  log(`wasm-opt ${optFlags.join(' ')} ${libName}_bg.wasm`);
+  run(wasmOpt, [...optFlags, first, '-o', `${first}.opt`], { label: 'wasm-opt' });
+  renameSync(`${first}.opt`, first);
+  // The staging copies stay usable on their own (apiExportNames loads both).
+  for (const other of others) writeFileSync(other, readFileSync(first));
   writeFileSync(stampFile, stamp);
 }
 
@@ -232,7 +239,8 @@ function bindgenAndOptimize({ wasmIn, staging, bindgenVersion, libName }) {
  * agree). The entries re-export exactly these, plus `init` and `initSync`.
  */
 async function apiExportNames(staging, libName) {
-  const nodeNames = Object.keys(createRequire(import.meta.url)(join(staging, 'node', `${libName}.js`)));
+  const nodeModule = createRequire(import.meta.url)(join(staging, 'node', `${libName}.js`));
+  const nodeNames = Object.keys(nodeModule);
   // Importing the web module is side-effect free: it instantiates nothing until init().
   const webModule = await import(pathToFileURL(join(staging, 'web', `${libName}.js`)).href);
   const webNames = new Set(Object.keys(webModule));
@@ -250,17 +258,28 @@ async function apiExportNames(staging, libName) {
   if (clash.length) {
     throw new UserError(`the Rust crate exports ${clash.join(', ')}: reserved for the package entries`);
   }
-  return nodeNames;
+  // The Node entry's constants, written into it so that loading it instantiates nothing.
+  const defaults = {
+    DEFAULT_COMPACTION_SETTINGS: nodeModule.defaultCompactionSettings(),
+    DEFAULT_PRUNE_CONFIG: nodeModule.defaultPruneConfig(),
+  };
+  return { names: nodeNames, defaults };
 }
 
-/** Every file of pkg/: relative path → content (Buffer or string), with its mode if special. */
-function packageFiles({ staging, meta, exportNames }) {
+/**
+ * Every file of pkg/: relative path → content (Buffer or string), with its mode if special.
+ * From the staging dir only what something loads: the two glue modules, the one .wasm (web/) and
+ * the .d.ts that index.d.ts re-exports (node/).
+ */
+function packageFiles({ staging, meta, exportNames, defaults }) {
   const files = new Map();
-  for (const { dir } of FLAVOURS) {
-    for (const name of readdirSync(join(staging, dir))) {
-      files.set(`${dir}/${name}`, { content: readFileSync(join(staging, dir, name)) });
-    }
-  }
+  const staged = (rel) => readFileSync(join(staging, rel));
+  const lib = meta.libName;
+  for (const { dir } of FLAVOURS) files.set(`${dir}/package.json`, { content: staged(`${dir}/package.json`) });
+  files.set(`node/${lib}.js`, { content: lazyNodeGlue(staged(`node/${lib}.js`).toString('utf8'), lib) });
+  files.set(`node/${lib}.d.ts`, { content: staged(`node/${lib}.d.ts`) });
+  files.set(`web/${lib}.js`, { content: withoutSelfTypes(staged(`web/${lib}.js`).toString('utf8'), `web/${lib}.js`) });
+  files.set(`web/${lib}_bg.wasm`, { content: staged(`web/${lib}_bg.wasm`) });
   for (const path of walk(TEMPLATE_DIR)) {
     const rel = relative(TEMPLATE_DIR, path).split(sep).join('/');
     let content = readFileSync(path, 'utf8');
@@ -276,6 +295,14 @@ function packageFiles({ staging, meta, exportNames }) {
       const names = [...exportNames, 'init', 'initSync'];
       content = fillExports(rel, content, [`export const { ${names.join(', ')} } = api;`]);
     }
+    if (rel === 'index.node.cjs') {
+      content = fillMarker(
+        rel,
+        content,
+        DEFAULTS_MARKER,
+        Object.entries(defaults).map(([name, value]) => `const ${name} = deepFreeze(${JSON.stringify(value)});`),
+      );
+    }
     const mode = rel.startsWith('bin/') ? 0o755 : undefined;
     files.set(rel, { content, mode });
     if (rel === 'index.d.ts') {
@@ -287,10 +314,59 @@ function packageFiles({ staging, meta, exportNames }) {
       files.set('index.node.d.cts', { content: "export * from './index.cjs';\n" });
     }
   }
-  for (const [rel, source] of Object.entries(SHIPPED_FILES)) {
-    files.set(rel, { content: readFileSync(source) });
-  }
   return files;
+}
+
+/**
+ * The nodejs-target glue reads its own copy of the .wasm and compiles and instantiates it while
+ * it is being required. Patched: it reads web/'s copy (the package's only one), on the first
+ * access to the wasm exports (the first engine call), so `require`/`import` of the package costs
+ * no compilation. `wasm` starts as a Proxy whose first property read instantiates the module and
+ * replaces `wasm` with the real exports, so every later call reads the exports directly.
+ */
+function lazyNodeGlue(glue, lib) {
+  const eager = [
+    `const wasmPath = \`\${__dirname}/${lib}_bg.wasm\`;`,
+    "const wasmBytes = require('fs').readFileSync(wasmPath);",
+    'const wasmModule = new WebAssembly.Module(wasmBytes);',
+    'let wasmInstance = new WebAssembly.Instance(wasmModule, __wbg_get_imports());',
+    'let wasm = wasmInstance.exports;',
+    'wasm.__wbindgen_start();',
+  ].join('\n');
+  const lazy = [
+    "// Patched by scripts/build.mjs: the package's one .wasm (web/), instantiated on first use.",
+    `const wasmPath = \`\${__dirname}/../web/${lib}_bg.wasm\`;`,
+    'let wasmModule;',
+    'let wasmInstance;',
+    'let wasm = new Proxy({}, {',
+    '    get(_target, name) {',
+    '        __wbg_instantiate();',
+    '        return wasm[name];',
+    '    },',
+    '});',
+    'function __wbg_instantiate() {',
+    "    const wasmBytes = require('fs').readFileSync(wasmPath);",
+    '    wasmModule = new WebAssembly.Module(wasmBytes);',
+    '    wasmInstance = new WebAssembly.Instance(wasmModule, __wbg_get_imports());',
+    '    wasm = wasmInstance.exports;',
+    '    wasm.__wbindgen_start();',
+    '}',
+  ].join('\n');
+  const at = glue.indexOf(eager);
+  if (at === -1 || glue.indexOf(eager, at + 1) !== -1) {
+    throw new UserError(
+      `node/${lib}.js: wasm-bindgen's instantiation code is not the one build.mjs patches ` +
+        '(a new wasm-bindgen version? update lazyNodeGlue)',
+    );
+  }
+  return glue.slice(0, at) + lazy + glue.slice(at + eager.length);
+}
+
+/** Drops the `@ts-self-types` pointer of a glue file whose .d.ts the package does not ship. */
+function withoutSelfTypes(glue, rel) {
+  const line = /^\/\* @ts-self-types="[^"]*" \*\/\r?\n/;
+  if (!line.test(glue)) throw new UserError(`${rel}: no @ts-self-types line to remove (a new wasm-bindgen version?)`);
+  return glue.replace(line, '');
 }
 
 function packageJson(template, meta) {
@@ -303,10 +379,14 @@ function packageJson(template, meta) {
 }
 
 function fillExports(rel, content, lines) {
-  if (!content.includes(EXPORTS_MARKER)) {
-    throw new UserError(`pkg-template/${rel}: the line "${EXPORTS_MARKER}" is missing`);
+  return fillMarker(rel, content, EXPORTS_MARKER, lines);
+}
+
+function fillMarker(rel, content, marker, lines) {
+  if (!content.includes(marker)) {
+    throw new UserError(`pkg-template/${rel}: the line "${marker}" is missing`);
   }
-  return content.replace(EXPORTS_MARKER, `${EXPORTS_MARKER} by scripts/build.mjs\n${lines.join('\n')}`);
+  return content.replace(marker, `${marker} by scripts/build.mjs\n${lines.join('\n')}`);
 }
 
 function* walk(dir) {
@@ -347,12 +427,9 @@ function syncDir(dir, files) {
 }
 
 function reportSizes(libName) {
-  log('sizes:');
-  for (const { dir } of FLAVOURS) {
-    const bytes = readFileSync(join(PKG_DIR, dir, `${libName}_bg.wasm`));
-    const gzip = gzipSync(bytes, { level: 9 }).length;
-    log(`  pkg/${dir}/${libName}_bg.wasm  raw ${formatBytes(bytes.length)}  gzip ${formatBytes(gzip)}`);
-  }
+  const bytes = readFileSync(join(PKG_DIR, 'web', `${libName}_bg.wasm`));
+  const gzip = gzipSync(bytes, { level: 9 }).length;
+  log(`size: pkg/web/${libName}_bg.wasm  raw ${formatBytes(bytes.length)}  gzip ${formatBytes(gzip)}`);
 }
 
 main().catch((error) => {

@@ -3,10 +3,12 @@
 // it the way a consumer would:
 //   - an ESM project and a CommonJS project under Node (`import` / `require`, the `node` condition)
 //   - the same ESM project under Deno (`deno` condition → web entry) and Bun
-//   - the installed `session-compaction` bin
+//   - the tarball's exact file list (one .wasm, no sample session, no unused .d.ts) and size budget
+//   - the installed `session-compaction` bin (with a file; without one: the clear error)
 //   - TypeScript (import and require) type-checked against the installed .d.ts / .d.cts
 // Usage: node scripts/pack-test.mjs [--keep]   (--keep leaves the temp folder for inspection)
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,18 +42,15 @@ const EXPECTED_FILES = [
   'node/package.json',
   'node/session_compaction.d.ts',
   'node/session_compaction.js',
-  'node/session_compaction_bg.wasm',
-  'node/session_compaction_bg.wasm.d.ts',
   'openai.d.mts',
   'openai.mjs',
   'package.json',
-  'sample/pi-session-with-compactions.jsonl',
   'web/package.json',
-  'web/session_compaction.d.ts',
   'web/session_compaction.js',
   'web/session_compaction_bg.wasm',
-  'web/session_compaction_bg.wasm.d.ts',
 ];
+/** Size budget of the tarball (issue 10; npm prints it in kB of 1000 B). */
+const MAX_PACKED_BYTES = 450_000;
 
 let passed = 0;
 const log = (message) => console.log(`[pack-test] ${message}`);
@@ -142,6 +141,10 @@ function main() {
     const files = packed.files.map((f) => f.path).sort();
     assert.deepEqual(files, EXPECTED_FILES, 'files in the tarball');
     assert.equal(packed.version, version);
+    assert.ok(
+      packed.size <= MAX_PACKED_BYTES,
+      `tarball is ${packed.size.toLocaleString('en-US')} B packed, over the ${MAX_PACKED_BYTES.toLocaleString('en-US')} B budget`,
+    );
     ok(`tarball ${packed.filename}: ${files.length} files, ${packed.size.toLocaleString('en-US')} B packed`);
     const tarball = join(tmp, packed.filename);
 
@@ -178,6 +181,13 @@ function main() {
     });
     assert.match(cli, new RegExp(`^session-compaction ${version.replaceAll('.', '\\.')}$`, 'm'));
     ok('installed bin runs');
+    const noFile = spawnSync(join(esmDir, 'node_modules', '.bin', 'session-compaction'), ['plan'], {
+      cwd: esmDir,
+      encoding: 'utf8',
+    });
+    assert.equal(noFile.status, 2, noFile.stderr);
+    assert.match(noFile.stderr, /no session file given: pass a pi session file/);
+    ok('installed bin without a file: exit 2, says the package ships no sample session');
 
     writeFileSync(join(esmDir, 'check.mts'), TS_ESM);
     writeFileSync(join(esmDir, 'check.cts'), TS_CJS);

@@ -4,7 +4,7 @@
 //   1. installs what is missing: `npm ci` (or `npm install` without a lockfile) when node_modules/
 //      is missing, then `npm run build` when pkg/ is missing or older than its sources;
 //   2. runs the package's CLI (pkg/bin/session-compaction.mjs) on the real session bundled in the
-//      package (pkg/sample/pi-session-with-compactions.jsonl, copied from examples/sessions/ by the build):
+//      repository (examples/sessions/pi-session-with-compactions.jsonl, not in the npm package):
 //      `plan` (what a compaction would do now), `context` (what the model sees) and `compact`
 //      (the compaction done in memory with the extractive summarizer: the context before and
 //      after, and the beginning of the summary; the file is not modified).
@@ -18,13 +18,12 @@ import { basename, dirname, join, relative, resolve } from 'node:path';
 import { PKG_DIR, probe, ROOT, run, UserError } from './lib.mjs';
 
 const CLI = join(PKG_DIR, 'bin', 'session-compaction.mjs');
-const SAMPLE = join(PKG_DIR, 'sample', 'pi-session-with-compactions.jsonl');
+const SAMPLE = join(ROOT, 'examples', 'sessions', 'pi-session-with-compactions.jsonl');
 /** What a working pkg/ must hold. */
 const REQUIRED = [
   CLI,
-  SAMPLE,
   join(PKG_DIR, 'package.json'),
-  join(PKG_DIR, 'node', 'session_compaction_bg.wasm'),
+  join(PKG_DIR, 'node', 'session_compaction.js'),
   join(PKG_DIR, 'web', 'session_compaction_bg.wasm'),
 ];
 /** Sources of pkg/: when one is newer than the last build, pkg/ is stale. */
@@ -186,8 +185,8 @@ function printHeader(file, bundled) {
   console.log(rule('═'));
   console.log(`Session: ${relative(process.cwd(), file) || basename(file)} (${(size / 1e6).toFixed(1)} MB)`);
   if (bundled) {
-    console.log('  A real coding session recorded by the pi agent (examples/sessions/, shipped in the package as');
-    console.log('  its sample): 1,002 entries on one branch, two compactions already in it, tool calls (read, write,');
+    console.log("  A real coding session recorded by the pi agent (examples/sessions/, the CLI's sample in a");
+    console.log('  checkout): 1,002 entries on one branch, two compactions already in it, tool calls (read, write,');
     console.log('  edit, bash), thinking blocks and model changes.');
   }
   console.log('Everything below is computed locally by the WebAssembly engine in pkg/: no model is called.');

@@ -19,8 +19,20 @@ import {
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The real pi session shipped in the package, used when no file is given. */
-export const SAMPLE_FILE = fileURLToPath(new URL('../sample/pi-session-with-compactions.jsonl', import.meta.url));
+/**
+ * The real pi session used when no file is given: the repository's copy in examples/sessions/
+ * (this file is pkg/bin/support.mjs in a checkout). The npm package does not ship it (2.4 MB):
+ * an installed CLI run without a file says so ({@link NO_SAMPLE_MESSAGE}, exit 2).
+ */
+export const SAMPLE_FILE = fileURLToPath(
+  new URL('../../examples/sessions/pi-session-with-compactions.jsonl', import.meta.url),
+);
+
+/** What the CLI says when it is run without a file outside a checkout of the repository. */
+export const NO_SAMPLE_MESSAGE =
+  'no session file given: pass a pi session file (.jsonl). Without a file the CLI uses the sample ' +
+  'session of a checkout of the repository (examples/sessions/pi-session-with-compactions.jsonl); ' +
+  'the npm package does not ship it';
 
 /** Files above this size are loaded with a progress bar (when stderr is a terminal). */
 export const PROGRESS_THRESHOLD = 20 * 1024 * 1024;
@@ -192,6 +204,7 @@ export function readSessionFile(path, { progress = 'auto', stderr = process.stde
   try {
     fd = openSync(path, 'r');
   } catch (error) {
+    if (path === SAMPLE_FILE && /** @type {any} */ (error).code === 'ENOENT') throw new CliError(NO_SAMPLE_MESSAGE);
     throw new CliError(`cannot read ${display}: ${describeFsError(error)}`);
   }
   try {

@@ -1,11 +1,13 @@
 // Tests of the package's command-line tool (pkg/bin/session-compaction.mjs, built by
 // `npm run build`): every command on each real session of examples/sessions/, its numbers
 // checked against the JavaScript API; malformed and missing files; `prune --write`; the v1 format;
-// the bundled sample used when no file is given. Run: node --test tests/js/cli.test.mjs
+// the repository's sample session used when no file is given (and the clear error of an installed
+// package, which does not ship it). Run: node --test tests/js/cli.test.mjs
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import {
   copyFileSync,
+  cpSync,
   existsSync,
   mkdtempSync,
   readdirSync,
@@ -23,7 +25,7 @@ import * as sc from '../../pkg/index.node.mjs';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(ROOT, 'pkg', 'bin', 'session-compaction.mjs');
 const SESSIONS_DIR = join(ROOT, 'examples', 'sessions');
-const SAMPLE = join(ROOT, 'pkg', 'sample', 'pi-session-with-compactions.jsonl');
+const SAMPLE = join(SESSIONS_DIR, 'pi-session-with-compactions.jsonl');
 const SESSIONS = readdirSync(SESSIONS_DIR)
   .filter((f) => f.endsWith('.jsonl'))
   .sort();
@@ -269,12 +271,36 @@ describe('every command on each real session', () => {
   }
 });
 
-describe('no file: the sample session shipped in the package', () => {
-  test('pkg/sample holds the real session', () => {
+describe("no file: the repository's sample session (not shipped in the package)", () => {
+  test('the package holds no sample session', () => {
     assert.ok(existsSync(SAMPLE));
-    assert.ok(readFileSync(SAMPLE).equals(readFileSync(join(SESSIONS_DIR, 'pi-session-with-compactions.jsonl'))));
+    assert.equal(existsSync(join(ROOT, 'pkg', 'sample')), false);
     const pkgJson = JSON.parse(readFileSync(join(ROOT, 'pkg', 'package.json'), 'utf8'));
-    assert.ok(pkgJson.files.includes('sample/'), 'package.json `files` ships sample/');
+    assert.deepEqual(
+      pkgJson.files.filter((/** @type {string} */ f) => f.includes('sample') || f.endsWith('.jsonl')),
+      [],
+      'package.json `files` ships no session',
+    );
+  });
+
+  test('outside a checkout (an installed package) no file is a clear error, exit 2', () => {
+    const installed = join(TMP, 'installed', 'node_modules', 'session-compaction');
+    cpSync(join(ROOT, 'pkg'), installed, { recursive: true });
+    for (const command of ['plan', 'tree']) {
+      const r = spawnSync(process.execPath, [join(installed, 'bin', 'session-compaction.mjs'), command], {
+        encoding: 'utf8',
+        env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: undefined },
+      });
+      assert.equal(r.status, 2, `${command}: ${r.stderr}`);
+      assert.equal(r.stdout, '');
+      assert.match(r.stderr, /no session file given: pass a pi session file \(\.jsonl\)/);
+      assert.match(r.stderr, /examples\/sessions\/pi-session-with-compactions\.jsonl/);
+      assert.match(r.stderr, /the npm package does not ship it/);
+    }
+    const withFile = spawnSync(process.execPath, [join(installed, 'bin', 'session-compaction.mjs'), 'plan', SAMPLE], {
+      encoding: 'utf8',
+    });
+    assert.equal(withFile.status, 0, withFile.stderr);
   });
 
   test('every command defaults to it', () => {

@@ -1,10 +1,12 @@
 // Smoke test of the built package (pkg/, made by `npm run build`) through its Node entries.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import * as esm from '../../pkg/index.node.mjs';
-import { crateVersion } from '../../scripts/lib.mjs';
+import { crateVersion, PKG_DIR } from '../../scripts/lib.mjs';
 
 const require = createRequire(import.meta.url);
 const pkgJson = JSON.parse(readFileSync(new URL('../../pkg/package.json', import.meta.url), 'utf8'));
@@ -39,4 +41,63 @@ test('pkg/package.json: version from Cargo.toml, types condition first, bin pres
     }
   }
   assert.equal(pkgJson.bin['session-compaction'], 'bin/session-compaction.mjs');
+});
+
+/**
+ * Runs `body` in a fresh Node process in which every `new WebAssembly.Module` and
+ * `new WebAssembly.Instance` is counted; `count()` in the body returns `[modules, instances]`.
+ * Prints the body's last JSON line.
+ */
+function inFreshProcess(body) {
+  const script = `
+    let modules = 0;
+    let instances = 0;
+    const { Module, Instance } = WebAssembly;
+    WebAssembly.Module = new Proxy(Module, { construct(t, a, n) { modules++; return Reflect.construct(t, a, n); } });
+    WebAssembly.Instance = new Proxy(Instance, { construct(t, a, n) { instances++; return Reflect.construct(t, a, n); } });
+    const count = () => [modules, instances];
+    ${body}
+  `;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', cwd: PKG_DIR });
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout.trim().split('\n').pop());
+}
+
+test('Node entries: loading compiles nothing; the first engine call instantiates the module, once', () => {
+  const out = inFreshProcess(`
+    const { createRequire } = await import('node:module');
+    const cjs = createRequire(${JSON.stringify(`${PKG_DIR}/`)})('./index.node.cjs');
+    const esm = await import(${JSON.stringify(`${PKG_DIR}/index.node.mjs`)});
+    const afterLoad = count();
+    const constants = [esm.DEFAULT_COMPACTION_SETTINGS, cjs.DEFAULT_PRUNE_CONFIG];
+    const afterConstants = count();
+    const version = esm.version();
+    const afterCall = count();
+    const tree = cjs.SessionTree.fromJsonl('');
+    tree.free();
+    console.log(JSON.stringify({ afterLoad, afterConstants, afterCall, afterMore: count(), version, constants }));
+  `);
+  assert.deepEqual(out.afterLoad, [0, 0]);
+  assert.deepEqual(out.afterConstants, [0, 0], 'the default constants need no instance');
+  assert.deepEqual(out.afterCall, [1, 1]);
+  assert.deepEqual(out.afterMore, [1, 1]);
+  assert.equal(out.version, crateVersion());
+  assert.deepEqual(out.constants, [esm.defaultCompactionSettings(), esm.defaultPruneConfig()]);
+});
+
+test('the default constants are the module values, deeply frozen, the same object in ESM and CommonJS', () => {
+  const cjs = require('../../pkg');
+  assert.deepEqual(esm.DEFAULT_COMPACTION_SETTINGS, esm.defaultCompactionSettings());
+  assert.deepEqual(esm.DEFAULT_PRUNE_CONFIG, esm.defaultPruneConfig());
+  assert.equal(esm.DEFAULT_PRUNE_CONFIG, cjs.DEFAULT_PRUNE_CONFIG);
+  assert.ok(Object.isFrozen(esm.DEFAULT_COMPACTION_SETTINGS));
+  assert.ok(Object.isFrozen(esm.DEFAULT_PRUNE_CONFIG.protectedTools));
+});
+
+test('one .wasm in pkg/ (web/), read by every entry', () => {
+  const wasmFiles = readdirSync(PKG_DIR, { recursive: true }).filter((f) => String(f).endsWith('.wasm'));
+  assert.deepEqual(wasmFiles, [join('web', 'session_compaction_bg.wasm')]);
+  const nodeGlue = readFileSync(join(PKG_DIR, 'node', 'session_compaction.js'), 'utf8');
+  assert.match(nodeGlue, /\$\{__dirname\}\/\.\.\/web\/session_compaction_bg\.wasm/);
+  assert.equal(pkgJson.sideEffects, false);
 });
