@@ -11,6 +11,10 @@
 //   (d) native Rust, release mode (the bench_native example: the same steps, best of N);
 //   (e) on the 50,000-entry session: appendEntry of one entry then planCompaction (the
 //       re-plan), averaged over many appends;
+//   (f) cold start, in fresh processes (--cold-runs of them): the time to import the package's
+//       Node entry, the first SessionTree.fromBytes of the process (it instantiates the module
+//       and grows wasm memory) and a later, warm one (wall and CPU time: CPU time is steadier on
+//       a busy machine);
 // each measured in its own child process, which reports its peak resident memory (VmHWM).
 // Prints a table and writes everything to target/bench-results.json.
 //
@@ -21,6 +25,7 @@
 //   --reps N              timed repetitions per measurement, best and median reported
 //                         (default 5 for files under 20 MB, 3 above)
 //   --appends N           appends for (e) (default 2000)
+//   --cold-runs N         fresh processes for (f) (default 3)
 //   --pkg DIR             the built package to measure (default pkg/, built when stale)
 //   --native-bin PATH     a prebuilt bench_native binary (default: cargo builds it)
 //   --no-native           skip (d)
@@ -105,7 +110,44 @@ function branchOf(entries) {
   return path.reverse();
 }
 
+/** (f): import, then the first and the later fromBytes of one fresh process (wall and CPU ms). */
+async function coldChild(file, pkgDir, reps) {
+  const bytes = new Uint8Array(readFileSync(file));
+  const cpuMs = (start) => {
+    const d = process.cpuUsage(start);
+    return (d.user + d.system) / 1000;
+  };
+  const t0 = now();
+  const api = await import(pathToFileURL(join(pkgDir, 'index.node.mjs')).href);
+  const importMs = now() - t0;
+  const load = () => {
+    const cpu = process.cpuUsage();
+    const t = now();
+    const tree = api.SessionTree.fromBytes(bytes);
+    const out = { wall: now() - t, cpu: cpuMs(cpu) };
+    if (tree.entryCount === 0) throw new Error('bad result');
+    tree.free();
+    return out;
+  };
+  const first = load();
+  const warm = [];
+  for (let i = 0; i < Math.max(reps, 2); i++) warm.push(load());
+  const best = (key) => Math.min(...warm.map((w) => w[key]));
+  return {
+    import: importMs,
+    first: first.wall,
+    warm: best('wall'),
+    firstCpu: first.cpu,
+    warmCpu: best('cpu'),
+  };
+}
+
 async function child(kind, file, pkgDir, reps, appends) {
+  if (kind === 'cold') {
+    const ms = await coldChild(file, pkgDir, reps);
+    process.stdout.write(`${JSON.stringify({ kind, file, ms, peakRssBytes: peakRss() })}\n`);
+    return;
+  }
   const text = readFileSync(file, 'utf8');
   const big = text.length > BIG;
   const warmup = big ? 1 : 3;
@@ -211,6 +253,7 @@ function parseArgs(argv) {
     entries: 50000,
     reps: null,
     appends: 2000,
+    coldRuns: 3,
     pkg: null,
     nativeBin: null,
     native: true,
@@ -232,6 +275,7 @@ function parseArgs(argv) {
     else if (a === '--entries') opts.entries = Number(next());
     else if (a === '--reps') opts.reps = Number(next());
     else if (a === '--appends') opts.appends = Number(next());
+    else if (a === '--cold-runs') opts.coldRuns = Math.max(1, Number(next()));
     else if (a === '--pkg') opts.pkg = resolve(next());
     else if (a === '--native-bin') opts.nativeBin = resolve(next());
     else if (a === '--no-native') opts.native = false;
@@ -350,6 +394,22 @@ function runChild(runtime, kind, file, opts, reps) {
   return JSON.parse(line);
 }
 
+/** (f): `--cold-runs` fresh processes; best and median of each figure. */
+function coldStart(runtime, file, opts, reps) {
+  const runs = [];
+  for (let i = 0; i < opts.coldRuns; i++) {
+    const r = runChild(runtime, 'cold', file, opts, reps);
+    if (r.error) return r;
+    runs.push(r);
+  }
+  const ms = {};
+  for (const key of Object.keys(runs[0].ms)) {
+    const xs = runs.map((r) => r.ms[key]).sort((a, b) => a - b);
+    ms[key] = { min: xs[0], median: xs[Math.floor(xs.length / 2)] };
+  }
+  return { kind: 'cold', ms, peakRssBytes: Math.max(...runs.map((r) => r.peakRssBytes)) };
+}
+
 const fmtMs = (x) =>
   x === undefined || x === null ? '-' : x >= 100 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toFixed(3);
 const fmtMb = (b) => (b ? `${(b / 1048576).toFixed(0)} MB` : '-');
@@ -417,6 +477,9 @@ async function parent(opts) {
         r[kind] = runChild(rt, kind, file, opts, reps);
         process.stdout.write(r[kind].error ? ` failed: ${r[kind].error}\n` : ` ${fmtMs(r[kind].ms.total?.min)} ms\n`);
       }
+      process.stdout.write(`[bench]   ${rt.name} cold start (${opts.coldRuns} processes) …`);
+      r.cold = coldStart(rt, file, opts, reps);
+      process.stdout.write(r.cold.error ? ` failed: ${r.cold.error}\n` : ` first ${fmtMs(r.cold.ms.first.min)} ms\n`);
       entry.runtimes[rt.name] = r;
     }
     if (native) {
@@ -471,6 +534,24 @@ function tableRows(entry, runtimes, appends) {
       (ms) =>
         `parse ${fmtMs(ms.parse.min)} + branch ${fmtMs(ms.branch.min)} + prepare ${fmtMs(ms.prepare.min)} + context ${fmtMs(ms.context.min)}`,
     );
+    if (r.cold) {
+      const c = r.cold;
+      if (c.error) rows.push([file, rt.name, '(f) cold: 1st fromBytes', 'error', '', '', '', '', c.error]);
+      else
+        rows.push([
+          file,
+          rt.name,
+          '(f) cold: 1st fromBytes',
+          fmtMs(c.ms.first.min),
+          fmtMs(c.ms.first.median),
+          '',
+          base ? (c.ms.first.min / base).toFixed(2) : '-',
+          fmtMb(c.peakRssBytes),
+          `import ${fmtMs(c.ms.import.min)} (median ${fmtMs(c.ms.import.median)}); 1st/warm fromBytes ` +
+            `${(c.ms.first.median / c.ms.warm.median).toFixed(2)}× (warm ${fmtMs(c.ms.warm.median)}); ` +
+            `CPU ${fmtMs(c.ms.firstCpu.median)} / ${fmtMs(c.ms.warmCpu.median)} = ${(c.ms.firstCpu.median / c.ms.warmCpu.median).toFixed(2)}×`,
+        ]);
+    }
     if (r.append) {
       const a = r.append;
       if (a.error) rows.push([file, rt.name, '(e) append+replan', 'error', '', '', '', '', a.error]);
@@ -552,7 +633,8 @@ function printTable(rows) {
   console.log(
     'ms best / median: over the timed runs after warm-up; first: the first (cold) run, engines not yet optimized.\n' +
       '×(a): relative to (a) in the same runtime (native rows: "n" = relative to (a) under Node).\n' +
-      '(e): "ms best" is the average over all appends, "median" the median single append+plan.\n',
+      '(e): "ms best" is the average over all appends, "median" the median single append+plan.\n' +
+      '(f): fresh processes; "ms best"/"median": the first fromBytes of a process (module instantiation included).\n',
   );
 }
 
