@@ -277,7 +277,9 @@ function packageFiles({ staging, meta, exportNames, defaults }) {
   const lib = meta.libName;
   for (const { dir } of FLAVOURS) files.set(`${dir}/package.json`, { content: staged(`${dir}/package.json`) });
   files.set(`node/${lib}.js`, { content: lazyNodeGlue(staged(`node/${lib}.js`).toString('utf8'), lib) });
-  files.set(`node/${lib}.d.ts`, { content: staged(`node/${lib}.d.ts`) });
+  files.set(`node/${lib}.d.ts`, {
+    content: sameApiDeclarations(staged(`node/${lib}.d.ts`), staged(`web/${lib}.d.ts`)),
+  });
   files.set(`web/${lib}.js`, { content: withoutSelfTypes(staged(`web/${lib}.js`).toString('utf8'), `web/${lib}.js`) });
   files.set(`web/${lib}_bg.wasm`, { content: staged(`web/${lib}_bg.wasm`) });
   for (const path of walk(TEMPLATE_DIR)) {
@@ -360,6 +362,22 @@ function lazyNodeGlue(glue, lib) {
     );
   }
   return glue.slice(0, at) + lazy + glue.slice(at + eager.length);
+}
+
+/**
+ * The one engine .d.ts shipped (node/) also types the web entry: checks that the web build's
+ * declarations, up to wasm-bindgen's loader section (`InitInput`, `initSync`, `InitOutput`),
+ * are the same; returns the node declarations.
+ */
+function sameApiDeclarations(nodeDts, webDts) {
+  const web = webDts.toString('utf8');
+  const cut = web.indexOf('export type InitInput');
+  if (cut < 0) throw new UserError('web/*.d.ts: no `export type InitInput` loader section (a new wasm-bindgen?)');
+  const norm = (text) => text.replace(/\s+/g, ' ').trim();
+  if (norm(web.slice(0, cut)) !== norm(nodeDts.toString('utf8'))) {
+    throw new UserError('the nodejs and web builds declare different APIs in their .d.ts');
+  }
+  return nodeDts;
 }
 
 /** Drops the `@ts-self-types` pointer of a glue file whose .d.ts the package does not ship. */

@@ -74,7 +74,7 @@ export function prepareDemo({ log = (line) => console.log(line), build = true } 
     run(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { label: 'build' });
   }
   rmSync(DEMO_PKG_DIR, { recursive: true, force: true });
-  // The Node entry's own .wasm is of no use to a browser: leave it out.
+  // The Node entry's glue (node/) is of no use to a browser: leave it out.
   cpSync(PKG_DIR, DEMO_PKG_DIR, {
     recursive: true,
     filter: (src) => resolve(src) !== join(PKG_DIR, 'node'),
