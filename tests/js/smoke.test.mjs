@@ -46,7 +46,9 @@ test('pkg/package.json: version from Cargo.toml, types condition first, bin pres
 /**
  * Runs `body` in a fresh Node process in which every `new WebAssembly.Module` and
  * `new WebAssembly.Instance` is counted; `count()` in the body returns `[modules, instances]`.
- * Prints the body's last JSON line.
+ * Returns what the body printed last (one JSON line), parsed.
+ * @param {string} body
+ * @returns {any}
  */
 function inFreshProcess(body) {
   const script = `
@@ -60,7 +62,7 @@ function inFreshProcess(body) {
   `;
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', cwd: PKG_DIR });
   assert.equal(r.status, 0, r.stderr);
-  return JSON.parse(r.stdout.trim().split('\n').pop());
+  return JSON.parse(r.stdout.trim().split('\n').pop() ?? '');
 }
 
 test('Node entries: loading compiles nothing; the first engine call instantiates the module, once', () => {
