@@ -1,8 +1,12 @@
 // Types of session-compaction/openai (openai.mjs).
 
+import type { AgentMessage, AssistantMessage, MessageEntry, ToolResultMessage, UserMessage } from './index.js';
+
+export type { AgentMessage, MessageEntry };
+
 /** What {@link openaiComplete} needs. */
 export interface OpenAiConfig {
-  /** The API's base URL, e.g. `https://api.openai.com/v1` (`/chat/completions` is appended). */
+  /** The API's base URL, e.g. `https://api.openai.com/v1` (`/chat/completions` is appended). Credentials in it never appear in an error. */
   baseUrl: string;
   /** The model name sent as `model`. */
   model: string;
@@ -28,6 +32,90 @@ export type OpenAiComplete = (request: OpenAiRequest) => Promise<string>;
  * `{model, messages: [system, user], max_tokens}`), resolving to `choices[0].message.content`.
  * A non-2xx reply rejects with an `Error` carrying `status` and `headers` (so the engine's retries
  * see 429/5xx and `retry-after`); a network failure rejects with "fetch failed: …"; an abort of
- * `request.signal` rejects with the `AbortError` of `fetch`. Messages never contain the key.
+ * `request.signal` rejects with the `AbortError` of `fetch`. Messages never contain the key nor
+ * credentials written into `baseUrl`.
  */
 export declare function openaiComplete(config: OpenAiConfig): OpenAiComplete;
+
+/** A pi LLM message as the adapters give it back (`user`, `assistant`, `toolResult`). */
+export type LlmMessage = UserMessage | AssistantMessage | ToolResultMessage;
+
+/** A Chat Completions message (`ChatCompletionMessageParam` of the `openai` package, structurally). */
+export type ChatMessage =
+  | { role: 'system' | 'developer'; content: string | { type: 'text'; text: string }[] }
+  | {
+      role: 'user';
+      content:
+        | string
+        | (
+            | { type: 'text'; text: string }
+            | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } }
+          )[];
+    }
+  | {
+      role: 'assistant';
+      content?: string | null | { type: 'text'; text: string }[];
+      tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
+    }
+  | { role: 'tool'; tool_call_id: string; content: string | { type: 'text'; text: string }[] };
+
+/** A Responses API input item (`ResponseInputItem` of the `openai` package, the forms this module writes and reads). */
+export type ResponsesItem =
+  | {
+      type?: 'message';
+      role: 'user' | 'assistant' | 'system' | 'developer';
+      content:
+        | string
+        | (
+            | { type: 'input_text'; text: string }
+            | { type: 'input_image'; image_url: string; detail: 'auto' | 'low' | 'high' }
+            | { type: 'output_text'; text: string }
+          )[];
+    }
+  | { type: 'function_call'; call_id: string; name: string; arguments: string }
+  | { type: 'function_call_output'; call_id: string; output: string }
+  | { type: 'reasoning'; summary: { type: 'summary_text'; text: string }[] };
+
+/**
+ * The engine's LLM messages as Chat Completions messages (`system` first when given): `toolCall`
+ * blocks → `tool_calls`, `toolResult` → `tool` messages (their images in one `user` message after
+ * the run of tool messages), images → data-URL `image_url` parts; `thinking` is not sent.
+ */
+export declare function toChatMessages(messages: readonly AgentMessage[], options?: { system?: string }): ChatMessage[];
+
+/**
+ * The engine's LLM messages as Responses API input items (`system` first when given):
+ * `toolCall` → `function_call`, `toolResult` → `function_call_output`; `thinking` is not sent.
+ */
+export declare function toResponsesInput(
+  messages: readonly AgentMessage[],
+  options?: { system?: string },
+): ResponsesItem[];
+
+/**
+ * Chat Completions messages (history, and `completion.choices[0].message`) as pi messages;
+ * `system` / `developer` skipped. Assistant messages get `provider` (default `"openai"`),
+ * `model` (default `""`) and `stopReason`; with `completion`, the last one gets its `usage`,
+ * `model` and `stopReason`. `now`: ms since epoch for `timestamp` (default `Date.now()`).
+ */
+export declare function fromChatMessages(
+  messages: readonly unknown[],
+  options?: { completion?: unknown; model?: string; provider?: string; now?: number },
+): LlmMessage[];
+
+/** Responses API items (history, and `response.output`) as pi messages; `system` / `developer` skipped. */
+export declare function fromResponsesItems(
+  items: readonly unknown[],
+  options?: { model?: string; provider?: string; now?: number },
+): LlmMessage[];
+
+/**
+ * pi message entries for `messages` (fresh 8-hex-digit ids), chained from `parentId` (pass
+ * `tree.leafId` to continue a `SessionTree` with `appendEntry`, `null` for a new root, e.g. for
+ * `SessionTree.fromEntries`). `now`: ms since epoch for `timestamp` (default `Date.now()`).
+ * `parentId: undefined` (the `leafId` of an empty tree) is `null`; a missing `parentId` key throws a `TypeError`.
+ */
+export declare function messageEntries(
+  messages: readonly AgentMessage[],
+  options: { parentId: string | null | undefined; now?: number },
+): MessageEntry[];

@@ -1,6 +1,23 @@
-// session-compaction/openai: a `complete` callback (see `CompleteFn` of the package) for an
-// OpenAI-compatible chat-completions API, shared by the CLI (`--openai`) and the web demo. Uses
-// only `fetch`: it runs in Node >= 20, Deno, Bun and browsers. Types: openai.d.ts.
+// session-compaction/openai: the OpenAI adapter. A `complete` callback (see `CompleteFn` of the
+// package) for an OpenAI-compatible chat-completions API, shared by the CLI (`--openai`) and the
+// web demo; the engine's LLM messages (`buildLlmMessages()` / `convertToLlm`) as Chat Completions
+// messages or Responses input items; and OpenAI messages / response items back as pi messages
+// and entries. Uses only `fetch`: it runs in Node >= 20, Deno, Bun and browsers. Types: openai.d.mts.
+//
+// The engine decides the content (summaries rendered, pruned outputs, bash executions, tool
+// calls answered); these functions only map shapes.
+
+import {
+  assistantMessage,
+  blocksOf,
+  finishAssistant,
+  joinUrl,
+  messageEntries,
+  oneLine,
+  postJson,
+  redactUrl,
+  textOf,
+} from './http.mjs';
 
 /**
  * A `complete(request)` callback for an OpenAI-compatible chat-completions API:
@@ -10,62 +27,28 @@
  * `choices[0].message.content` (content parts are joined).
  *
  * Failures reject with an `Error` whose message never contains the key (nor any request
- * header): a non-2xx reply carries `status` and `headers` (the response's `Headers`), so the
- * engine's retries see 429/5xx and honour `retry-after`; a network failure reads
- * "fetch failed: …" (retried as transient); an abort of `request.signal` rejects with the
- * `AbortError` of `fetch`.
+ * header, nor credentials written into `baseUrl`): a non-2xx reply carries `status` and
+ * `headers` (the response's `Headers`), so the engine's retries see 429/5xx and honour
+ * `retry-after`; a network failure reads "fetch failed: …" (retried as transient); an abort of
+ * `request.signal` rejects with the `AbortError` of `fetch`.
  * @param {import('./openai.mjs').OpenAiConfig} config
  * @returns {import('./openai.mjs').OpenAiComplete}
  */
-export function openaiComplete({ baseUrl, model, apiKey, fetch: fetchImpl = globalThis.fetch }) {
-  const url = `${baseUrl.replace(/\/+$/, '')}/chat/completions`;
-  /** Removes the key from a text that may echo it (some servers quote the header they refused). */
-  const redact = (/** @type {unknown} */ text) =>
-    apiKey ? String(text).split(apiKey).join('[redacted]') : String(text);
+export function openaiComplete({ baseUrl, model, apiKey, fetch }) {
+  const url = joinUrl(baseUrl, 'chat/completions');
   return async (request) => {
     /** @type {Record<string, string>} */
-    const headers = { 'content-type': 'application/json', accept: 'application/json' };
+    const headers = {};
     if (apiKey) headers.authorization = `Bearer ${apiKey}`;
-    const body = JSON.stringify({
+    const body = {
       model,
       messages: [
         { role: 'system', content: request.systemPrompt },
         { role: 'user', content: request.prompt },
       ],
       max_tokens: request.maxTokens,
-    });
-    /** @type {Response} */
-    let response;
-    /** @type {string} */
-    let text;
-    try {
-      response = await fetchImpl(url, { method: 'POST', headers, body, signal: request.signal });
-      text = await response.text();
-    } catch (error) {
-      if (/** @type {any} */ (error)?.name === 'AbortError') throw error;
-      const cause = /** @type {any} */ (error)?.cause;
-      const why = cause?.code ?? cause?.message ?? /** @type {any} */ (error)?.message ?? String(error);
-      throw new Error(redact(`fetch failed: cannot reach ${url}: ${why}`));
-    }
-    if (!response.ok) {
-      const detail = errorDetail(text);
-      const error = /** @type {Error & { status?: number, headers?: Headers }} */ (
-        new Error(
-          redact(
-            `${url} answered HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}${detail ? `: ${detail}` : ''}`,
-          ),
-        )
-      );
-      error.status = response.status;
-      error.headers = response.headers;
-      throw error;
-    }
-    let reply;
-    try {
-      reply = JSON.parse(text);
-    } catch {
-      throw new Error(`${url}: the reply is not JSON: ${redact(oneLine(text, 120))}`);
-    }
+    };
+    const reply = await postJson({ url, headers, body, signal: request.signal, fetch, secrets: [apiKey] });
     const content = reply?.choices?.[0]?.message?.content;
     if (typeof content === 'string') return content;
     if (Array.isArray(content)) {
@@ -74,28 +57,293 @@ export function openaiComplete({ baseUrl, model, apiKey, fetch: fetchImpl = glob
         .map((part) => (typeof part === 'string' ? part : typeof part?.text === 'string' ? part.text : ''))
         .join('');
     }
-    const why = typeof reply?.error?.message === 'string' ? `: ${redact(oneLine(reply.error.message, 200))}` : '';
-    throw new Error(`${url}: the reply has no choices[0].message.content${why}`);
+    const why = typeof reply?.error?.message === 'string' ? `: ${oneLine(reply.error.message, 200)}` : '';
+    throw new Error(`${redactUrl(url)}: the reply has no choices[0].message.content${why}`);
   };
 }
 
-/** The error text of an API reply body: `error.message` of a JSON body, else the start of the text. */
-function errorDetail(/** @type {string} */ text) {
-  try {
-    const body = JSON.parse(text);
-    const message = body?.error?.message ?? body?.message ?? body?.error;
-    if (typeof message === 'string') return oneLine(message, 300);
-  } catch {
-    // not JSON
+/** A pi image block as a data URL. */
+const dataUrl = (/** @type {any} */ b) => `data:${b.mimeType ?? 'image/png'};base64,${b.data ?? ''}`;
+
+/**
+ * The engine's LLM messages (`buildLlmMessages()` / `convertToLlm` output: `user`, `assistant`,
+ * `toolResult`) as Chat Completions messages:
+ * - `user` → `{role: "user", content}`: a string stays a string; text and image blocks become
+ *   `text` / `image_url` (data URL) parts;
+ * - `assistant` → `{role: "assistant", content: text | null, tool_calls?}`: text blocks joined
+ *   with "\n"; each `toolCall` becomes a `function` tool call (`arguments` as JSON text);
+ *   `thinking` blocks are not sent (Chat Completions has no input form for them);
+ * - `toolResult` → `{role: "tool", tool_call_id, content: text}`; its images (a tool message
+ *   carries text only) follow the run of tool messages in one `user` message.
+ * Other roles are skipped (the engine produces none). `system` (the app's own system prompt)
+ * is placed first when given.
+ * @param {any[]} messages
+ * @param {{ system?: string }} [options]
+ * @returns {any[]}
+ */
+export function toChatMessages(messages, { system } = {}) {
+  /** @type {any[]} */
+  const out = system ? [{ role: 'system', content: system }] : [];
+  /** @type {any[]} */
+  let pendingImages = [];
+  const flushImages = () => {
+    if (pendingImages.length) out.push({ role: 'user', content: pendingImages });
+    pendingImages = [];
+  };
+  for (const m of messages) {
+    if (m?.role !== 'toolResult') flushImages();
+    if (m?.role === 'user') {
+      if (typeof m.content === 'string') {
+        out.push({ role: 'user', content: m.content });
+        continue;
+      }
+      const parts = blocksOf(m.content).flatMap(
+        /** @returns {any[]} */ (b) =>
+          b.type === 'text'
+            ? [{ type: 'text', text: b.text ?? '' }]
+            : b.type === 'image'
+              ? [{ type: 'image_url', image_url: { url: dataUrl(b) } }]
+              : [],
+      );
+      out.push({ role: 'user', content: parts.length ? parts : '' });
+    } else if (m?.role === 'assistant') {
+      const blocks = blocksOf(m.content);
+      const text = textOf(blocks);
+      const calls = blocks
+        .filter((b) => b.type === 'toolCall')
+        .map((b) => ({
+          id: String(b.id),
+          type: 'function',
+          function: { name: String(b.name), arguments: JSON.stringify(b.arguments ?? {}) },
+        }));
+      /** @type {any} */
+      const message = { role: 'assistant', content: text || null };
+      if (calls.length) message.tool_calls = calls;
+      else if (!text) message.content = '';
+      out.push(message);
+    } else if (m?.role === 'toolResult') {
+      const blocks = blocksOf(m.content);
+      out.push({ role: 'tool', tool_call_id: String(m.toolCallId), content: textOf(blocks) });
+      for (const b of blocks) {
+        if (b.type === 'image') pendingImages.push({ type: 'image_url', image_url: { url: dataUrl(b) } });
+      }
+    }
   }
-  return oneLine(text, 300);
+  flushImages();
+  return out;
 }
 
-/** One line of at most `max` characters: whitespace runs collapsed, `…` when cut. */
-function oneLine(/** @type {unknown} */ text, /** @type {number} */ max) {
-  const flat = String(text).replace(/\s+/g, ' ').trim();
-  if (flat.length <= max) return flat;
-  let cut = flat.slice(0, Math.max(1, max - 1));
-  if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
-  return `${cut}…`;
+/**
+ * The engine's LLM messages as Responses API input items: `user` → `{role: "user", content:
+ * [input_text | input_image]}`; `assistant` text → `{role: "assistant", content: text}`, each
+ * `toolCall` → `{type: "function_call", call_id, name, arguments}` (JSON text); `toolResult` →
+ * `{type: "function_call_output", call_id, output: text}` (its images follow in a `user`
+ * message after the run of outputs). `thinking` blocks are not sent; `system` (the app's own
+ * instructions) is placed first as a `system` message when given.
+ * @param {any[]} messages
+ * @param {{ system?: string }} [options]
+ * @returns {any[]}
+ */
+export function toResponsesInput(messages, { system } = {}) {
+  /** @type {any[]} */
+  const out = system ? [{ role: 'system', content: system }] : [];
+  /** @type {any[]} */
+  let pendingImages = [];
+  const flushImages = () => {
+    if (pendingImages.length) out.push({ role: 'user', content: pendingImages });
+    pendingImages = [];
+  };
+  for (const m of messages) {
+    if (m?.role !== 'toolResult') flushImages();
+    if (m?.role === 'user') {
+      const parts = blocksOf(m.content).flatMap(
+        /** @returns {any[]} */ (b) =>
+          b.type === 'text'
+            ? [{ type: 'input_text', text: b.text ?? '' }]
+            : b.type === 'image'
+              ? [{ type: 'input_image', image_url: dataUrl(b), detail: 'auto' }]
+              : [],
+      );
+      out.push({ role: 'user', content: parts.length ? parts : [{ type: 'input_text', text: '' }] });
+    } else if (m?.role === 'assistant') {
+      const blocks = blocksOf(m.content);
+      const text = textOf(blocks);
+      if (text) out.push({ role: 'assistant', content: text });
+      for (const b of blocks) {
+        if (b.type === 'toolCall') {
+          out.push({
+            type: 'function_call',
+            call_id: String(b.id),
+            name: String(b.name),
+            arguments: JSON.stringify(b.arguments ?? {}),
+          });
+        }
+      }
+    } else if (m?.role === 'toolResult') {
+      const blocks = blocksOf(m.content);
+      out.push({ type: 'function_call_output', call_id: String(m.toolCallId), output: textOf(blocks) });
+      for (const b of blocks) {
+        if (b.type === 'image') pendingImages.push({ type: 'input_image', image_url: dataUrl(b), detail: 'auto' });
+      }
+    }
+  }
+  flushImages();
+  return out;
 }
+
+/** Parses tool-call arguments (JSON text); text that is not JSON is kept as `{_raw: text}`. */
+function parseArguments(/** @type {unknown} */ text) {
+  if (typeof text !== 'string') return text && typeof text === 'object' ? text : {};
+  try {
+    const value = JSON.parse(text || '{}');
+    return value && typeof value === 'object' ? value : { _raw: text };
+  } catch {
+    return { _raw: text };
+  }
+}
+
+/** pi content blocks of an OpenAI content value (a string or parts). */
+function piBlocks(/** @type {unknown} */ content) {
+  if (typeof content === 'string') return content ? [{ type: 'text', text: content }] : [];
+  if (!Array.isArray(content)) return [];
+  return content.flatMap(
+    /** @returns {any[]} */ (p) => {
+      if (typeof p?.text === 'string') return [{ type: 'text', text: p.text }];
+      if (typeof p?.refusal === 'string') return [{ type: 'text', text: p.refusal }];
+      const url = p?.image_url?.url ?? (typeof p?.image_url === 'string' ? p.image_url : undefined);
+      const match = typeof url === 'string' ? /^data:([^;,]+);base64,(.*)$/s.exec(url) : null;
+      return match ? [{ type: 'image', mimeType: match[1], data: match[2] }] : [];
+    },
+  );
+}
+
+/**
+ * Chat Completions messages (an app's history, and `completion.choices[0].message` of each
+ * reply) as pi messages, for `messageEntries` / `SessionTree.appendEntry`: `user` → `user`
+ * (text and data-URL image parts); `assistant` → `assistant` with `text` and `toolCall` blocks
+ * (`arguments` parsed); `tool` → `toolResult` (its `toolName` from the call it answers).
+ * `system` / `developer` messages are the app's prompt, not session history: skipped.
+ * Assistant messages get `api: "openai-completions"`, `provider` (default `"openai"`), `model`
+ * (default `""`) and `stopReason`; `usage`, `model` and `finish_reason` of a `completion` given
+ * as `{completion}` fill those of the last assistant message.
+ * @param {any[]} messages
+ * @param {{ completion?: any, model?: string, provider?: string, now?: number }} [options]
+ * @returns {any[]}
+ */
+export function fromChatMessages(messages, { completion, model, provider = 'openai', now = Date.now() } = {}) {
+  /** @type {Map<string, string>} */
+  const names = new Map();
+  /** @type {any[]} */
+  const out = [];
+  for (const m of messages) {
+    if (m?.role === 'user') {
+      out.push({ role: 'user', content: piBlocks(m.content), timestamp: now });
+    } else if (m?.role === 'assistant') {
+      const content = piBlocks(m.content);
+      for (const call of Array.isArray(m.tool_calls) ? m.tool_calls : []) {
+        const name = String(call?.function?.name ?? call?.custom?.name ?? '');
+        names.set(String(call?.id), name);
+        content.push({
+          type: 'toolCall',
+          id: String(call?.id),
+          name,
+          arguments: parseArguments(call?.function?.arguments ?? call?.custom?.input),
+        });
+      }
+      out.push(assistantMessage(content, { api: 'openai-completions', provider, model, now }));
+    } else if (m?.role === 'tool') {
+      const id = String(m.tool_call_id);
+      out.push({
+        role: 'toolResult',
+        toolCallId: id,
+        toolName: names.get(id) ?? '',
+        content: piBlocks(m.content),
+        isError: false,
+        timestamp: now,
+      });
+    }
+  }
+  const last = out.at(-1);
+  if (completion && last?.role === 'assistant') {
+    const usage = completion.usage;
+    if (usage) {
+      const cacheRead = usage.prompt_tokens_details?.cached_tokens ?? 0;
+      last.usage = {
+        input: (usage.prompt_tokens ?? 0) - cacheRead,
+        output: usage.completion_tokens ?? 0,
+        cacheRead,
+        cacheWrite: 0,
+        totalTokens: usage.total_tokens ?? 0,
+      };
+    }
+    if (completion.model) last.model = completion.model;
+    const reason = completion.choices?.[0]?.finish_reason;
+    if (reason === 'tool_calls') last.stopReason = 'toolUse';
+    else if (reason === 'length') last.stopReason = 'length';
+    else if (reason) last.stopReason = 'stop';
+  }
+  return out;
+}
+
+/**
+ * Responses API items (input items of an app's history, and `response.output`) as pi
+ * messages: `message` items → `user` / `assistant` text (and `input_image` data URLs);
+ * `function_call` → a `toolCall` block of the current assistant message; `function_call_output`
+ * → `toolResult`; `reasoning` summaries → `thinking` blocks. `system` / `developer` messages
+ * are skipped. Assistant messages get `api: "openai-responses"`, `provider` (default `"openai"`),
+ * `model` (default `""`) and `stopReason`.
+ * @param {any[]} items
+ * @param {{ model?: string, provider?: string, now?: number }} [options]
+ * @returns {any[]}
+ */
+export function fromResponsesItems(items, { model, provider = 'openai', now = Date.now() } = {}) {
+  /** @type {Map<string, string>} */
+  const names = new Map();
+  /** @type {any[]} */
+  const out = [];
+  /** The assistant message the next assistant block joins (none after a user message or a result). */
+  /** @type {any} */
+  let assistant = null;
+  const current = () => {
+    if (!assistant) {
+      assistant = assistantMessage([], { api: 'openai-responses', provider, model, now });
+      out.push(assistant);
+    }
+    return assistant;
+  };
+  for (const item of items) {
+    const type = item?.type ?? 'message';
+    if (type === 'message' && item.role === 'user') {
+      assistant = null;
+      out.push({ role: 'user', content: piBlocks(item.content), timestamp: now });
+    } else if (type === 'message' && item.role === 'assistant') {
+      current().content.push(...piBlocks(item.content));
+    } else if (type === 'reasoning') {
+      const text = (item.summary ?? []).map((/** @type {any} */ s) => s?.text ?? '').join('\n');
+      if (text) current().content.push({ type: 'thinking', thinking: text });
+    } else if (type === 'function_call') {
+      names.set(String(item.call_id), String(item.name));
+      current().content.push({
+        type: 'toolCall',
+        id: String(item.call_id),
+        name: String(item.name),
+        arguments: parseArguments(item.arguments),
+      });
+    } else if (type === 'function_call_output') {
+      assistant = null;
+      const id = String(item.call_id);
+      out.push({
+        role: 'toolResult',
+        toolCallId: id,
+        toolName: names.get(id) ?? '',
+        content: piBlocks(item.output),
+        isError: false,
+        timestamp: now,
+      });
+    }
+  }
+  for (const m of out) if (m.role === 'assistant') finishAssistant(m);
+  return out;
+}
+
+export { messageEntries };

@@ -1,0 +1,226 @@
+// Shared by the provider adapters (openai.mjs, anthropic.mjs, ai-sdk.mjs); not an export of the
+// package. One POST-JSON-over-fetch with the errors the engine's retries read (`status`,
+// `headers`), secrets and URL credentials redacted from every message; and pi message entries.
+
+/**
+ * The URL without credentials: `user:password@` and the values of query parameters that carry
+ * a secret (`key`, `api_key`, `token`, `sig`, `auth`… any name containing them) become `[redacted]`.
+ * @param {string} url
+ * @returns {string}
+ */
+export function redactUrl(url) {
+  let parsed;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return String(url).replace(/\/\/[^/@\s]*@/, '//[redacted]@');
+  }
+  if (parsed.username || parsed.password) {
+    parsed.username = '[redacted]';
+    parsed.password = '';
+  }
+  for (const name of [...parsed.searchParams.keys()]) {
+    if (/key|token|secret|sig|auth|password|credential/i.test(name)) parsed.searchParams.set(name, '[redacted]');
+  }
+  return parsed.toString().replace(/%5Bredacted%5D/gi, '[redacted]');
+}
+
+/**
+ * `base` with `path` appended to its path (trailing slashes of the base dropped), its query kept:
+ * `joinUrl("https://h/v1/?k=1", "messages")` is `"https://h/v1/messages?k=1"`.
+ * @param {string} base
+ * @param {string} path
+ * @returns {string}
+ */
+export function joinUrl(base, path) {
+  const at = base.search(/[?#]/);
+  const [head, tail] = at < 0 ? [base, ''] : [base.slice(0, at), base.slice(at)];
+  return `${head.replace(/\/+$/, '')}/${path}${tail}`;
+}
+
+/**
+ * `POST url` with a JSON body; resolves to the parsed JSON reply.
+ *
+ * Rejects with an `Error` whose message names the URL without credentials and never contains
+ * one of `secrets`: a non-2xx reply carries `status` and `headers` (the response's `Headers`, so
+ * the engine's retries see 429/5xx and honour `retry-after`); a network failure reads
+ * "fetch failed: cannot reach …" (retried as transient); an abort of `signal` rejects with the
+ * `AbortError` of `fetch`.
+ * @param {{ url: string, headers: Record<string, string>, body: unknown, signal?: AbortSignal,
+ *   fetch?: typeof globalThis.fetch, secrets?: (string | undefined)[] }} options
+ * @returns {Promise<any>}
+ */
+export async function postJson({ url, headers, body, signal, fetch: fetchImpl = globalThis.fetch, secrets = [] }) {
+  const shown = redactUrl(url);
+  const hidden = [...secrets, ...urlSecrets(url)].filter((s) => typeof s === 'string' && s.length >= 4);
+  /** Removes every secret from a text that may echo it (some servers quote the header they refused). */
+  const redact = (/** @type {unknown} */ text) => {
+    let out = String(text);
+    for (const s of hidden) out = out.split(/** @type {string} */ (s)).join('[redacted]');
+    return out;
+  };
+  /** @type {Response} */
+  let response;
+  /** @type {string} */
+  let text;
+  try {
+    response = await fetchImpl(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
+      body: JSON.stringify(body),
+      signal,
+    });
+    text = await response.text();
+  } catch (error) {
+    if (/** @type {any} */ (error)?.name === 'AbortError') throw error;
+    const cause = /** @type {any} */ (error)?.cause;
+    const why = cause?.code ?? cause?.message ?? /** @type {any} */ (error)?.message ?? String(error);
+    throw new Error(redact(`fetch failed: cannot reach ${shown}: ${why}`));
+  }
+  if (!response.ok) {
+    const detail = errorDetail(text);
+    const error = /** @type {Error & { status?: number, headers?: Headers }} */ (
+      new Error(
+        redact(
+          `${shown} answered HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}${detail ? `: ${detail}` : ''}`,
+        ),
+      )
+    );
+    error.status = response.status;
+    error.headers = response.headers;
+    throw error;
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error(`${shown}: the reply is not JSON: ${redact(oneLine(text, 120))}`);
+  }
+}
+
+/** The credentials written into a URL (user, password, secret query values), to keep out of messages. */
+function urlSecrets(/** @type {string} */ url) {
+  try {
+    const parsed = new URL(url);
+    const out = [decodeURIComponent(parsed.username), decodeURIComponent(parsed.password)];
+    for (const [name, value] of parsed.searchParams) {
+      if (/key|token|secret|sig|auth|password|credential/i.test(name)) out.push(value);
+    }
+    return out;
+  } catch {
+    return [];
+  }
+}
+
+/** The error text of an API reply body: `error.message` of a JSON body, else the start of the text. */
+function errorDetail(/** @type {string} */ text) {
+  try {
+    const body = JSON.parse(text);
+    const message = body?.error?.message ?? body?.message ?? body?.error;
+    if (typeof message === 'string') return oneLine(message, 300);
+  } catch {
+    // not JSON
+  }
+  return oneLine(text, 300);
+}
+
+/**
+ * One line of at most `max` characters: whitespace runs collapsed, `…` when cut.
+ * @param {unknown} text
+ * @param {number} max
+ */
+export function oneLine(text, max) {
+  const flat = String(text).replace(/\s+/g, ' ').trim();
+  if (flat.length <= max) return flat;
+  let cut = flat.slice(0, Math.max(1, max - 1));
+  if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
+  return `${cut}…`;
+}
+
+/**
+ * pi message entries for `messages`, in order, chained from `parentId` (the first entry's parent:
+ * pass `tree.leafId` to continue a `SessionTree`, `null` for a new root; each next entry's parent
+ * is the one before it): `{type: "message", id, parentId, timestamp, message}` with a fresh
+ * 8-hex-digit id, for `SessionTree.appendEntry` one by one or `SessionTree.fromEntries`.
+ * `timestamp` is the ISO time `now` (ms since epoch, default `Date.now()`); a message without
+ * `timestamp` gets `now` too. Throws a `TypeError` when `parentId` is neither a string nor `null`.
+ * @param {any[]} messages
+ * @param {{ parentId: string | null, now?: number }} options
+ * @returns {{ type: 'message', id: string, parentId: string | null, timestamp: string, message: any }[]}
+ */
+export function messageEntries(messages, options) {
+  const { parentId, now = Date.now() } = options ?? {};
+  if (parentId !== null && typeof parentId !== 'string') {
+    throw new TypeError(
+      'messageEntries(messages, { parentId }): parentId must be an entry id (e.g. tree.leafId) or null',
+    );
+  }
+  let parent = parentId;
+  return messages.map((message) => {
+    const id = randomId();
+    const entry = {
+      type: /** @type {const} */ ('message'),
+      id,
+      parentId: parent,
+      timestamp: new Date(now).toISOString(),
+      message: message.timestamp === undefined ? { ...message, timestamp: now } : message,
+    };
+    parent = id;
+    return entry;
+  });
+}
+
+/**
+ * A pi assistant message: `content` blocks with the fields every assistant message has
+ * (`provider`, `model`, `stopReason`: `"toolUse"` when it calls a tool, else `"stop"`, unless
+ * given; `api` and `usage` when given).
+ * @param {any[]} content
+ * @param {{ api?: string, provider?: string, model?: string, stopReason?: string, usage?: any, now: number }} meta
+ * @returns {any}
+ */
+export function assistantMessage(content, { api, provider = '', model = '', stopReason, usage, now }) {
+  /** @type {any} */
+  const message = { role: 'assistant', content, provider, model, stopReason: stopReason ?? '', timestamp: now };
+  if (api !== undefined) message.api = api;
+  if (usage !== undefined) message.usage = usage;
+  if (!stopReason) finishAssistant(message);
+  return message;
+}
+
+/**
+ * Sets `stopReason` from the content (`"toolUse"` when it calls a tool, else `"stop"`), for an
+ * assistant message whose blocks were added after it was made.
+ * @param {any} message
+ */
+export function finishAssistant(message) {
+  message.stopReason = message.content.some((/** @type {any} */ b) => b.type === 'toolCall') ? 'toolUse' : 'stop';
+}
+
+function randomId() {
+  const bytes = new Uint8Array(4);
+  globalThis.crypto.getRandomValues(bytes);
+  return [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/**
+ * The text of a pi content value (a string or blocks): its text blocks joined with "\n".
+ * @param {unknown} content
+ * @returns {string}
+ */
+export function textOf(content) {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .filter((b) => b && b.type === 'text' && typeof b.text === 'string')
+    .map((b) => b.text)
+    .join('\n');
+}
+
+/**
+ * The blocks of a pi content value: a string becomes one text block; other values no blocks.
+ * @param {unknown} content
+ * @returns {any[]}
+ */
+export function blocksOf(content) {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  return Array.isArray(content) ? content.filter((b) => b && typeof b === 'object') : [];
+}
