@@ -1,0 +1,98 @@
+// Types of session-compaction/ai-sdk (ai-sdk.mjs). Structural: the package does not depend on `ai`.
+
+import type { AgentMessage, MessageEntry } from './index.js';
+import type { LlmMessage } from './openai.mjs';
+
+export type { AgentMessage, LlmMessage, MessageEntry };
+
+/** What {@link aiSdkComplete} needs: the app's `generateText` (from `ai`) and model. */
+export interface AiSdkConfig {
+  /** `generateText` of `ai`, called with `{maxRetries: 0, ...options, model, system, prompt, maxOutputTokens, abortSignal}`. */
+  generateText: (options: never) => PromiseLike<{ text: string }>;
+  /** The model (`LanguageModel` of `ai`: a provider's model or a model id string). */
+  model: unknown;
+  /** More options for `generateText` (e.g. `temperature`, `providerOptions`); `maxRetries` defaults to 0. */
+  options?: Record<string, unknown>;
+}
+
+/** The request the engine passes to a `complete` callback (the fields this module reads). */
+export interface AiSdkRequest {
+  systemPrompt: string;
+  prompt: string;
+  maxTokens: number;
+  signal?: AbortSignal;
+}
+
+/** A `complete` callback: resolves to the model's answer text. */
+export type AiSdkComplete = (request: AiSdkRequest) => Promise<string>;
+
+/**
+ * A `complete` callback over `generateText({model, system, prompt, maxOutputTokens, abortSignal})`,
+ * resolving to its `text`. An SDK `APICallError` rejects with `status` / `headers` set from its
+ * `statusCode` / `responseHeaders` (the engine's retries honour `retry-after`).
+ */
+export declare function aiSdkComplete(config: AiSdkConfig): AiSdkComplete;
+
+/** An AI SDK `ModelMessage` (structurally, the forms this module writes). */
+export type ModelMessage =
+  | { role: 'system'; content: string }
+  | {
+      role: 'user';
+      content: string | ({ type: 'text'; text: string } | { type: 'image'; image: string; mediaType: string })[];
+    }
+  | {
+      role: 'assistant';
+      content: (
+        | { type: 'text'; text: string }
+        | { type: 'reasoning'; text: string }
+        | { type: 'tool-call'; toolCallId: string; toolName: string; input: unknown }
+      )[];
+    }
+  | {
+      role: 'tool';
+      content: {
+        type: 'tool-result';
+        toolCallId: string;
+        toolName: string;
+        output:
+          | { type: 'text'; value: string }
+          | { type: 'error-text'; value: string }
+          | {
+              type: 'content';
+              value: ({ type: 'text'; text: string } | { type: 'file'; data: string; mediaType: string })[];
+            };
+      }[];
+    };
+
+/**
+ * The engine's LLM messages as `ModelMessage[]` (`system` first when given): `thinking` →
+ * `reasoning`, `toolCall` → `tool-call`, consecutive `toolResult`s → one `tool` message.
+ */
+export declare function toModelMessages(
+  messages: readonly AgentMessage[],
+  options?: { system?: string },
+): ModelMessage[];
+
+/** The `usage` of a `generateText` result (`LanguageModelUsage` of `ai`, the fields read). */
+export interface AiSdkUsage {
+  inputTokens?: number;
+  outputTokens?: number;
+  inputTokenDetails?: { noCacheTokens?: number; cacheReadTokens?: number; cacheWriteTokens?: number };
+}
+
+/**
+ * `ModelMessage[]` (history, `response.messages`) as pi messages; `system` skipped; each
+ * `tool-result` part → one `toolResult`. `usage` (of the `generateText` result) becomes the last
+ * assistant message's pi `usage` (tokens). Assistant messages get `provider` and `model` (the
+ * options, default `""`) and `stopReason`. `now`: ms since epoch for `timestamp` (default `Date.now()`).
+ */
+export declare function fromModelMessages(
+  messages: readonly unknown[],
+  options?: { now?: number; usage?: AiSdkUsage; model?: string; provider?: string },
+): LlmMessage[];
+
+/** pi message entries for `messages`, chained from `parentId` (e.g. `tree.leafId`); see `messageEntries` of session-compaction/openai. */
+export declare function messageEntries(
+  messages: readonly AgentMessage[],
+  options: { parentId: string | null | undefined; now?: number },
+): MessageEntry[];

@@ -1,0 +1,206 @@
+// session-compaction/ai-sdk: the Vercel AI SDK adapter. The engine's LLM messages
+// (`buildLlmMessages()` / `convertToLlm`) as AI SDK `ModelMessage[]`; `ModelMessage[]` (an app
+// that keeps only those, e.g. `response.messages` of `generateText`) back as pi messages and
+// entries, so a `SessionTree` stays in step turn by turn; and a `complete` callback over the
+// app's own `generateText` and model. Imports nothing from `ai`. Types: ai-sdk.d.mts.
+//
+// The engine decides the content (summaries rendered, pruned outputs, bash executions, tool
+// calls answered); these functions only map shapes.
+
+import { assistantMessage, blocksOf, messageEntries, textOf } from './http.mjs';
+
+/**
+ * A `complete(request)` callback over the AI SDK: calls
+ * `generateText({model, system: systemPrompt, prompt, maxOutputTokens: maxTokens, abortSignal,
+ * maxRetries: 0})` and resolves to its `text` (the engine does the retries).
+ *
+ * An `APICallError` of the SDK (`statusCode`, `responseHeaders`) rejects with `status` and
+ * `headers` set from them, so the engine's retries see 429/5xx and honour `retry-after`; an
+ * abort rejects with an error named `AbortError`.
+ * @param {import('./ai-sdk.mjs').AiSdkConfig} config
+ * @returns {import('./ai-sdk.mjs').AiSdkComplete}
+ */
+export function aiSdkComplete({ generateText, model, options = {} }) {
+  return async (request) => {
+    try {
+      const call = /** @type {(options: Record<string, unknown>) => PromiseLike<{ text: string }>} */ (generateText);
+      const result = await call({
+        maxRetries: 0,
+        ...options,
+        model,
+        system: request.systemPrompt,
+        prompt: request.prompt,
+        maxOutputTokens: request.maxTokens,
+        abortSignal: request.signal,
+      });
+      return String(result.text ?? '');
+    } catch (error) {
+      const e = /** @type {any} */ (error);
+      if (request.signal?.aborted && e?.name !== 'AbortError') {
+        const abort = new Error('The operation was aborted');
+        abort.name = 'AbortError';
+        throw abort;
+      }
+      // An APICallError, or an error wrapping one (RetryError's lastError, a provider's own error
+      // with the APICallError as cause): the first status and headers along that chain.
+      if (e && typeof e === 'object') {
+        const chain = [e, e.lastError, e.cause, e.lastError?.cause].filter((x) => x && typeof x === 'object');
+        const status = chain.find((x) => typeof x.statusCode === 'number')?.statusCode;
+        const headers = chain.find((x) => x.responseHeaders && typeof x.responseHeaders === 'object')?.responseHeaders;
+        if (e.status === undefined && status !== undefined) e.status = status;
+        if (e.headers === undefined && headers !== undefined) e.headers = headers;
+      }
+      throw error;
+    }
+  };
+}
+
+/** An AI SDK user / tool-output part for a pi text or image block (other blocks: none). */
+function part(/** @type {any} */ b, /** @type {boolean} */ inTool) {
+  if (b.type === 'text') return [{ type: 'text', text: String(b.text ?? '') }];
+  if (b.type === 'image') {
+    return inTool
+      ? [{ type: 'file', data: String(b.data ?? ''), mediaType: b.mimeType ?? 'image/png' }]
+      : [{ type: 'image', image: String(b.data ?? ''), mediaType: b.mimeType ?? 'image/png' }];
+  }
+  return [];
+}
+
+/**
+ * The engine's LLM messages (`user`, `assistant`, `toolResult`) as AI SDK `ModelMessage[]`:
+ * - `user` → `{role: "user", content}` (a string stays a string; `text` and base64 `image` parts);
+ * - `assistant` → `{role: "assistant", content: [text | reasoning | tool-call]}` (`thinking` →
+ *   `reasoning`; `toolCall` → `tool-call` with `input` = its arguments);
+ * - `toolResult` → a `tool-result` part (`output`: `{type: "text"}`, `{type: "error-text"}` when
+ *   `isError`, `{type: "content"}` when it holds images); consecutive results share one
+ *   `{role: "tool"}` message.
+ * `system` (the app's own system prompt) is placed first when given.
+ * @param {any[]} messages
+ * @param {{ system?: string }} [options]
+ * @returns {any[]}
+ */
+export function toModelMessages(messages, { system } = {}) {
+  /** @type {any[]} */
+  const out = system ? [{ role: 'system', content: system }] : [];
+  for (const m of messages) {
+    if (m?.role === 'user') {
+      out.push({
+        role: 'user',
+        content:
+          typeof m.content === 'string'
+            ? m.content
+            : blocksOf(m.content).flatMap(/** @returns {any[]} */ (b) => part(b, false)),
+      });
+    } else if (m?.role === 'assistant') {
+      const content = blocksOf(m.content).flatMap(
+        /** @returns {any[]} */ (b) => {
+          if (b.type === 'text') return [{ type: 'text', text: String(b.text ?? '') }];
+          if (b.type === 'thinking') return [{ type: 'reasoning', text: String(b.thinking ?? '') }];
+          if (b.type === 'toolCall') {
+            return [
+              { type: 'tool-call', toolCallId: String(b.id), toolName: String(b.name), input: b.arguments ?? {} },
+            ];
+          }
+          return [];
+        },
+      );
+      out.push({ role: 'assistant', content });
+    } else if (m?.role === 'toolResult') {
+      const blocks = blocksOf(m.content);
+      const hasImage = blocks.some((b) => b.type === 'image');
+      const output = m.isError
+        ? { type: 'error-text', value: textOf(blocks) }
+        : hasImage
+          ? { type: 'content', value: blocks.flatMap(/** @returns {any[]} */ (b) => part(b, true)) }
+          : { type: 'text', value: textOf(blocks) };
+      const resultPart = {
+        type: 'tool-result',
+        toolCallId: String(m.toolCallId),
+        toolName: String(m.toolName ?? ''),
+        output,
+      };
+      const last = out.at(-1);
+      if (last?.role === 'tool') last.content.push(resultPart);
+      else out.push({ role: 'tool', content: [resultPart] });
+    }
+  }
+  return out;
+}
+
+/** pi blocks of AI SDK parts (a string becomes one text block). */
+function piBlocks(/** @type {unknown} */ content) {
+  if (typeof content === 'string') return content ? [{ type: 'text', text: content }] : [];
+  if (!Array.isArray(content)) return [];
+  return content.flatMap(
+    /** @returns {any[]} */ (p) => {
+      if (p?.type === 'text') return [{ type: 'text', text: String(p.text ?? '') }];
+      if (p?.type === 'reasoning') return [{ type: 'thinking', thinking: String(p.text ?? '') }];
+      if (p?.type === 'tool-call') {
+        return [{ type: 'toolCall', id: String(p.toolCallId), name: String(p.toolName), arguments: p.input ?? {} }];
+      }
+      const data = p?.type === 'image' ? p.image : p?.type === 'file' ? p.data : undefined;
+      const mimeType = p?.mediaType ?? 'image/png';
+      if (typeof data === 'string' && String(mimeType).startsWith('image/')) return [{ type: 'image', mimeType, data }];
+      return [];
+    },
+  );
+}
+
+/** The text of a tool-result `output`, or its content parts. */
+function outputBlocks(/** @type {any} */ output) {
+  if (output?.type === 'content') return piBlocks(output.value);
+  if (output?.type === 'text' || output?.type === 'error-text') return [{ type: 'text', text: String(output.value) }];
+  if (output?.type === 'json' || output?.type === 'error-json') {
+    return [{ type: 'text', text: JSON.stringify(output.value) }];
+  }
+  if (output?.type === 'execution-denied') return [{ type: 'text', text: String(output.reason ?? 'Execution denied') }];
+  return [];
+}
+
+/**
+ * AI SDK `ModelMessage[]` (an app's history, `response.messages` of each `generateText`) as pi
+ * messages, for `messageEntries` / `SessionTree.appendEntry`: `user` → `user`; `assistant` →
+ * `assistant` (`reasoning` → `thinking`, `tool-call` → `toolCall`); each `tool-result` part of a
+ * `tool` message → one `toolResult` (`isError` for `error-text` / `error-json` outputs). `system`
+ * messages are the app's prompt, not session history: skipped. `usage` (the `usage` of the
+ * `generateText` result whose `response.messages` these are: `inputTokens`, `outputTokens`,
+ * `inputTokenDetails.cacheReadTokens` / `cacheWriteTokens`) becomes the last assistant message's
+ * pi `usage`, so the engine's context estimate starts from the provider's count. Assistant
+ * messages get `provider` and `model` (the options, default `""`) and `stopReason`.
+ * @param {any[]} messages
+ * @param {{ now?: number, usage?: any, model?: string, provider?: string }} [options]
+ * @returns {any[]}
+ */
+export function fromModelMessages(messages, { now = Date.now(), usage, model, provider } = {}) {
+  /** @type {any[]} */
+  const out = [];
+  for (const m of messages) {
+    if (m?.role === 'user') out.push({ role: 'user', content: piBlocks(m.content), timestamp: now });
+    else if (m?.role === 'assistant') out.push(assistantMessage(piBlocks(m.content), { provider, model, now }));
+    else if (m?.role === 'tool') {
+      for (const p of Array.isArray(m.content) ? m.content : []) {
+        if (p?.type !== 'tool-result') continue;
+        out.push({
+          role: 'toolResult',
+          toolCallId: String(p.toolCallId),
+          toolName: String(p.toolName ?? ''),
+          content: outputBlocks(p.output),
+          isError: p.output?.type === 'error-text' || p.output?.type === 'error-json',
+          timestamp: now,
+        });
+      }
+    }
+  }
+  const last = [...out].reverse().find((m) => m.role === 'assistant');
+  if (usage && last) {
+    const cacheRead = usage.inputTokenDetails?.cacheReadTokens ?? usage.cachedInputTokens ?? 0;
+    const cacheWrite = usage.inputTokenDetails?.cacheWriteTokens ?? 0;
+    const input =
+      usage.inputTokenDetails?.noCacheTokens ?? Math.max(0, (usage.inputTokens ?? 0) - cacheRead - cacheWrite);
+    const output = usage.outputTokens ?? 0;
+    last.usage = { input, output, cacheRead, cacheWrite, totalTokens: input + output + cacheRead + cacheWrite };
+  }
+  return out;
+}
+
+export { messageEntries };
