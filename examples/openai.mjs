@@ -1,0 +1,24 @@
+// A pi session with the official `openai` client: check (compact when over the threshold, the
+// summary written by session-compaction/openai's `complete`), then send the next request.
+// npm test runs it against a local server (OPENAI_BASE_URL); unset, it calls api.openai.com.
+import { readFileSync } from 'node:fs';
+import OpenAI from 'openai';
+import { SessionTree } from '../pkg/index.node.mjs';
+import { fromChatMessages, messageEntries, openaiComplete, toChatMessages } from '../pkg/openai.mjs';
+
+const baseUrl = process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1';
+const [apiKey, model] = [process.env.OPENAI_API_KEY, 'gpt-4.1-mini'];
+const tree = SessionTree.fromBytes(readFileSync(new URL('sessions/pi-session-large.jsonl', import.meta.url)));
+const last = tree.buildSessionContext().messages.findLast((m) => m.role === 'assistant');
+const complete = openaiComplete({ baseUrl, model, apiKey });
+const check = await tree.checkCompaction(/** @type {any} */ (last), { contextWindow: 190000, complete });
+console.log('compacted:', check.reason ?? 'no', check.errorMessage ?? '', '→', tree.estimateContextTokens(), 'tokens');
+
+const user = { role: 'user', content: check.continuePrompt ?? 'Go on.' };
+for (const entry of messageEntries([user], { parentId: tree.leafId })) tree.appendEntry(entry);
+const client = new OpenAI({ baseURL: baseUrl, apiKey });
+const messages = toChatMessages(tree.buildLlmMessages(), { system: 'You are a coding agent.' });
+const completion = await client.chat.completions.create({ model, messages: /** @type {any} */ (messages) });
+const reply = fromChatMessages([completion.choices[0].message], { completion });
+for (const entry of messageEntries(reply, { parentId: tree.leafId })) tree.appendEntry(entry);
+console.log('reply:', completion.choices[0].message.content?.split('\n')[0]);

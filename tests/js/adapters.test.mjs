@@ -1,0 +1,712 @@
+// Tests of the provider adapters (pkg/openai.mjs, pkg/anthropic.mjs, pkg/ai-sdk.mjs, built by
+// `npm run build`) with the real SDKs (devDependencies `openai`, `@anthropic-ai/sdk`, `ai`):
+// the engine's context (`buildLlmMessages()`) mapped to each SDK's messages and sent by the
+// SDK's own client to a local server on 127.0.0.1 that enforces the provider's rules
+// (tests/js/support/provider-servers.mjs); SDK messages and replies mapped back to pi entries
+// and appended to a SessionTree; the `complete` callbacks through the engine (retry-after,
+// keys and URL credentials never in errors, abort); and the examples (examples/*.mjs) run
+// against the same server. Run: node --test tests/js/adapters.test.mjs
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import Anthropic from '@anthropic-ai/sdk';
+import { createGateway, generateText } from 'ai';
+import OpenAI from 'openai';
+import { aiSdkComplete, fromModelMessages, toModelMessages } from '../../pkg/ai-sdk.mjs';
+import { anthropicComplete, fromAnthropicMessages, toAnthropicMessages } from '../../pkg/anthropic.mjs';
+import { SessionTree } from '../../pkg/index.node.mjs';
+import {
+  fromChatMessages,
+  fromResponsesItems,
+  messageEntries,
+  openaiComplete,
+  toChatMessages,
+  toResponsesInput,
+} from '../../pkg/openai.mjs';
+import { SUMMARY, startProviderServer } from './support/provider-servers.mjs';
+
+const SECRET = `sk-test-${Math.random().toString(36).slice(2)}-do-not-print`;
+const SESSIONS = ['pi-session-large.jsonl', 'pi-session-with-compactions.jsonl', 'pi-session-v1-format.jsonl'];
+const sessionPath = (/** @type {string} */ name) =>
+  fileURLToPath(new URL(`../../examples/sessions/${name}`, import.meta.url));
+const IMAGE = { type: 'image', mimeType: 'image/png', data: 'iVBORw0KGgo=' };
+const NOW = 1765233665000;
+
+/** A context in the engine's output shapes: every role and block kind the adapters map. */
+const CONTEXT = [
+  { role: 'user', content: [{ type: 'text', text: 'The conversation history before this point was compacted…' }] },
+  { role: 'user', content: 'Read both files.' },
+  {
+    role: 'assistant',
+    content: [
+      { type: 'thinking', thinking: 'Two reads.', thinkingSignature: 'sig-1' },
+      { type: 'text', text: 'Reading them.' },
+      { type: 'toolCall', id: 'call_a', name: 'read', arguments: { path: 'a.ts' } },
+      { type: 'toolCall', id: 'call_b', name: 'read', arguments: { path: 'b.png' } },
+    ],
+  },
+  {
+    role: 'toolResult',
+    toolCallId: 'call_a',
+    toolName: 'read',
+    content: [{ type: 'text', text: 'export {}' }],
+    isError: false,
+  },
+  {
+    role: 'toolResult',
+    toolCallId: 'call_b',
+    toolName: 'read',
+    content: [{ type: 'text', text: 'an image' }, IMAGE],
+    isError: false,
+  },
+  { role: 'user', content: [{ type: 'text', text: 'Ran `ls`\n```\na.ts\n```' }] },
+  {
+    role: 'assistant',
+    content: [{ type: 'toolCall', id: 'call_c', name: 'bash', arguments: { command: 'false' } }],
+  },
+  {
+    role: 'toolResult',
+    toolCallId: 'call_c',
+    toolName: 'bash',
+    content: [{ type: 'text', text: 'exit 1' }],
+    isError: true,
+  },
+  { role: 'assistant', content: [{ type: 'text', text: 'Done.' }] },
+];
+
+/** Runs `fn(server)` with a fresh provider server, closed afterwards. */
+async function withServer(
+  /** @type {(server: Awaited<ReturnType<typeof startProviderServer>>) => Promise<void>} */ fn,
+  /** @type {Parameters<typeof startProviderServer>[0]} */ options = {},
+) {
+  const server = await startProviderServer(options);
+  try {
+    await fn(server);
+  } finally {
+    await server.close();
+  }
+}
+
+const openaiClient = (/** @type {string} */ baseURL) => new OpenAI({ baseURL, apiKey: SECRET, maxRetries: 0 });
+const anthropicClient = (/** @type {string} */ baseURL) => new Anthropic({ baseURL, apiKey: SECRET, maxRetries: 0 });
+const gatewayModel = (/** @type {string} */ baseURL) =>
+  createGateway({ baseURL, apiKey: SECRET })('openai/gpt-4.1-mini');
+
+test('toChatMessages: tool calls answered in order, images of tool results after them, thinking not sent; the openai SDK sends it and the server accepts it', async () => {
+  const messages = toChatMessages(/** @type {any} */ (CONTEXT), { system: 'You are a coding agent.' });
+  assert.deepEqual(messages, [
+    { role: 'system', content: 'You are a coding agent.' },
+    { role: 'user', content: [{ type: 'text', text: 'The conversation history before this point was compacted…' }] },
+    { role: 'user', content: 'Read both files.' },
+    {
+      role: 'assistant',
+      content: 'Reading them.',
+      tool_calls: [
+        { id: 'call_a', type: 'function', function: { name: 'read', arguments: '{"path":"a.ts"}' } },
+        { id: 'call_b', type: 'function', function: { name: 'read', arguments: '{"path":"b.png"}' } },
+      ],
+    },
+    { role: 'tool', tool_call_id: 'call_a', content: 'export {}' },
+    { role: 'tool', tool_call_id: 'call_b', content: 'an image' },
+    { role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] },
+    { role: 'user', content: [{ type: 'text', text: 'Ran `ls`\n```\na.ts\n```' }] },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_c', type: 'function', function: { name: 'bash', arguments: '{"command":"false"}' } }],
+    },
+    { role: 'tool', tool_call_id: 'call_c', content: 'exit 1' },
+    { role: 'assistant', content: 'Done.' },
+  ]);
+  await withServer(async (server) => {
+    const completion = await openaiClient(server.openaiBaseUrl).chat.completions.create({
+      model: 'gpt-4.1-mini',
+      messages: /** @type {any} */ (messages),
+    });
+    assert.equal(completion.choices[0].message.content, SUMMARY);
+    assert.deepEqual(server.requests[0].body.messages, messages);
+    assert.equal(server.requests[0].violation, undefined);
+  });
+});
+
+test('toResponsesInput: function_call / function_call_output items; the openai SDK sends it to /responses and the server accepts it', async () => {
+  const input = toResponsesInput(/** @type {any} */ (CONTEXT));
+  assert.deepEqual(
+    input.map((i) => i.type ?? i.role),
+    [
+      'user',
+      'user',
+      'assistant',
+      'function_call',
+      'function_call',
+      'function_call_output',
+      'function_call_output',
+      'user',
+      'user',
+      'function_call',
+      'function_call_output',
+      'assistant',
+    ],
+  );
+  assert.deepEqual(input[4], { type: 'function_call', call_id: 'call_b', name: 'read', arguments: '{"path":"b.png"}' });
+  assert.deepEqual(input[7], {
+    role: 'user',
+    content: [{ type: 'input_image', image_url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'auto' }],
+  });
+  await withServer(async (server) => {
+    const response = await openaiClient(server.openaiBaseUrl).responses.create({
+      model: 'gpt-4.1-mini',
+      instructions: 'You are a coding agent.',
+      input: /** @type {any} */ (input),
+    });
+    assert.equal(response.output_text, SUMMARY);
+    assert.equal(server.requests[0].violation, undefined);
+    assert.deepEqual(server.requests[0].body.input, input);
+  });
+});
+
+test('toAnthropicMessages: tool results grouped first in one user message, roles alternate, signed thinking kept; @anthropic-ai/sdk sends it and the server accepts it', async () => {
+  const messages = toAnthropicMessages(/** @type {any} */ (CONTEXT));
+  assert.deepEqual(
+    messages.map((m) => [m.role, m.content.map((b) => b.type).join(',')]),
+    [
+      ['user', 'text,text'],
+      ['assistant', 'thinking,text,tool_use,tool_use'],
+      ['user', 'tool_result,tool_result,text'],
+      ['assistant', 'tool_use'],
+      ['user', 'tool_result'],
+      ['assistant', 'text'],
+    ],
+  );
+  assert.deepEqual(messages[2].content[1], {
+    type: 'tool_result',
+    tool_use_id: 'call_b',
+    content: [
+      { type: 'text', text: 'an image' },
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+    ],
+  });
+  assert.deepEqual(messages[4].content[0], {
+    type: 'tool_result',
+    tool_use_id: 'call_c',
+    content: [{ type: 'text', text: 'exit 1' }],
+    is_error: true,
+  });
+  assert.deepEqual(messages[1].content[0], { type: 'thinking', thinking: 'Two reads.', signature: 'sig-1' });
+  // Unsigned thinking and empty text are not sent (the API refuses both).
+  const unsigned = toAnthropicMessages(
+    /** @type {any} */ ([
+      { role: 'user', content: 'hi' },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 'x' },
+          { type: 'text', text: '' },
+          { type: 'text', text: 'ok' },
+        ],
+      },
+    ]),
+  );
+  assert.deepEqual(unsigned[1], { role: 'assistant', content: [{ type: 'text', text: 'ok' }] });
+  await withServer(async (server) => {
+    // The conversation must end with a user turn for a new request.
+    const reply = await anthropicClient(server.anthropicSdkBaseUrl).messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 1024,
+      system: 'You are a coding agent.',
+      messages: /** @type {any} */ ([...messages, { role: 'user', content: 'Go on.' }]),
+    });
+    assert.equal(/** @type {any} */ (reply.content[0]).text, SUMMARY);
+    assert.equal(server.requests[0].violation, undefined);
+    assert.equal(server.requests[0].headers.authorization, `Bearer ${SECRET}`);
+  });
+});
+
+test('toModelMessages: ModelMessage[] that the ai package validates and its gateway provider posts; the server accepts the prompt', async () => {
+  const messages = toModelMessages(/** @type {any} */ (CONTEXT));
+  assert.deepEqual(
+    messages.map((m) => m.role),
+    ['user', 'user', 'assistant', 'tool', 'user', 'assistant', 'tool', 'assistant'],
+  );
+  assert.deepEqual(messages[2].content, [
+    { type: 'reasoning', text: 'Two reads.' },
+    { type: 'text', text: 'Reading them.' },
+    { type: 'tool-call', toolCallId: 'call_a', toolName: 'read', input: { path: 'a.ts' } },
+    { type: 'tool-call', toolCallId: 'call_b', toolName: 'read', input: { path: 'b.png' } },
+  ]);
+  assert.deepEqual(messages[3].content[1], {
+    type: 'tool-result',
+    toolCallId: 'call_b',
+    toolName: 'read',
+    output: {
+      type: 'content',
+      value: [
+        { type: 'text', text: 'an image' },
+        { type: 'file', data: 'iVBORw0KGgo=', mediaType: 'image/png' },
+      ],
+    },
+  });
+  assert.deepEqual(/** @type {any} */ (messages[6]).content[0].output, { type: 'error-text', value: 'exit 1' });
+  await withServer(async (server) => {
+    const result = await generateText({
+      model: gatewayModel(server.gatewayBaseUrl),
+      system: 'You are a coding agent.',
+      messages: /** @type {any} */ ([...messages, { role: 'user', content: 'Go on.' }]),
+      maxRetries: 0,
+    });
+    assert.equal(result.text, SUMMARY);
+    const [request] = server.requests;
+    assert.equal(request.violation, undefined);
+    assert.equal(request.headers['ai-language-model-id'], 'openai/gpt-4.1-mini');
+    assert.deepEqual(
+      request.body.prompt.map((/** @type {any} */ m) => m.role),
+      ['system', 'user', 'user', 'assistant', 'tool', 'user', 'assistant', 'tool', 'assistant', 'user'],
+    );
+  });
+});
+
+test('the rule servers refuse what the providers refuse (a result without its call, an unanswered call, two user turns for Anthropic)', async () => {
+  await withServer(async (server) => {
+    const orphan = [
+      { role: 'user', content: 'hi' },
+      { role: 'tool', tool_call_id: 'nope', content: 'x' },
+    ];
+    await assert.rejects(
+      openaiClient(server.openaiBaseUrl).chat.completions.create({ model: 'm', messages: /** @type {any} */ (orphan) }),
+      (/** @type {any} */ e) => e.status === 400 && /preceeding message with 'tool_calls'/.test(e.message),
+    );
+    const unanswered = [
+      { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'read', input: {} }] },
+      { role: 'user', content: [{ type: 'text', text: 'and?' }] },
+    ];
+    await assert.rejects(
+      anthropicClient(server.anthropicSdkBaseUrl).messages.create({
+        model: 'm',
+        max_tokens: 10,
+        messages: /** @type {any} */ (unanswered),
+      }),
+      (/** @type {any} */ e) => e.status === 400 && /without `tool_result` blocks/.test(e.message),
+    );
+    const twoUsers = /** @type {const} */ ([
+      { role: 'user', content: 'a' },
+      { role: 'user', content: 'b' },
+    ]);
+    await assert.rejects(
+      anthropicClient(server.anthropicSdkBaseUrl).messages.create({
+        model: 'm',
+        max_tokens: 10,
+        messages: [...twoUsers],
+      }),
+      (/** @type {any} */ e) => e.status === 400 && /alternate/.test(e.message),
+    );
+  });
+});
+
+test('the real sessions: buildLlmMessages() of each example session, mapped by each adapter, is accepted by each rule server (the engine decides the content)', async () => {
+  await withServer(async (server) => {
+    for (const name of SESSIONS) {
+      const tree = SessionTree.fromBytes(readFileSync(sessionPath(name)));
+      try {
+        const context = tree.buildLlmMessages();
+        assert.ok(context.length > 50, `${name}: ${context.length} messages`);
+        const next = { role: /** @type {const} */ ('user'), content: 'Go on.', timestamp: NOW };
+        await openaiClient(server.openaiBaseUrl).chat.completions.create({
+          model: 'm',
+          messages: /** @type {any} */ ([...toChatMessages(context, { system: 'S' }), next]),
+        });
+        await openaiClient(server.openaiBaseUrl).responses.create({
+          model: 'm',
+          input: /** @type {any} */ ([...toResponsesInput(context), next]),
+        });
+        await anthropicClient(server.anthropicSdkBaseUrl).messages.create({
+          model: 'm',
+          max_tokens: 1024,
+          system: 'S',
+          messages: /** @type {any} */ ([...toAnthropicMessages([...context, next])]),
+        });
+        await generateText({
+          model: gatewayModel(server.gatewayBaseUrl),
+          messages: /** @type {any} */ ([...toModelMessages(context), next]),
+          maxRetries: 0,
+        });
+        // The adapter keeps the engine's text: the first message of the compacted session is the
+        // rendered compaction summary, byte for byte.
+        const first = /** @type {any} */ (context[0]);
+        const firstText = typeof first.content === 'string' ? first.content : first.content[0].text;
+        const chatFirst = /** @type {any} */ (toChatMessages(context)[0]);
+        assert.equal(typeof chatFirst.content === 'string' ? chatFirst.content : chatFirst.content[0].text, firstText);
+      } finally {
+        tree.free();
+      }
+    }
+    assert.equal(server.requests.length, SESSIONS.length * 4);
+    assert.deepEqual(
+      server.requests.map((r) => r.violation),
+      server.requests.map(() => undefined),
+    );
+  });
+});
+
+test('a compacted session: the summary reaches every provider as the engine rendered it', () => {
+  const tree = SessionTree.fromBytes(readFileSync(sessionPath('pi-session-with-compactions.jsonl')));
+  try {
+    const context = /** @type {any[]} */ (tree.buildLlmMessages());
+    const summary = context[0].content[0].text;
+    assert.match(summary, /summary/i);
+    assert.equal(/** @type {any} */ (toAnthropicMessages(context)[0]).content[0].text, summary);
+    assert.equal(/** @type {any} */ (toModelMessages(context)[0]).content[0].text, summary);
+    assert.equal(/** @type {any} */ (toResponsesInput(context)[0]).content[0].text, summary);
+  } finally {
+    tree.free();
+  }
+});
+
+test('fromChatMessages / fromResponsesItems / fromAnthropicMessages / fromModelMessages invert the mapping (text, tool calls, results, names)', () => {
+  const core = (/** @type {any[]} */ ms) =>
+    ms.map((m) => ({
+      role: m.role,
+      text: (Array.isArray(m.content) ? m.content : [{ type: 'text', text: m.content }])
+        .filter((/** @type {any} */ b) => b.type === 'text')
+        .map((/** @type {any} */ b) => b.text),
+      calls: (Array.isArray(m.content) ? m.content : [])
+        .filter((/** @type {any} */ b) => b.type === 'toolCall')
+        .map((/** @type {any} */ b) => [b.id, b.name, b.arguments]),
+      result: m.role === 'toolResult' ? [m.toolCallId, m.toolName, m.isError] : null,
+    }));
+  // Chat and Responses have no image-in-tool-result form nor thinking; Anthropic merges the two
+  // leading user messages, so each is compared against what its provider can carry.
+  // Chat and Responses have no error flag on a tool result either.
+  const chat = fromChatMessages(toChatMessages(/** @type {any} */ (CONTEXT)), { now: NOW });
+  assert.deepEqual(core(chat), core(withoutImageTurns(CONTEXT, 'user')));
+  const responses = fromResponsesItems(toResponsesInput(/** @type {any} */ (CONTEXT)), { now: NOW });
+  assert.deepEqual(core(responses), core(withoutImageTurns(CONTEXT, 'user')));
+  const ai = fromModelMessages(toModelMessages(/** @type {any} */ (CONTEXT)), { now: NOW });
+  assert.deepEqual(core(ai), core(CONTEXT));
+  assert.deepEqual(/** @type {any} */ (ai[2]).content[0], { type: 'thinking', thinking: 'Two reads.' });
+  assert.deepEqual(/** @type {any} */ (ai[4]).content[1], IMAGE);
+  const anthropic = fromAnthropicMessages(toAnthropicMessages(/** @type {any} */ (CONTEXT)), { now: NOW });
+  assert.deepEqual(
+    anthropic.map((m) => m.role),
+    ['user', 'assistant', 'toolResult', 'toolResult', 'user', 'assistant', 'toolResult', 'assistant'],
+  );
+  assert.deepEqual(anthropic[3].content, [{ type: 'text', text: 'an image' }, IMAGE]);
+  assert.deepEqual(/** @type {any} */ (anthropic[6]).isError, true);
+  assert.deepEqual(/** @type {any} */ (anthropic[1]).content[0], {
+    type: 'thinking',
+    thinking: 'Two reads.',
+    thinkingSignature: 'sig-1',
+  });
+  assert.ok(chat.every((m) => m.timestamp === NOW));
+});
+
+/** CONTEXT as Chat / Responses give it back: a tool result's images come back as one user turn. */
+function withoutImageTurns(/** @type {any[]} */ context, /** @type {string} */ role) {
+  const out = [];
+  for (const m of context) {
+    if (m.role === 'toolResult') {
+      const images = m.content.filter((/** @type {any} */ b) => b.type === 'image');
+      out.push({ ...m, isError: false, content: m.content.filter((/** @type {any} */ b) => b.type !== 'image') });
+      if (images.length) out.push({ role, content: images });
+    } else {
+      out.push(m);
+    }
+  }
+  return out;
+}
+
+test('turn by turn: an SDK reply mapped back and appended keeps the SessionTree in step with the SDK history', async () => {
+  await withServer(async (server) => {
+    const tree = SessionTree.fromBytes(readFileSync(sessionPath('pi-session-large.jsonl')));
+    try {
+      const client = anthropicClient(server.anthropicSdkBaseUrl);
+      const before = tree.buildLlmMessages().length;
+      const user = { role: /** @type {const} */ ('user'), content: 'Summarize what changed.' };
+      for (const entry of messageEntries(fromAnthropicMessages([user], { now: NOW }), {
+        parentId: tree.leafId,
+        now: NOW,
+      })) {
+        tree.appendEntry(entry);
+      }
+      const messages = toAnthropicMessages(tree.buildLlmMessages());
+      const reply = await client.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 512, messages });
+      const [assistant] = fromAnthropicMessages([reply], { now: NOW });
+      assert.equal(assistant.role, 'assistant');
+      assert.deepEqual(assistant.usage, { input: 1200, output: 40, cacheRead: 0, cacheWrite: 0, totalTokens: 1240 });
+      assert.equal(assistant.stopReason, 'stop');
+      const leaf = tree.leafId;
+      const [entry] = messageEntries([assistant], { parentId: leaf, now: NOW });
+      assert.match(entry.id, /^[0-9a-f]{8}$/);
+      assert.equal(entry.parentId, leaf);
+      assert.equal(entry.timestamp, new Date(NOW).toISOString());
+      const id = tree.appendEntry(entry);
+      assert.equal(tree.leafId, id);
+      const after = tree.buildLlmMessages();
+      assert.equal(after.length, before + 2);
+      // The tree's next request is the SDK history plus the reply, as the SDK would send it.
+      assert.deepEqual(toAnthropicMessages(after), [...messages, { role: 'assistant', content: reply.content }]);
+    } finally {
+      tree.free();
+    }
+  });
+});
+
+test('fromChatMessages reads a completion: usage, model, stop reason, tool names of results', () => {
+  const completion = {
+    model: 'gpt-4.1-mini',
+    choices: [{ finish_reason: 'tool_calls' }],
+    usage: {
+      prompt_tokens: 100,
+      completion_tokens: 7,
+      total_tokens: 107,
+      prompt_tokens_details: { cached_tokens: 30 },
+    },
+  };
+  const out = fromChatMessages(
+    [
+      { role: 'system', content: 'S' },
+      { role: 'tool', tool_call_id: 'x', content: 'orphan text kept as given' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'grep', arguments: '{"q":1}' } }],
+      },
+    ],
+    { completion, now: NOW },
+  );
+  assert.deepEqual(out, [
+    {
+      role: 'toolResult',
+      toolCallId: 'x',
+      toolName: '',
+      content: [{ type: 'text', text: 'orphan text kept as given' }],
+      isError: false,
+      timestamp: NOW,
+    },
+    {
+      role: 'assistant',
+      content: [{ type: 'toolCall', id: 'c1', name: 'grep', arguments: { q: 1 } }],
+      timestamp: NOW,
+      usage: { input: 70, output: 7, cacheRead: 30, cacheWrite: 0, totalTokens: 107 },
+      provider: 'openai',
+      model: 'gpt-4.1-mini',
+      stopReason: 'toolUse',
+      api: 'openai-completions',
+    },
+  ]);
+});
+
+test('messageEntries chains entries from parentId; fromEntries and appendEntry take them as they are', () => {
+  const messages = fromModelMessages(toModelMessages(/** @type {any} */ (CONTEXT)), {
+    model: 'm',
+    provider: 'p',
+    now: NOW,
+  });
+  assert.deepEqual(
+    messages
+      .filter((m) => m.role === 'assistant')
+      .map((m) => [/** @type {any} */ (m).provider, /** @type {any} */ (m).model, /** @type {any} */ (m).stopReason]),
+    [
+      ['p', 'm', 'toolUse'],
+      ['p', 'm', 'toolUse'],
+      ['p', 'm', 'stop'],
+    ],
+  );
+  const entries = messageEntries(messages, { parentId: null, now: NOW });
+  assert.equal(entries[0].parentId, null);
+  for (let i = 1; i < entries.length; i++) assert.equal(entries[i].parentId, entries[i - 1].id);
+  const tree = SessionTree.fromEntries(entries);
+  try {
+    assert.equal(tree.leafId, entries.at(-1)?.id);
+    assert.deepEqual(tree.validate().issues, []);
+    assert.deepEqual(
+      tree.buildLlmMessages().map((m) => m.role),
+      CONTEXT.map((m) => m.role),
+    );
+  } finally {
+    tree.free();
+  }
+  assert.throws(() => messageEntries(messages, /** @type {any} */ ({})), TypeError);
+});
+
+test('anthropicComplete: the Messages request (system separate), the text of the reply', async () => {
+  await withServer(async (server) => {
+    const complete = anthropicComplete({
+      baseUrl: `${server.anthropicBaseUrl}/`,
+      model: 'claude-haiku-4-5',
+      apiKey: SECRET,
+    });
+    const text = await complete({ systemPrompt: 'You summarize.', prompt: 'The conversation', maxTokens: 321 });
+    assert.equal(text, SUMMARY);
+    const [r] = server.requests;
+    assert.equal(r.path, '/v1/messages');
+    assert.equal(r.headers['x-api-key'], SECRET);
+    assert.equal(r.headers['anthropic-version'], '2023-06-01');
+    assert.equal(r.headers.authorization, undefined);
+    assert.deepEqual(r.body, {
+      model: 'claude-haiku-4-5',
+      max_tokens: 321,
+      system: 'You summarize.',
+      messages: [{ role: 'user', content: 'The conversation' }],
+    });
+  });
+});
+
+test('the complete callbacks reject with status and headers, never the key nor URL credentials; the engine retries after retry-after', async () => {
+  let failures = 1;
+  await withServer(
+    async (server) => {
+      const url = new URL(server.anthropicBaseUrl);
+      url.searchParams.set('api_key', 'query-key-secret');
+      const complete = anthropicComplete({ baseUrl: url.toString(), model: 'm', apiKey: SECRET });
+      const error = await complete({ systemPrompt: 's', prompt: 'p', maxTokens: 1 }).then(
+        () => assert.fail('resolved'),
+        (/** @type {any} */ e) => e,
+      );
+      assert.equal(error.status, 429);
+      assert.equal(error.headers.get('retry-after'), '0');
+      for (const secret of [SECRET, 'query-key-secret']) {
+        assert.ok(!error.message.includes(secret), `${secret} in ${error.message}`);
+      }
+      assert.match(error.message, /answered HTTP 429 Too Many Requests: overloaded for \[redacted\]/);
+      // Through the engine: the 429 is retried after the server's retry-after, then compacts.
+      failures = 1;
+      const tree = SessionTree.fromBytes(readFileSync(sessionPath('pi-session-large.jsonl')));
+      try {
+        const last = tree
+          .buildSessionContext()
+          .messages.filter((m) => m.role === 'assistant')
+          .at(-1);
+        const check = await tree.checkCompaction(/** @type {any} */ (last), {
+          contextWindow: 190000,
+          complete: anthropicComplete({ baseUrl: server.anthropicBaseUrl, model: 'm', apiKey: SECRET }),
+          retry: { maxRetries: 2, baseDelayMs: 60000 },
+        });
+        assert.equal(check.errorMessage, undefined);
+        assert.equal(check.reason, 'threshold');
+        assert.ok(check.result?.summary.includes('The local test server answered.'));
+        const calls = server.requests.slice(1);
+        assert.equal(calls[0].path, '/v1/messages');
+        assert.ok(calls.length >= 2, `retried: ${calls.length} requests`);
+      } finally {
+        tree.free();
+      }
+    },
+    {
+      respond: () =>
+        failures-- > 0
+          ? {
+              status: 429,
+              headers: { 'retry-after': '0' },
+              body: { type: 'error', error: { type: 'rate_limit_error', message: `overloaded for ${SECRET}` } },
+            }
+          : undefined,
+    },
+  );
+});
+
+test('aiSdkComplete: generateText through the ai package; its APICallError keeps status and headers for the engine', async () => {
+  let fail = false;
+  await withServer(
+    async (server) => {
+      const complete = aiSdkComplete({ generateText, model: gatewayModel(server.gatewayBaseUrl) });
+      assert.equal(
+        await complete({ systemPrompt: 'You summarize.', prompt: 'The conversation', maxTokens: 99 }),
+        SUMMARY,
+      );
+      const [r] = server.requests;
+      assert.equal(r.body.maxOutputTokens, 99);
+      assert.deepEqual(
+        r.body.prompt.map((/** @type {any} */ m) => m.role),
+        ['system', 'user'],
+      );
+      fail = true;
+      const error = await complete({ systemPrompt: 's', prompt: 'p', maxTokens: 1 }).then(
+        () => assert.fail('resolved'),
+        (/** @type {any} */ e) => e,
+      );
+      assert.equal(error.status, 429);
+      assert.equal(new Headers(error.headers).get('retry-after'), '3');
+      const controller = new AbortController();
+      controller.abort();
+      fail = false;
+      await assert.rejects(complete({ systemPrompt: 's', prompt: 'p', maxTokens: 1, signal: controller.signal }), {
+        name: 'AbortError',
+      });
+    },
+    {
+      respond: () =>
+        fail
+          ? {
+              status: 429,
+              headers: { 'retry-after': '3' },
+              body: { error: { message: 'slow down', type: 'rate_limit_exceeded' } },
+            }
+          : undefined,
+    },
+  );
+});
+
+test('openaiComplete redacts credentials written into the base URL (fetch refuses such a URL: "fetch failed")', async () => {
+  await withServer(async (server) => {
+    const url = new URL(server.openaiBaseUrl);
+    url.username = 'me';
+    url.password = 'pw-secret-1';
+    url.searchParams.set('key', 'query-secret-2');
+    const complete = openaiComplete({ baseUrl: url.toString(), model: 'm', apiKey: SECRET });
+    const error = await complete({ systemPrompt: 's', prompt: 'p', maxTokens: 1 }).then(
+      () => assert.fail('resolved'),
+      (/** @type {any} */ e) => e,
+    );
+    for (const secret of ['pw-secret-1', 'query-secret-2', SECRET])
+      assert.ok(!error.message.includes(secret), error.message);
+    assert.match(
+      error.message,
+      /^fetch failed: cannot reach http:\/\/\[redacted\]@127\.0\.0\.1:\d+\/v1\/chat\/completions\?key=\[redacted\]: /,
+    );
+    assert.equal(server.requests.length, 0);
+  });
+});
+
+const EXAMPLES = ['openai.mjs', 'anthropic.mjs', 'ai-sdk.mjs'];
+
+test('the examples (examples/*.mjs) compact a real session and send the next request to the local server', async () => {
+  await withServer(async (server) => {
+    for (const example of EXAMPLES) {
+      const path = fileURLToPath(new URL(`../../examples/${example}`, import.meta.url));
+      assert.ok(readFileSync(path, 'utf8').trimEnd().split('\n').length < 30, `${example} is under 30 lines`);
+      const from = server.requests.length;
+      const { stdout } = await promisify(execFile)(process.execPath, [path], {
+        env: {
+          ...process.env,
+          OPENAI_BASE_URL: server.openaiBaseUrl,
+          ANTHROPIC_BASE_URL: server.anthropicSdkBaseUrl,
+          AI_GATEWAY_BASE_URL: server.gatewayBaseUrl,
+          OPENAI_API_KEY: SECRET,
+          ANTHROPIC_API_KEY: SECRET,
+          AI_GATEWAY_API_KEY: SECRET,
+        },
+      });
+      assert.match(stdout, /compacted: threshold/, `${example}: ${stdout}`);
+      assert.match(stdout, /reply: ## Goal/, `${example}: ${stdout}`);
+      const mine = server.requests.slice(from);
+      assert.ok(mine.length >= 2, `${example}: ${mine.length} requests`);
+      assert.deepEqual(
+        mine.map((r) => r.violation),
+        mine.map(() => undefined),
+      );
+    }
+  });
+});
+
+test('the package exports the adapters as subpaths, typed', () => {
+  const pkg = JSON.parse(readFileSync(new URL('../../pkg/package.json', import.meta.url), 'utf8'));
+  for (const name of ['openai', 'anthropic', 'ai-sdk']) {
+    assert.deepEqual(pkg.exports[`./${name}`], { types: `./${name}.d.mts`, default: `./${name}.mjs` });
+    assert.ok(pkg.files.includes(`${name}.mjs`) && pkg.files.includes(`${name}.d.mts`), name);
+  }
+  assert.ok(pkg.files.includes('http.mjs'));
+});
