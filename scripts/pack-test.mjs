@@ -20,6 +20,10 @@ const SAMPLE = join(ROOT, 'examples', 'sessions', 'pi-session-with-compactions.j
 /** Every file the tarball must hold, and nothing else. */
 const EXPECTED_FILES = [
   'README.md',
+  'ai-sdk.d.mts',
+  'ai-sdk.mjs',
+  'anthropic.d.mts',
+  'anthropic.mjs',
   'bin/commands/compact.mjs',
   'bin/commands/context.mjs',
   'bin/commands/navigate.mjs',
@@ -31,6 +35,7 @@ const EXPECTED_FILES = [
   'bin/session-compaction.mjs',
   'bin/summarizer.mjs',
   'bin/support.mjs',
+  'http.mjs',
   'index.d.cts',
   'index.d.ts',
   'index.node.cjs',
@@ -90,6 +95,14 @@ const v: string = version();
 import { openaiComplete, type OpenAiComplete } from 'session-compaction/openai';
 const complete: OpenAiComplete = openaiComplete({ baseUrl: 'http://127.0.0.1:1', model: 'm' });
 void complete;
+import { toAnthropicMessages, type AnthropicMessage } from 'session-compaction/anthropic';
+import { toModelMessages, type ModelMessage } from 'session-compaction/ai-sdk';
+import { messageEntries, toChatMessages, type ChatMessage } from 'session-compaction/openai';
+const context = [{ role: 'user' as const, content: 'hi', timestamp: 0 }];
+const chat: ChatMessage[] = toChatMessages(context);
+const anthropic: AnthropicMessage[] = toAnthropicMessages(context);
+const model: ModelMessage[] = toModelMessages(context);
+void [chat, anthropic, model, messageEntries(context, { parentId: null })[0].id];
 export default v;
 `;
 

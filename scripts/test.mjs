@@ -41,7 +41,9 @@ const STEPS = [
     needsBuild: true,
     run: () => {
       run(npmBin('tsc'), ['-p', ROOT], { label: 'tsc (tests/js against pkg/*.d.ts)' });
-      run(npmBin('tsc'), ['-p', join(ROOT, 'tsconfig.cli.json')], { label: 'tsc (the CLI and openai.mjs in pkg/)' });
+      run(npmBin('tsc'), ['-p', join(ROOT, 'tsconfig.cli.json')], {
+        label: 'tsc (the CLI and the provider adapters in pkg/)',
+      });
       run(npmBin('tsc'), ['-p', join(ROOT, 'web-demo')], { label: 'tsc (the web demo, DOM lib)' });
     },
   },
