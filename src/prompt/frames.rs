@@ -35,6 +35,20 @@ pub const ADDITIONAL_CONTEXT: &str = "additional-context";
 /// The frames the prompt assembler writes itself, in prompt order (SPEC §9).
 pub const PROMPT_FRAMES: [&str; 3] = [CONVERSATION, PREVIOUS_SUMMARY, ADDITIONAL_CONTEXT];
 
+/// How the assembler opens the conversation frame (SPEC §9); the parsers of prompts (the
+/// extractive summarizer) read the frames with these same texts.
+pub const CONVERSATION_OPEN: &str = "<conversation>\n";
+/// How the assembler closes the conversation frame (with the blank line after it).
+pub const CONVERSATION_CLOSE: &str = "\n</conversation>\n\n";
+/// How the assembler opens the previous-summary frame.
+pub const PREVIOUS_SUMMARY_OPEN: &str = "<previous-summary>\n";
+/// How the assembler closes the previous-summary frame (with the blank line after it).
+pub const PREVIOUS_SUMMARY_CLOSE: &str = "\n</previous-summary>\n\n";
+/// How the assembler opens the context frame (each line follows as `- line\n`).
+pub const ADDITIONAL_CONTEXT_OPEN: &str = "<additional-context>\n";
+/// How the assembler closes the context frame (with the blank line after it).
+pub const ADDITIONAL_CONTEXT_CLOSE: &str = "</additional-context>\n\n";
+
 /// What the `<` of a neutralized frame tag becomes.
 pub const ESCAPED_LT: &str = "&lt;";
 
@@ -284,6 +298,19 @@ impl Frames {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_frame_texts_use_the_frame_names() {
+        let pairs = [
+            (CONVERSATION, CONVERSATION_OPEN, CONVERSATION_CLOSE),
+            (PREVIOUS_SUMMARY, PREVIOUS_SUMMARY_OPEN, PREVIOUS_SUMMARY_CLOSE),
+            (ADDITIONAL_CONTEXT, ADDITIONAL_CONTEXT_OPEN, ADDITIONAL_CONTEXT_CLOSE),
+        ];
+        for (name, open, close) in pairs {
+            assert_eq!(open, format!("<{name}>\n"));
+            assert!(close.trim() == format!("</{name}>") && close.ends_with(">\n\n"), "{close:?}");
+        }
+    }
 
     #[test]
     fn frames_come_from_the_templates() {

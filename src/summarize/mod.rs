@@ -246,23 +246,24 @@ pub fn assemble_prompt_with(
     context: &[String],
     instructions: &str,
 ) -> String {
+    use crate::prompt::frames as f;
     let mut p = String::with_capacity(conversation.len() + instructions.len() + 128);
-    p.push_str("<conversation>\n");
+    p.push_str(f::CONVERSATION_OPEN);
     p.push_str(conversation);
-    p.push_str("\n</conversation>\n\n");
+    p.push_str(f::CONVERSATION_CLOSE);
     if let Some(prev) = previous_summary {
-        p.push_str("<previous-summary>\n");
+        p.push_str(f::PREVIOUS_SUMMARY_OPEN);
         p.push_str(&frames.neutralize_summary(prev));
-        p.push_str("\n</previous-summary>\n\n");
+        p.push_str(f::PREVIOUS_SUMMARY_CLOSE);
     }
     if !context.is_empty() {
-        p.push_str("<additional-context>\n");
+        p.push_str(f::ADDITIONAL_CONTEXT_OPEN);
         for line in context {
             p.push_str("- ");
             p.push_str(&frames.neutralize(line));
             p.push('\n');
         }
-        p.push_str("</additional-context>\n\n");
+        p.push_str(f::ADDITIONAL_CONTEXT_CLOSE);
     }
     p.push_str(instructions);
     p

@@ -1,12 +1,14 @@
 //! The prompt frame the engine assembles (SPEC §9): splits a prompt into its `<conversation>`,
-//! `<previous-summary>` and `<additional-context>` blocks and the instructions.
+//! `<previous-summary>` and `<additional-context>` blocks and the instructions, with the frame
+//! texts of [`crate::prompt::frames`] (the assembler writes the same ones). In a prompt the engine
+//! made, content holds no frame tag (SPEC §13.4: they are escaped as `&lt;…`), so each frame ends
+//! at its own closing tag; the last-closing-tag rules below only matter for prompts a host
+//! assembled itself without escaping.
 
-const CONV_OPEN: &str = "<conversation>\n";
-const CONV_CLOSE: &str = "\n</conversation>\n\n";
-const PREV_OPEN: &str = "<previous-summary>\n";
-const PREV_CLOSE: &str = "\n</previous-summary>\n\n";
-const CTX_OPEN: &str = "<additional-context>\n";
-const CTX_CLOSE: &str = "</additional-context>\n\n";
+use crate::prompt::frames::{
+    ADDITIONAL_CONTEXT_CLOSE as CTX_CLOSE, ADDITIONAL_CONTEXT_OPEN as CTX_OPEN, CONVERSATION_CLOSE as CONV_CLOSE,
+    CONVERSATION_OPEN as CONV_OPEN, PREVIOUS_SUMMARY_CLOSE as PREV_CLOSE, PREVIOUS_SUMMARY_OPEN as PREV_OPEN,
+};
 
 #[derive(Debug, Default)]
 pub(super) struct PromptParts<'a> {
