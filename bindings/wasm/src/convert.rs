@@ -32,15 +32,24 @@ fn internal(message: impl std::fmt::Display) -> JsValue {
     error_js(Error::Internal { message: message.to_string() })
 }
 
-/// A JS value as JSON (`undefined` → `null`).
+/// A JS value as JSON text (`JSON.stringify`; `undefined` → `null`).
+pub fn stringify(v: &JsValue, what: &str) -> Result<String, JsValue> {
+    if v.is_undefined() {
+        return Ok("null".into());
+    }
+    let text = js_sys::JSON::stringify(v)
+        .map_err(|_| bad_arg(what, "cannot be converted to JSON (cycle, BigInt or a throwing Proxy?)"))?;
+    Ok(text.as_string().unwrap_or_else(|| "null".into()))
+}
+
+/// A JS value as JSON (`undefined` → `null`), read like a loaded line
+/// ([`session_compaction::io::parse_line_value`]: nesting up to 512 levels).
 pub fn to_value(v: &JsValue, what: &str) -> Result<Value, JsValue> {
     if v.is_undefined() {
         return Ok(Value::Null);
     }
-    let text =
-        js_sys::JSON::stringify(v).map_err(|_| bad_arg(what, "cannot be converted to JSON (cycle or BigInt?)"))?;
-    let text = text.as_string().unwrap_or_else(|| "null".into());
-    serde_json::from_str(&text).map_err(|e| bad_arg(what, e))
+    let text = stringify(v, what)?;
+    session_compaction::io::parse_line_value(text.as_bytes()).map_err(|e| bad_arg(what, e))
 }
 
 /// A JS array as a vector of JSON values.
