@@ -90,6 +90,7 @@ describe('handles fail safely', () => {
       tree.appendEntry({
         type: 'message',
         id: 'b',
+        parentId: 'a',
         timestamp: '2025-01-01T00:00:02.000Z',
         message: { role: 'user', content: 'again', timestamp: 2 },
       });
@@ -98,6 +99,7 @@ describe('handles fail safely', () => {
     });
 
     test(`async methods reject (never throw, never hang) on a ${kind}`, async () => {
+      /** @type {any} */
       const tree = sc.SessionTree.fromJsonl(TEXT);
       for (const [name, call] of /** @type {[string, () => Promise<unknown>][]} */ ([
         ['compact', () => tree.compact(make())],
