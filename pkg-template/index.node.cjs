@@ -16,16 +16,11 @@ function deepFreeze(value) {
   return value;
 }
 
-// A handle used after `free()` (or after its `using` scope) fails with E_FREED: every method and
-// getter of SessionTree checks the pointer first (the generated glue would pass a null pointer
-// and throw a bare "null pointer passed to rust"); methods that return a Promise reject. `free()`
-// itself may be called again: it does nothing the second time.
+// A SessionTree used after free() throws E_FREED (async methods reject); free() twice is a no-op.
 const ASYNC_METHODS = new Set(['compact', 'navigateTree', 'checkCompaction']);
 
 function freedError(member) {
-  const error = new Error(
-    `SessionTree.${member}: this session handle was freed (free() or the end of its \`using\` scope); load it again`,
-  );
+  const error = new Error(`SessionTree.${member}: this session handle was freed`);
   error.name = 'SessionCompactionError';
   error.code = 'E_FREED';
   return error;
