@@ -15,6 +15,8 @@
 //       Node entry, the first SessionTree.fromBytes of the process (it instantiates the module
 //       and grows wasm memory) and a later, warm one (wall and CPU time: CPU time is steadier on
 //       a busy machine);
+//   (g) parseSession (the pure load: every entry as a JS object), beside SessionTree.fromJsonl
+//       of the same text in the same run (parseSession must stay linear: within 2× of it);
 // each measured in its own child process, which reports its peak resident memory (VmHWM).
 // Prints a table and writes everything to target/bench-results.json.
 //
@@ -178,6 +180,17 @@ async function child(kind, file, pkgDir, reps, appends) {
         if (!ctx || typeof json !== 'string' || prep === null) throw new Error('bad result');
         tree.free();
         return { total: t3 - t0, load: t1 - t0, prepare: t2 - t1, context: t3 - t2, contextJson: t4 - t3 };
+      });
+    } else if (kind === 'parse-session') {
+      result = measure(warmup, reps, () => {
+        const t0 = now();
+        const parsed = api.parseSession(text);
+        const t1 = now();
+        const tree = SessionTree.fromJsonl(text);
+        const t2 = now();
+        if (parsed.entries.length !== tree.entryCount) throw new Error('parseSession and fromJsonl disagree');
+        tree.free();
+        return { total: t1 - t0, fromJsonl: t2 - t1 };
       });
     } else if (kind === 'pure') {
       result = measure(warmup, reps, () => {
@@ -469,7 +482,7 @@ async function parent(opts) {
     console.log(`[bench] ${name} (${(bytes / 1048576).toFixed(1)} MB), ${reps} reps`);
     const entry = { file: name, bytes, reps, runtimes: {}, native: null };
     for (const rt of runtimes) {
-      const kinds = ['json-parse', 'handle', 'handle-bytes', 'pure'];
+      const kinds = ['json-parse', 'handle', 'handle-bytes', 'pure', 'parse-session'];
       if (file === generated) kinds.push('append');
       const r = {};
       for (const kind of kinds) {
@@ -533,6 +546,11 @@ function tableRows(entry, runtimes, appends) {
       r.pure,
       (ms) =>
         `parse ${fmtMs(ms.parse.min)} + branch ${fmtMs(ms.branch.min)} + prepare ${fmtMs(ms.prepare.min)} + context ${fmtMs(ms.context.min)}`,
+    );
+    add(
+      '(g) parseSession',
+      r['parse-session'],
+      (ms) => `fromJsonl ${fmtMs(ms.fromJsonl.min)} in the same runs: ${(ms.total.min / ms.fromJsonl.min).toFixed(2)}×`,
     );
     if (r.cold) {
       const c = r.cold;

@@ -9,7 +9,7 @@
 use crate::context::SessionContext;
 use crate::entry::UsageMeta;
 use crate::error::{Error, Result};
-use crate::io::{LineError, ParsedSession};
+use crate::io::{LineError, OpaqueLine, ParsedSession};
 use crate::plan::branch::BranchEntries;
 use crate::plan::file_ops::FileLists;
 use crate::plan::prepare::FileOpsLists;
@@ -31,9 +31,12 @@ pub fn token_count(n: f64) -> u64 {
     }
 }
 
-/// Result of `parseSession` (SPEC §1): the header (`null` when the first record is not a valid
-/// header), the entries in file order after migration, the bad lines, and whether a migration
-/// was applied.
+/// Result of `parseSession` (SPEC §1, §13.3): the header (`null` when there is no valid header:
+/// then either the header line was not JSON and `entries` holds every record, or the input is not
+/// a session, `entries` is empty and every line is in `opaqueLines`), the entries in file order
+/// after migration, the bad lines, whether a migration was applied, and the lines kept as
+/// written. Pass the whole result to `serializeSession` to write every line back. (The JS
+/// `parseSession` writes this shape with [`crate::io::parsed_session_json`].)
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
@@ -48,11 +51,13 @@ pub struct ParsedSessionResult {
     pub errors: Vec<LineError>,
     /// A v1/v2 → v3 migration was applied.
     pub migrated: bool,
+    /// The lines that hold no record (malformed, blank), as written, with their places.
+    pub opaque_lines: Vec<OpaqueLine>,
 }
 
 impl From<ParsedSession> for ParsedSessionResult {
     fn from(p: ParsedSession) -> Self {
-        Self { header: p.header, entries: p.entries, errors: p.errors, migrated: p.migrated }
+        Self { header: p.header, entries: p.entries, errors: p.errors, migrated: p.migrated, opaque_lines: p.opaque }
     }
 }
 
@@ -72,6 +77,8 @@ pub struct ParsedSessionWithIdsResult {
     pub errors: Vec<LineError>,
     /// A v1/v2 → v3 migration was applied.
     pub migrated: bool,
+    /// The lines that hold no record (malformed, blank), as written, with their places.
+    pub opaque_lines: Vec<OpaqueLine>,
     /// How many ids the migration drew.
     pub generated_ids_used: usize,
 }
@@ -100,11 +107,13 @@ pub fn parse_session_with_id_list(
         entries: p.entries,
         errors: p.errors,
         migrated: p.migrated,
+        opaque_lines: p.opaque,
         generated_ids_used: used,
     })
 }
 
-/// The argument of `serializeSession`: a header (optional, `null` for none) and the entries.
+/// The argument of `serializeSession`: a header (optional, `null` for none), the entries, and
+/// the opaque lines `parseSession` returned (optional), which go back in their places.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
@@ -116,6 +125,39 @@ pub struct SessionFile {
     /// The entries, one line each.
     #[cfg_attr(feature = "tsify", tsify(type = "SessionEntry[]"))]
     pub entries: Vec<Value>,
+    /// The lines kept as written (`line` is ignored).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub opaque_lines: Vec<OpaqueLine>,
+}
+
+/// `serializeSession`: the header and entry texts (compact JSON, one record each) and the opaque
+/// lines written in file order ([`crate::io::write_lines`]; opaque lines sorted by position,
+/// stably). SPEC §1, §13.3.
+///
+/// # Errors
+/// [`Error::Argument`] for an opaque line whose text holds a line end (it would add lines).
+pub fn serialize_session_file(header: Option<&str>, entries: &[&str], opaque: &[OpaqueLine]) -> Result<String> {
+    if let Some(i) = opaque.iter().position(|o| o.text.contains('\n')) {
+        return Err(Error::Argument {
+            name: format!("session.opaqueLines[{i}]"),
+            reason: "`text` must not contain a line end".into(),
+        });
+    }
+    let header = header.filter(|h| h.trim() != "null");
+    let mut sorted: Vec<&OpaqueLine> = opaque.iter().collect();
+    sorted.sort_by_key(|o| o.position);
+    let size = header.map_or(0, str::len)
+        + entries.iter().map(|e| e.len() + 1).sum::<usize>()
+        + sorted.iter().map(|o| o.text.len() + 1).sum::<usize>()
+        + 1;
+    let mut out = String::with_capacity(size);
+    crate::io::write_lines(
+        &mut out,
+        header.into_iter().chain(entries.iter().copied()),
+        sorted.iter().map(|o| (o.position, o.text.as_str())),
+    );
+    Ok(out)
 }
 
 /// Result of `pruneToolOutputs` (SPEC §7): how many tool results were pruned, the estimated

@@ -128,6 +128,19 @@ impl Builder {
     }
 }
 
+/// A line that holds no JSON record: malformed JSON, a truncated record, or a blank line.
+fn garbage_line() -> impl Strategy<Value = String> {
+    let record = r#"{"type":"message","id":"zz","parentId":null,"message":{"role":"user","content":"h\u00e9 \"q\""}}"#;
+    prop_oneof![
+        (1usize..record.len()).prop_map(move |n| record[..n].to_string()),
+        Just(String::new()),
+        Just("   \t ".to_string()),
+        Just("}{".to_string()),
+        Just("not json at all".to_string()),
+        "[a-z ]{1,20}\\{".prop_map(|s| s),
+    ]
+}
+
 fn build(steps: &[Step]) -> SessionTree {
     let mut b = Builder::new();
     for s in steps {
@@ -229,20 +242,42 @@ proptest! {
     }
 
     #[test]
-    fn load_save_load_is_identity(steps in prop::collection::vec(step(), 1..60)) {
+    fn load_save_load_is_identity(
+        steps in prop::collection::vec(step(), 1..60),
+        garbage in prop::collection::vec((any::<prop::sample::Index>(), garbage_line()), 0..8),
+    ) {
         use session_compaction::io::{parse_session, ParseOptions};
         let tree = build(&steps);
-        let text = tree.to_jsonl();
-        // value path: parse → save → parse gives the same values
-        let first = parse_session(&text, &ParseOptions::strict()).expect("strict load of a saved session");
+        let clean = tree.to_jsonl();
+        // Garbage lines (malformed JSON, truncated records, blank lines) anywhere, the header's
+        // place included: every one of them survives a load and a save in its place.
+        let mut lines: Vec<String> = clean.lines().map(str::to_owned).collect();
+        for (at, g) in &garbage {
+            let i = at.index(lines.len() + 1);
+            lines.insert(i, g.clone());
+        }
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let strict = garbage.iter().all(|(_, g)| g.trim().is_empty());
+        // value path: parse → save gives the text back; parse → save → parse gives the same values
+        let first = parse_session(&text, &ParseOptions { strict }).expect("load of a saved session");
         let saved = first.to_jsonl();
-        let second = parse_session(&saved, &ParseOptions::strict()).expect("strict reload");
+        prop_assert_eq!(&saved, &text);
+        let second = parse_session(&saved, &ParseOptions::lenient()).expect("reload");
         prop_assert_eq!(&first.entries, &second.entries);
         prop_assert_eq!(&first.header, &second.header);
+        prop_assert_eq!(&first.opaque, &second.opaque);
+        prop_assert_eq!(&first.errors, &second.errors);
+        let malformed = garbage.iter().filter(|(_, g)| !g.trim().is_empty()).count();
+        prop_assert_eq!(first.errors.len(), malformed);
+        // (a malformed line before the header makes the first line a damaged header: the
+        // header is then still the first record, so nothing else changes)
+        prop_assert!(first.header.is_some());
         prop_assert_eq!(first.entries, entries_of(&tree));
-        // raw path: the handle writes unchanged entries byte for byte
-        let (handle, errors) = SessionTree::from_jsonl(text.clone(), &ParseOptions::strict()).expect("handle load");
-        prop_assert!(errors.is_empty());
+        // raw path: the handle writes unchanged entries, the header and every garbage line byte for byte
+        let (handle, errors) = SessionTree::from_jsonl(text.clone(), &ParseOptions { strict }).expect("handle load");
+        prop_assert_eq!(&errors, &first.errors);
+        prop_assert_eq!(handle.to_jsonl(), text.clone());
+        let (handle, _) = SessionTree::from_bytes(text.clone().into_bytes(), &ParseOptions::lenient()).expect("bytes load");
         prop_assert_eq!(handle.to_jsonl(), text);
     }
 

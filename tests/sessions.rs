@@ -11,6 +11,7 @@ use session_compaction::io::{
     parse_session_with_ids, scan_jsonl, scan_session, scan_session_with_ids, serialize_session, split_lines, LineError,
     ParseOptions, ParsedSession,
 };
+use session_compaction::session::SessionTree;
 use session_compaction::tree::{collect_entries_for_branch_summary, get_branch, validate, IssueKind, TreeIndex};
 use session_compaction::Error;
 use std::collections::HashSet;
@@ -150,7 +151,7 @@ fn raw_path_matches_value_path_on_real_sessions() {
         })
         .unwrap();
         assert_eq!(raw.migrated, value.migrated, "{rel}");
-        assert_eq!(raw.migrated_text.is_some(), value.migrated, "{rel}");
+        assert_eq!(raw.text.is_some(), value.migrated, "{rel}");
         assert_eq!(raw.header, value.header);
         assert_eq!(raw.entries.len(), value.entries.len());
         let buf = raw.buffer(text.as_bytes());
@@ -244,10 +245,22 @@ fn every_error_kind_with_its_line() {
     assert!(text_of(2).contains("`id`") && text_of(2).contains("line 6"), "{}", text_of(2));
     assert!(text_of(3).contains("`type`"), "{}", text_of(3));
     assert!(text_of(5).starts_with("line 11: truncated last line"), "{}", text_of(5));
-    // Malformed lines are dropped; entries missing fields are kept (lossless, like the reference).
-    assert_eq!(s.lines, vec![2, 6, 7, 9, 10]);
+    // Glued records are split into entries; entries missing fields are kept (like the
+    // reference); malformed and blank lines are kept as opaque lines (SPEC §13.3).
+    assert_eq!(s.lines, vec![2, 5, 5, 6, 7, 9, 10]);
     assert_eq!(s.entries[0]["id"], "a");
-    assert_eq!(s.entries[3], json!(42));
+    assert_eq!((s.entries[1]["id"].as_str(), s.entries[2]["id"].as_str()), (Some("b"), Some("c")));
+    assert_eq!(s.entries[5], json!(42));
+    let opaque: Vec<(usize, usize, &str)> = s.opaque.iter().map(|o| (o.line, o.position, o.text.as_str())).collect();
+    assert_eq!(
+        opaque,
+        vec![
+            (3, 2, "{not json}"),
+            (4, 2, ""),
+            (8, 6, "   \t "),
+            (11, 8, r#"{"type":"message","id":"e","message":{"role":"#)
+        ]
+    );
     // The raw path reports the same errors.
     let raw = scan_session(text.as_bytes(), &lenient()).unwrap();
     assert_eq!(raw.errors, s.errors);
@@ -284,27 +297,50 @@ fn err_reason(e: &Error) -> String {
 }
 
 #[test]
-fn header_errors_load_nothing() {
+fn input_that_is_not_a_session_loads_no_entries_but_keeps_every_line() {
     let cases: &[(&str, usize)] = &[
         ("", 1),
         ("\n\n  \n", 1),
         ("{\"type\":\"message\",\"id\":\"1\"}\n", 1),
         ("{\"type\":\"session\",\"id\":42}\n{\"type\":\"message\",\"id\":\"a\"}", 1),
-        ("{bad}\n\n{\"type\":\"message\",\"id\":\"a\"}\n", 3),
     ];
     for (text, line) in cases {
         let s = parse_session(text, &lenient()).unwrap();
         assert!(s.header.is_none() && s.entries.is_empty(), "{text:?}");
         let header = s.errors.iter().find(|e| e.error.code() == "E_HEADER").unwrap_or_else(|| panic!("{text:?}"));
         assert_eq!(header.line, *line, "{text:?}");
-        assert_eq!(
-            parse_session(text, &ParseOptions::strict()).unwrap_err().code(),
-            if *line == 3 { "E_PARSE" } else { "E_HEADER" }
-        );
+        assert_eq!(parse_session(text, &ParseOptions::strict()).unwrap_err().code(), "E_HEADER");
         let raw = scan_session(text.as_bytes(), &lenient()).unwrap();
         assert_eq!(raw.errors, s.errors);
         assert!(raw.entries.is_empty() && raw.header.is_none());
+        // Every line is kept as written: saving gives the input back (line ends normalized).
+        let want: String = text.lines().map(|l| format!("{l}\n")).collect();
+        assert_eq!(s.to_jsonl(), want, "{text:?}");
+        let (tree, _) = SessionTree::from_jsonl(text.to_string(), &lenient()).unwrap();
+        assert_eq!(tree.to_jsonl(), want, "{text:?}");
     }
+}
+
+#[test]
+fn damaged_header_line_keeps_the_entries_after_it() {
+    let truncated = &HEADER[..30];
+    let text = format!("{truncated}\n\n{}\n{}\n", msg("a", None), msg("b", Some("a")));
+    let s = parse_session(&text, &lenient()).unwrap();
+    assert!(s.header.is_none());
+    assert_eq!(s.entries.len(), 2);
+    assert_eq!(s.lines, vec![3, 4]);
+    assert_eq!(codes(&s.errors), vec![(1, "E_PARSE"), (1, "E_HEADER")]);
+    assert_eq!(s.opaque.iter().map(|o| (o.line, o.position)).collect::<Vec<_>>(), vec![(1, 0), (2, 0)]);
+    assert_eq!(s.to_jsonl(), text);
+    assert_eq!(parse_session(&text, &ParseOptions::strict()).unwrap_err().code(), "E_PARSE");
+    let raw = scan_session(text.as_bytes(), &lenient()).unwrap();
+    assert_eq!(raw.errors, s.errors);
+    assert_eq!(raw.spans().iter().map(|(l, _)| *l).collect::<Vec<_>>(), s.lines);
+    let (tree, errors) = SessionTree::from_jsonl(text.clone(), &lenient()).unwrap();
+    assert_eq!(errors, s.errors);
+    assert_eq!(tree.entry_count(), 2);
+    assert_eq!(tree.leaf_id(), Some("b"));
+    assert_eq!(tree.to_jsonl(), text);
     // Malformed lines before the header are skipped: the first parsed value is the header.
     let s = parse_session(&format!("{{oops\n{HEADER}\n{}", msg("a", None)), &lenient()).unwrap();
     assert_eq!(s.header_line, 2);
@@ -318,27 +354,30 @@ fn crlf_bom_blank_lines_and_bytes() {
     let s = parse_session(&text, &ParseOptions::strict()).unwrap();
     assert_eq!(s.lines, vec![4, 5]);
     assert_eq!(split_lines(text.as_bytes()).len(), 3);
-    // Invalid UTF-8 is a parse error of that line only, on both paths.
+    // Invalid UTF-8 is replaced by U+FFFD on both paths, as TextDecoder does; nothing is lost.
     let mut bytes = format!("{HEADER}\n").into_bytes();
     bytes.extend_from_slice(b"{\"type\":\"message\",\"id\":\"x\",\"t\":\"\xff\"}\n");
     bytes.extend_from_slice(msg("a", None).as_bytes());
     let s = parse_session_bytes(&bytes, &lenient()).unwrap();
-    assert_eq!(codes(&s.errors), vec![(2, "E_PARSE")]);
-    assert_eq!(s.lines, vec![3]);
+    assert!(s.errors.is_empty(), "{:?}", s.errors);
+    assert_eq!(s.lines, vec![2, 3]);
+    assert_eq!(s.entries[0]["t"], "\u{fffd}");
     let raw = scan_session(&bytes, &lenient()).unwrap();
     assert_eq!(raw.errors, s.errors);
-    assert_eq!(raw.spans().len(), 1);
+    assert_eq!(raw.spans().len(), 2);
+    let (tree, _) = SessionTree::from_bytes(bytes.clone(), &lenient()).unwrap();
+    assert_eq!(tree.to_jsonl(), String::from_utf8_lossy(&bytes).into_owned() + "\n");
 }
 
 #[test]
 fn plain_jsonl_keeps_any_value() {
     let r = parse_jsonl("1\n\"s\"\nnull\n[1]\n{\"a\":1} {\"b\":2}\n{\"a\":");
-    assert_eq!(r.values, vec![json!(1), json!("s"), Value::Null, json!([1])]);
-    assert_eq!(r.lines, vec![1, 2, 3, 4]);
+    assert_eq!(r.values, vec![json!(1), json!("s"), Value::Null, json!([1]), json!({"a":1}), json!({"b":2})]);
+    assert_eq!(r.lines, vec![1, 2, 3, 4, 5, 5]);
     assert_eq!(codes(&r.errors), vec![(5, "E_PARSE"), (6, "E_PARSE")]);
     let raw = scan_jsonl(b"1\n\"s\"\nnull\n[1]\n{\"a\":1} {\"b\":2}\n{\"a\":");
     assert_eq!(raw.errors, r.errors);
-    assert_eq!(raw.lines.len(), 4);
+    assert_eq!(raw.lines.len(), 6);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,18 +1,34 @@
 //! JSON Lines loading and saving of session files: lenient or strict parsing with 1-based line
 //! numbers on every error, the session-header check, the v1 → v2 → v3 migration, and writing a
-//! session back. SPEC §1 ("Older files", "Lossless rule"); conformance README "loadSession" and
-//! op `parseJsonlLenient`.
+//! session back. SPEC §1 ("Older files", "Lossless rule"), §13.3 (lossless storage); conformance
+//! README "loadSession" and op `parseJsonlLenient`.
 //!
-//! Two paths share one line splitter and one error detection:
+//! Two paths share one line splitter and one decision per line ([`classify_line`]):
 //! - the **value path** ([`parse_jsonl`], [`parse_session`]) builds a [`serde_json::Value`] per
-//!   line (key order preserved, unknown types and fields untouched);
-//! - the **raw path** ([`scan_jsonl`], [`scan_session`]) only extracts each line's
-//!   [`EntryMeta`] and its byte range, for a session handle that keeps the original bytes.
+//!   record (key order preserved, unknown types and fields untouched);
+//! - the **raw path** ([`scan_jsonl`], [`scan_session`]) only extracts each record's
+//!   [`EntryMeta`] and its byte range, for a session handle that keeps the original bytes (and for
+//!   the JS `parseSession`, which splices those bytes into its result: [`parsed_session_json`]).
 //!
-//! A line is accepted by both paths exactly when it holds one JSON value (see
-//! [`parse_line_value`] for the two known exceptions). Blank and whitespace-only lines are
-//! ignored, CRLF line ends are accepted, a UTF-8 byte-order mark at the very start is skipped.
-//! Nothing here panics on any input.
+//! **Nothing a user wrote is lost** (SPEC §13.3). Every line of the input survives a load and a
+//! save in its place:
+//! - a line holding one JSON value is a record (the header or an entry); any text `JSON.parse`
+//!   accepts is one, whatever its nesting depth and however large its numbers;
+//! - a line holding several JSON values glued together (`{…}{…}`) is split into its records,
+//!   with an [`Error::Parse`] warning for the line;
+//! - every other line (malformed JSON, a truncated last line) and every blank line is kept as an
+//!   **opaque line**: its text as written, its 1-based line number and its position among the
+//!   records ([`OpaqueLine`]); malformed ones are reported ([`Error::Parse`]), blank ones are not;
+//! - invalid UTF-8 is replaced by U+FFFD (as `TextDecoder` does), never fatal;
+//! - a header line that is not JSON (a truncated header) is kept as an opaque line and the
+//!   entries after it load without a header ([`Error::Header`] reported); a first record that is
+//!   JSON but not a session header means the input is not a session (the reference's rule): no
+//!   entries, every line kept as an opaque line.
+//!
+//! Saving writes the header, the entries and the opaque lines in file order, one per line, each
+//! ended by `\n`. The only changes a load and save make are the line ends (CRLF → LF, a final line
+//! end added), a UTF-8 byte-order mark dropped, glued records written one per line, and a v1/v2
+//! file migrated to v3. Nothing here panics on any input.
 
 use crate::entry::EntryList;
 use crate::entry::{EntryKind, EntryMeta};
@@ -20,6 +36,7 @@ use crate::error::{Error, Result};
 use crate::js::{js_string, js_trim};
 use serde::ser::{Serialize, Serializer};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::ops::Range;
 
@@ -32,7 +49,7 @@ pub const CURRENT_SESSION_VERSION: u32 = 3;
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(rename = "ParseSessionOptions"))]
 #[serde(default)]
 pub struct ParseOptions {
-    /// `false` (default): keep every good line and report each bad one in `errors`.
+    /// `false` (default): keep every line and report each bad one in `errors`.
     /// `true`: fail with the error of the first bad line (lowest line number: `E_PARSE`,
     /// `E_MISSING_FIELD` or `E_HEADER`) instead of reporting it in `errors`.
     #[cfg_attr(feature = "tsify", tsify(optional))]
@@ -40,7 +57,7 @@ pub struct ParseOptions {
 }
 
 impl ParseOptions {
-    /// Lenient parsing (the reference's behaviour).
+    /// Lenient parsing (the reference's behaviour, minus its losses).
     pub fn lenient() -> Self {
         Self { strict: false }
     }
@@ -55,16 +72,46 @@ impl ParseOptions {
 pub struct RawLine {
     /// 1-based line number in the buffer (lines are separated by `\n`).
     pub line: usize,
-    /// Byte range of the line's JSON text in the buffer, without the line end and without
-    /// surrounding JSON whitespace (space, tab, CR, LF).
+    /// Byte range of the line's JSON text in the buffer. For a line holding one record: the whole
+    /// line without its line end (`\n`, and a `\r` before it), surrounding whitespace included,
+    /// so that it is written back byte for byte. For a record of a glued line: that record's
+    /// text only.
+    pub range: Range<usize>,
+}
+
+/// A line kept as written: a line that holds no JSON record (malformed JSON, a truncated last
+/// line, a blank line), or any line of an input that is not a session (SPEC §13.3). `parseSession`
+/// returns them in `opaqueLines`; `serializeSession` writes them back in their places.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+pub struct OpaqueLine {
+    /// 1-based line number in the input (ignored by `serializeSession`).
+    #[serde(default)]
+    pub line: usize,
+    /// Where it goes back: the number of records (the header, when there is one, and the
+    /// entries) written before it. Lines with the same position keep their order.
+    pub position: usize,
+    /// The line's text without its line end (`\n`, and a `\r` before it).
+    pub text: String,
+}
+
+/// An opaque line of the raw path: like [`OpaqueLine`], its text a byte range of the buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpaqueSpan {
+    /// 1-based line number in the input.
+    pub line: usize,
+    /// The number of records written before it (see [`OpaqueLine::position`]).
+    pub position: usize,
+    /// The line's text in the buffer, without its line end.
     pub range: Range<usize>,
 }
 
 /// A bad line: its 1-based number and what is wrong with it.
 ///
-/// `error` is [`Error::Parse`] (malformed JSON, two records on one line, truncated last line),
-/// [`Error::MissingField`] (an entry without string `type` or `id`) or [`Error::Header`] (the
-/// first record is not a session header). Serializes as `{line, code, message}`.
+/// `error` is [`Error::Parse`] (malformed JSON or a truncated last line: the line is kept as an
+/// opaque line; two records on one line: split into entries), [`Error::MissingField`] (an entry
+/// without string `type` or `id`: kept) or [`Error::Header`] (no readable session header).
+/// Serializes as `{line, code, message}`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LineError {
     /// 1-based line number.
@@ -103,9 +150,13 @@ pub struct LineErrorShape {
 // ---------------------------------------------------------------------------------------------
 // Line splitting (shared by both paths)
 
-/// A line plus whether a `\n` follows it (the last line of a file may lack one).
+/// One line of the buffer.
 struct Segment {
+    /// Line number and the JSON text's range (trimmed of JSON whitespace).
     raw: RawLine,
+    /// The whole line without its `\n` and one `\r` before it.
+    full: Range<usize>,
+    /// A `\n` follows the line (the last line of a file may lack one).
     terminated: bool,
 }
 
@@ -142,20 +193,37 @@ fn trim_json_ws(bytes: &[u8], start: usize, end: usize) -> (usize, usize) {
     (a, b)
 }
 
-/// Calls `f` for every non-blank line, in order.
-fn for_each_segment(bytes: &[u8], mut f: impl FnMut(Segment)) {
-    let mut pos = if bytes.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+/// `start..end` (a line without its `\n`) without one final `\r`.
+fn line_text_end(bytes: &[u8], start: usize, end: usize) -> usize {
+    if end > start && bytes[end - 1] == b'\r' {
+        end - 1
+    } else {
+        end
+    }
+}
+
+/// The offset where the lines start: after a UTF-8 BOM at offset 0.
+fn text_start(bytes: &[u8]) -> usize {
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    }
+}
+
+/// Calls `f` for every line, blank ones included, in order. An empty text after the last `\n`
+/// is not a line.
+fn for_each_line(bytes: &[u8], mut f: impl FnMut(Segment)) {
+    let mut pos = text_start(bytes);
     let mut line = 0usize;
-    while pos <= bytes.len() {
+    while pos < bytes.len() {
         line += 1;
         let (end, next, terminated) = match find_newline(bytes, pos) {
             Some(nl) => (nl, nl + 1, true),
             None => (bytes.len(), bytes.len() + 1, false),
         };
         let (a, b) = trim_json_ws(bytes, pos, end);
-        if a < b {
-            f(Segment { raw: RawLine { line, range: a..b }, terminated });
-        }
+        f(Segment { raw: RawLine { line, range: a..b }, full: pos..line_text_end(bytes, pos, end), terminated });
         pos = next;
     }
 }
@@ -165,12 +233,23 @@ fn for_each_segment(bytes: &[u8], mut f: impl FnMut(Segment)) {
 /// the range; whitespace-only lines are skipped; a UTF-8 BOM at offset 0 is skipped.
 pub fn split_lines(bytes: &[u8]) -> Vec<RawLine> {
     let mut out = Vec::new();
-    for_each_segment(bytes, |s| out.push(s.raw));
+    for_each_line(bytes, |s| {
+        if !s.raw.range.is_empty() {
+            out.push(s.raw)
+        }
+    });
     out
 }
 
+/// The buffer as UTF-8: borrowed when it is valid, else with every invalid sequence replaced by
+/// U+FFFD (the WHATWG decoder's replacement, so a file read with `TextDecoder` loads the same).
+/// Line ends are never part of an invalid sequence: line numbers do not change.
+pub fn utf8_text(bytes: &[u8]) -> Cow<'_, str> {
+    String::from_utf8_lossy(bytes)
+}
+
 // ---------------------------------------------------------------------------------------------
-// Per-line parsing and error detection (shared by both paths)
+// Per-line decisions (shared by both paths)
 
 /// True when the text contains a `\u` escape of a UTF-16 surrogate (`\uD800`–`\uDFFF`).
 fn has_surrogate_escape(text: &[u8]) -> bool {
@@ -251,60 +330,42 @@ fn repair_lone_surrogates(text: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Parses one line's JSON text into a value, the way both paths decide whether a line is good.
-///
-/// Accepted: exactly one JSON value (any type). Unpaired UTF-16 surrogate escapes (which
-/// JavaScript writes and Rust strings cannot hold) are read as U+FFFD (same UTF-16 length), so
-/// such lines are not lost; the raw path keeps their original bytes. Rejected, with the parser's
-/// error: malformed JSON, trailing characters or a second record, invalid UTF-8, nesting deeper
-/// than 128 levels and numbers beyond the double range (such as `1e400`; JavaScript writers never
-/// produce them). Known divergence: the raw path ([`scan_jsonl`]) does not detect the last case
-/// when the number sits in a field its metadata does not read.
-///
-/// # Errors
-/// The serde_json error of a rejected line (the loaders report it as an [`Error::Parse`] naming
-/// the line and whether it holds two records or is a truncated last line).
-pub fn parse_line_value(text: &[u8]) -> std::result::Result<Value, serde_json::Error> {
-    match serde_json::from_slice::<Value>(text) {
-        Ok(v) => Ok(v),
-        Err(e) => {
-            if has_surrogate_escape(text) {
-                if let Ok(v) = serde_json::from_slice::<Value>(&repair_lone_surrogates(text)) {
-                    return Ok(v);
-                }
+/// Rewrites every number outside strings that is beyond the double range (such as `1e400`) as
+/// `null`: what `JSON.stringify(JSON.parse(text))` writes for it (JavaScript reads it as
+/// `Infinity`), since a [`Value`] cannot hold it. `text` is valid JSON.
+fn nullify_huge_numbers(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
+        if b == b'"' {
+            let start = i;
+            i += 1;
+            while i < text.len() && text[i] != b'"' {
+                i += if text[i] == b'\\' { 2 } else { 1 };
             }
-            Err(e)
+            i = (i + 1).min(text.len());
+            out.extend_from_slice(&text[start..i]);
+        } else if b == b'-' || b.is_ascii_digit() {
+            let start = i;
+            while i < text.len() && matches!(text[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
+                i += 1;
+            }
+            let token = &text[start..i];
+            let huge =
+                std::str::from_utf8(token).ok().and_then(|s| s.parse::<f64>().ok()).is_some_and(f64::is_infinite);
+            out.extend_from_slice(if huge { b"null" } else { token });
+        } else {
+            out.push(b);
+            i += 1;
         }
     }
+    out
 }
 
-/// The metadata of one line, deciding acceptance exactly like [`parse_line_value`] (up to the
-/// divergence documented there). `utf8_checked`: the buffer is known to be valid UTF-8.
-fn parse_line_meta(text: &[u8], utf8_checked: bool) -> std::result::Result<EntryMeta, serde_json::Error> {
-    if utf8_checked || std::str::from_utf8(text).is_ok() {
-        if let Ok(meta) = EntryMeta::from_json_serde(text) {
-            // Fields the metadata does not read are skipped without a depth limit: a line that
-            // could nest deeper than the value parser allows is checked by the value parser.
-            if !may_exceed_depth(text) {
-                return Ok(meta);
-            }
-            return parse_line_value(text).map(|_| meta);
-        }
-    }
-    parse_line_value(text).map(|v| EntryMeta::from_value(&v))
-}
-
-/// A nesting depth below the one serde_json refuses when building a value (128): lines that
-/// nest deeper are decided by the value parser.
-const SAFE_DEPTH: usize = 100;
-
-/// True when the JSON text may nest deeper than [`SAFE_DEPTH`]: first a count of all opening
-/// brackets (cheap), then the real depth outside strings.
-fn may_exceed_depth(text: &[u8]) -> bool {
-    if text.len() <= SAFE_DEPTH || text.iter().filter(|&&b| b == b'[' || b == b'{').count() <= SAFE_DEPTH {
-        return false;
-    }
-    let mut depth = 0usize;
+/// The nesting depth of a JSON text (brackets outside strings), counted without recursion.
+fn json_depth(text: &[u8]) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
     let mut in_string = false;
     let mut i = 0;
     while i < text.len() {
@@ -314,16 +375,127 @@ fn may_exceed_depth(text: &[u8]) -> bool {
             (false, b'"') => in_string = true,
             (false, b'[' | b'{') => {
                 depth += 1;
-                if depth > SAFE_DEPTH {
-                    return true;
-                }
+                max = max.max(depth);
             }
             (false, b']' | b'}') => depth = depth.saturating_sub(1),
             _ => {}
         }
         i += 1;
     }
-    false
+    max
+}
+
+/// The deepest nesting a [`Value`] is built for (values are recursive: deeper ones would risk the
+/// stack, 1 MB under WebAssembly). Deeper records are still records on the raw path (their
+/// text is kept and `JSON.parse` reads them); see [`parse_line_value`].
+pub const VALUE_MAX_DEPTH: usize = 512;
+
+/// serde_json's own nesting limit when building a value.
+const SERDE_DEPTH: usize = 128;
+
+/// A value nested deeper than serde_json's default limit (up to [`VALUE_MAX_DEPTH`]).
+fn deep_value(text: &[u8]) -> serde_json::Result<Value> {
+    use serde::Deserialize;
+    let mut de = serde_json::Deserializer::from_slice(text);
+    de.disable_recursion_limit();
+    let v = Value::deserialize(&mut de)?;
+    de.end()?;
+    Ok(v)
+}
+
+/// Parses one record's JSON text into a value, the way the value path reads a record.
+///
+/// Accepts exactly one JSON value, as `JSON.parse` does, with three adjustments a [`Value`]
+/// needs: unpaired UTF-16 surrogate escapes (which JavaScript writes and Rust strings cannot
+/// hold) read as U+FFFD (same UTF-16 length); numbers beyond the double range (`1e400`, which
+/// JavaScript reads as `Infinity`) read as `null`, what `JSON.stringify` writes for them; nesting
+/// up to [`VALUE_MAX_DEPTH`] levels (serde_json's default limit is 128).
+///
+/// # Errors
+/// The serde_json error when the text is not one JSON value, or when it nests deeper than
+/// [`VALUE_MAX_DEPTH`] (the only JSON the value path cannot hold; the raw path keeps it).
+pub fn parse_line_value(text: &[u8]) -> std::result::Result<Value, serde_json::Error> {
+    let first = match serde_json::from_slice::<Value>(text) {
+        Ok(v) => return Ok(v),
+        Err(e) => e,
+    };
+    let mut owned: Cow<'_, [u8]> = Cow::Borrowed(text);
+    if has_surrogate_escape(&owned) {
+        owned = Cow::Owned(repair_lone_surrogates(&owned));
+    }
+    // Only a valid JSON text is adjusted further.
+    if serde_json::from_slice::<serde::de::IgnoredAny>(&owned).is_err() {
+        return Err(first);
+    }
+    let depth = json_depth(&owned);
+    if depth > VALUE_MAX_DEPTH {
+        return Err(first);
+    }
+    let build = |t: &[u8]| if depth >= SERDE_DEPTH { deep_value(t) } else { serde_json::from_slice::<Value>(t) };
+    match build(&owned) {
+        Ok(v) => Ok(v),
+        Err(_) => build(&nullify_huge_numbers(&owned)).map_err(|_| first),
+    }
+}
+
+/// The metadata of one record's text (valid JSON). Never fails: a record no parser here can
+/// build (nested deeper than [`VALUE_MAX_DEPTH`]) gets the metadata of its top-level `type`,
+/// `id`, `parentId` and `timestamp` only.
+fn record_meta(text: &[u8], utf8_checked: bool) -> EntryMeta {
+    if utf8_checked || std::str::from_utf8(text).is_ok() {
+        // Fields the metadata does not read are skipped without a depth limit: a line that
+        // could nest deeper than serde's limit is read through a value.
+        if !may_exceed_depth(text) {
+            if let Ok(meta) = EntryMeta::from_json_serde(text) {
+                return meta;
+            }
+        }
+    }
+    match parse_line_value(text) {
+        Ok(v) => EntryMeta::from_value(&v),
+        Err(_) => EntryMeta::from_value(&shallow_value(text)),
+    }
+}
+
+/// The top-level `type`, `id`, `parentId` and `timestamp` of a JSON object text (skipping the
+/// rest without a depth limit); `null` when they cannot be read.
+fn shallow_value(text: &[u8]) -> Value {
+    #[derive(serde::Deserialize)]
+    struct Top {
+        #[serde(rename = "type")]
+        ty: Option<Value>,
+        id: Option<Value>,
+        #[serde(rename = "parentId")]
+        parent_id: Option<Value>,
+        timestamp: Option<Value>,
+    }
+    // The four fields are scalars in any real entry; other shapes are dropped.
+    let scalar = |v: Option<Value>| v.filter(|v| !v.is_array() && !v.is_object());
+    match serde_json::from_slice::<Top>(text) {
+        Ok(t) => {
+            let mut o = serde_json::Map::new();
+            for (k, v) in [("type", t.ty), ("id", t.id), ("parentId", t.parent_id), ("timestamp", t.timestamp)] {
+                if let Some(v) = scalar(v) {
+                    o.insert(k.into(), v);
+                }
+            }
+            Value::Object(o)
+        }
+        Err(_) => Value::Null,
+    }
+}
+
+/// A nesting depth below serde_json's limit for values (128): lines that may nest deeper are
+/// read through [`parse_line_value`].
+const SAFE_DEPTH: usize = 100;
+
+/// True when the JSON text may nest deeper than [`SAFE_DEPTH`]: first a count of all opening
+/// brackets (cheap), then the real depth outside strings.
+fn may_exceed_depth(text: &[u8]) -> bool {
+    if text.len() <= SAFE_DEPTH || text.iter().filter(|&&b| b == b'[' || b == b'{').count() <= SAFE_DEPTH {
+        return false;
+    }
+    json_depth(text) > SAFE_DEPTH
 }
 
 /// The serde_json message without its " at line L column C" suffix (every line is parsed on its
@@ -337,21 +509,79 @@ fn bare_message(e: &serde_json::Error) -> String {
     }
 }
 
-/// The [`Error::Parse`] of a rejected line: a truncated last line, two records on one line, or
-/// malformed JSON.
-fn line_parse_error(seg: &Segment, text: &[u8], err: &serde_json::Error) -> Error {
+/// What one line holds ([`classify_line`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum LineContent {
+    /// Whitespace only: kept as an opaque line, not reported.
+    Blank,
+    /// One JSON value: the record's byte range (the whole line without its line end).
+    Record(Range<usize>),
+    /// Two or more JSON values glued on one line: each one's byte range, and the warning.
+    Glued(Vec<Range<usize>>, Error),
+    /// Not JSON (malformed, or a truncated last line): kept as an opaque line, reported.
+    Malformed(Error),
+}
+
+/// Decides what one line holds, the one rule both paths follow (SPEC §13.3): exactly the JSON
+/// texts `JSON.parse` accepts are records, whatever their depth and number sizes (unpaired
+/// surrogate escapes included); a line of several such texts one after the other is split.
+/// `bytes` must be valid UTF-8 (see [`utf8_text`]).
+fn classify(bytes: &[u8], seg: &Segment) -> LineContent {
+    let Range { start: a, end: b } = seg.raw.range.clone();
+    if a >= b {
+        return LineContent::Blank;
+    }
+    let text = &bytes[a..b];
     let mut stream = serde_json::Deserializer::from_slice(text).into_iter::<serde::de::IgnoredAny>();
-    let reason = match stream.next() {
-        Some(Ok(_)) => match stream.next() {
-            Some(Ok(_)) => "two or more JSON records on one line".to_string(),
-            _ => format!("malformed JSON: {}", bare_message(err)),
-        },
-        Some(Err(e)) if e.is_eof() && !seg.terminated => {
-            format!("truncated last line (no line end, JSON incomplete): {}", bare_message(&e))
+    let mut ranges = Vec::new();
+    let mut start = 0usize;
+    loop {
+        match stream.next() {
+            None => break,
+            Some(Ok(_)) => {
+                let end = stream.byte_offset();
+                let (s, e) = trim_json_ws(text, start, end);
+                ranges.push(a + s..a + e);
+                start = end;
+            }
+            Some(Err(e)) => {
+                let reason = if e.is_eof() && !seg.terminated && ranges.is_empty() {
+                    format!("truncated last line (no line end, JSON incomplete): {}", bare_message(&e))
+                } else {
+                    format!("malformed JSON: {}", bare_message(&e))
+                };
+                return LineContent::Malformed(Error::Parse {
+                    line: seg.raw.line,
+                    reason: format!("{reason}; the line is kept as written"),
+                });
+            }
         }
-        _ => format!("malformed JSON: {}", bare_message(err)),
+    }
+    match ranges.len() {
+        0 => LineContent::Blank,
+        1 => LineContent::Record(seg.full.clone()),
+        n => LineContent::Glued(
+            ranges,
+            Error::Parse {
+                line: seg.raw.line,
+                reason: format!("two or more JSON records on one line: split into {n} entries"),
+            },
+        ),
+    }
+}
+
+/// The decision of the line loops for the one line of `text` (for tests and tools): blank, one record, glued
+/// records or malformed.
+pub fn classify_line(text: &str) -> LineContent {
+    let bytes = text.as_bytes();
+    let end = find_newline(bytes, 0).unwrap_or(bytes.len());
+    let (a, b) = trim_json_ws(bytes, 0, end);
+    let seg = Segment {
+        raw: RawLine { line: 1, range: a..b },
+        full: 0..line_text_end(bytes, 0, end),
+        terminated: end < bytes.len(),
     };
-    Error::Parse { line: seg.raw.line, reason }
+    classify(bytes, &seg)
 }
 
 fn sort_errors(errors: &mut [LineError]) {
@@ -361,101 +591,146 @@ fn sort_errors(errors: &mut [LineError]) {
 // ---------------------------------------------------------------------------------------------
 // Plain JSONL (no session semantics)
 
-/// Every good line of a JSONL buffer as a value, plus the bad lines.
+/// Every record of a JSONL buffer as a value, plus the opaque lines and the bad lines.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct JsonlValues {
-    /// The parsed values, in file order.
+    /// The parsed values, in file order (the records of a glued line one after the other).
     pub values: Vec<Value>,
     /// The 1-based line number of each value (parallel to `values`).
     pub lines: Vec<usize>,
+    /// The lines that hold no record, in file order; `position` counts the values before them.
+    pub opaque: Vec<OpaqueLine>,
     /// The bad lines ([`Error::Parse`]), by line number.
     pub errors: Vec<LineError>,
 }
 
-fn values_of(bytes: &[u8]) -> JsonlValues {
+fn opaque_line(bytes: &[u8], line: usize, range: Range<usize>, position: usize) -> OpaqueLine {
+    OpaqueLine { line, position, text: String::from_utf8_lossy(&bytes[range]).into_owned() }
+}
+
+/// The value path's line loop over UTF-8 `bytes`.
+fn values_of_utf8(bytes: &[u8]) -> JsonlValues {
     let mut out = JsonlValues::default();
-    for_each_segment(bytes, |seg| {
-        let text = &bytes[seg.raw.range.clone()];
-        match parse_line_value(text) {
-            Ok(v) => {
+    for_each_line(bytes, |seg| {
+        // The common case first: the whole line is one value.
+        if !seg.raw.range.is_empty() {
+            if let Ok(v) = serde_json::from_slice::<Value>(&bytes[seg.raw.range.clone()]) {
                 out.values.push(v);
                 out.lines.push(seg.raw.line);
+                return;
             }
-            Err(e) => out.errors.push(LineError { line: seg.raw.line, error: line_parse_error(&seg, text, &e) }),
+        }
+        let line = seg.raw.line;
+        let push_records = |out: &mut JsonlValues, ranges: &[Range<usize>]| -> Option<Error> {
+            let values: std::result::Result<Vec<Value>, _> =
+                ranges.iter().map(|r| parse_line_value(&bytes[r.clone()])).collect();
+            match values {
+                Ok(vs) => {
+                    for v in vs {
+                        out.values.push(v);
+                        out.lines.push(line);
+                    }
+                    None
+                }
+                Err(_) => Some(Error::Parse {
+                    line,
+                    reason: format!(
+                        "a JSON value nested deeper than {VALUE_MAX_DEPTH} levels: kept as written \
+                         (a session handle loads it as an entry)"
+                    ),
+                }),
+            }
+        };
+        let bad = match classify(bytes, &seg) {
+            LineContent::Blank => None,
+            LineContent::Record(_) => match push_records(&mut out, std::slice::from_ref(&seg.raw.range)) {
+                None => return,
+                Some(e) => Some(e),
+            },
+            LineContent::Glued(ranges, warning) => match push_records(&mut out, &ranges) {
+                None => {
+                    out.errors.push(LineError { line, error: warning });
+                    return;
+                }
+                Some(e) => Some(e),
+            },
+            LineContent::Malformed(e) => Some(e),
+        };
+        let position = out.values.len();
+        out.opaque.push(opaque_line(bytes, line, seg.full.clone(), position));
+        if let Some(error) = bad {
+            out.errors.push(LineError { line, error });
         }
     });
     out
 }
 
-/// Parses JSONL text leniently: every line holding one JSON value (of any type) is kept, every
-/// other non-blank line is reported with its line number. Never fails.
-pub fn parse_jsonl(text: &str) -> JsonlValues {
-    values_of(text.as_bytes())
+fn values_of(bytes: &[u8]) -> JsonlValues {
+    values_of_utf8(utf8_text(bytes).as_bytes())
 }
 
-/// [`parse_jsonl`] over bytes (lines with invalid UTF-8 are bad lines).
+/// Parses JSONL text leniently: every record (a line holding one JSON value of any type, or each
+/// value of a glued line) is kept, every other line is an opaque line, and malformed or glued
+/// lines are reported with their line number. Never fails.
+pub fn parse_jsonl(text: &str) -> JsonlValues {
+    values_of_utf8(text.as_bytes())
+}
+
+/// [`parse_jsonl`] over bytes (invalid UTF-8 is replaced by U+FFFD, see [`utf8_text`]).
 pub fn parse_jsonl_bytes(bytes: &[u8]) -> JsonlValues {
     values_of(bytes)
 }
 
-/// The reference's `parseJsonlLenient(text)`: the values of the good lines, bad lines skipped
+/// The reference's `parseJsonlLenient(text)`: the values of the records, other lines skipped
 /// silently. Conformance op `parseJsonlLenient`.
 pub fn parse_jsonl_lenient(text: &str) -> Vec<Value> {
     parse_jsonl(text).values
 }
 
-/// One good line of the raw path: where it is and its metadata.
+/// One record of the raw path: where it is and its metadata.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MetaLine {
     /// Line number and byte range.
     pub raw: RawLine,
-    /// The entry metadata extracted from the line's bytes.
+    /// The entry metadata extracted from the record's bytes.
     pub meta: EntryMeta,
 }
 
-/// The good lines of a buffer with their metadata, plus the bad lines (raw path).
+/// The records of a buffer with their metadata, plus the opaque and the bad lines (raw path).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct JsonlMetas {
-    /// Good lines, in file order.
+    /// Records, in file order.
     pub lines: Vec<MetaLine>,
+    /// The lines that hold no record; `position` counts the records before them.
+    pub opaque: Vec<OpaqueSpan>,
     /// Bad lines ([`Error::Parse`]), by line number.
     pub errors: Vec<LineError>,
+    /// The input with invalid UTF-8 replaced (see [`utf8_text`]) when it was not valid UTF-8:
+    /// the ranges then point into it. `None`: they point into the input.
+    pub text: Option<String>,
 }
 
-/// The raw path's line loop. Each line is first handed to the one-pass scanner
-/// ([`crate::entry::scan_entry`]), which also finds where the line's object ends, so that a good
-/// line costs one pass and no separate search for its line end. When the scanner gives up, or
-/// something other than whitespace follows the object on its line, the line takes the general
-/// path of [`for_each_segment`] + [`parse_line_meta`], with the same result.
-fn metas_of(bytes: &[u8], utf8_checked: bool) -> JsonlMetas {
-    let mut out = JsonlMetas::default();
-    // A rough guess of the entry count (lines average some hundreds of bytes), to grow less.
-    out.lines.reserve(bytes.len() / 2048);
-    scan_lines(
-        bytes,
-        utf8_checked,
-        |l| {
-            out.lines.push(l);
-            true
-        },
-        |e| out.errors.push(e),
-    );
-    out
+/// What the raw line loop hands on, in file order. Passed by value to a closure and never
+/// stored, so a record's metadata is not boxed (that would cost an allocation per line).
+#[allow(clippy::large_enum_variant)]
+enum RawItem {
+    Record(MetaLine),
+    Opaque { line: usize, range: Range<usize> },
+    Error(LineError),
 }
 
-/// The line loop of [`metas_of`]: calls `good` for each good line and `bad` for each bad one,
-/// in file order; stops when `good` returns false.
-fn scan_lines(
-    bytes: &[u8],
-    utf8_checked: bool,
-    mut good: impl FnMut(MetaLine) -> bool,
-    mut bad: impl FnMut(LineError),
-) {
+/// The raw path's line loop over UTF-8 `bytes`. Each line is first handed to the one-pass
+/// scanner ([`crate::entry::scan_entry`]), which also finds where the line's object ends, so
+/// that a good line costs one pass and no separate search for its line end. When the scanner
+/// gives up, or something other than whitespace follows the object on its line, the line takes
+/// the general path of [`classify`] + [`record_meta`], with the same result as the value path.
+/// Stops when `f` returns false.
+fn scan_lines(bytes: &[u8], mut f: impl FnMut(RawItem) -> bool) {
     let mut scanner = crate::entry::EntryScanner::default();
     let n = bytes.len();
-    let mut pos = if bytes.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+    let mut pos = text_start(bytes);
     let mut line = 0usize;
-    while pos <= n {
+    while pos < n {
         line += 1;
         let mut a = pos;
         while a < n && matches!(bytes[a], b' ' | b'\t' | b'\r') {
@@ -468,7 +743,8 @@ fn scan_lines(
                     e += 1;
                 }
                 if e == n || bytes[e] == b'\n' {
-                    if !good(MetaLine { raw: RawLine { line, range: a..end }, meta }) {
+                    let range = pos..line_text_end(bytes, pos, e);
+                    if !f(RawItem::Record(MetaLine { raw: RawLine { line, range }, meta })) {
                         return;
                     }
                     pos = e + 1;
@@ -482,27 +758,65 @@ fn scan_lines(
             None => (n, n + 1, false),
         };
         let (a, b) = trim_json_ws(bytes, pos, end);
-        if a < b {
-            let seg = Segment { raw: RawLine { line, range: a..b }, terminated };
-            let text = &bytes[a..b];
-            match parse_line_meta(text, utf8_checked) {
-                Ok(meta) => {
-                    if !good(MetaLine { raw: seg.raw, meta }) {
-                        return;
-                    }
-                }
-                Err(e) => bad(LineError { line, error: line_parse_error(&seg, text, &e) }),
+        let seg = Segment { raw: RawLine { line, range: a..b }, full: pos..line_text_end(bytes, pos, end), terminated };
+        let go = match classify(bytes, &seg) {
+            LineContent::Blank => f(RawItem::Opaque { line, range: seg.full }),
+            LineContent::Record(range) => {
+                let meta = record_meta(&bytes[a..b], true);
+                f(RawItem::Record(MetaLine { raw: RawLine { line, range }, meta }))
             }
+            LineContent::Glued(ranges, warning) => {
+                let mut go = f(RawItem::Error(LineError { line, error: warning }));
+                for range in ranges {
+                    if !go {
+                        break;
+                    }
+                    let meta = record_meta(&bytes[range.clone()], true);
+                    go = f(RawItem::Record(MetaLine { raw: RawLine { line, range }, meta }));
+                }
+                go
+            }
+            LineContent::Malformed(error) => {
+                f(RawItem::Opaque { line, range: seg.full }) && f(RawItem::Error(LineError { line, error }))
+            }
+        };
+        if !go {
+            return;
         }
         pos = next;
     }
 }
 
-/// Splits a buffer into lines and extracts each good line's [`EntryMeta`] without building a
-/// [`Value`] (the fast path of a session handle that keeps the raw bytes). Accepts and rejects
-/// the same lines as [`parse_jsonl_bytes`] (see [`parse_line_value`]). Never fails.
+fn metas_of_utf8(bytes: &[u8]) -> JsonlMetas {
+    let mut out = JsonlMetas::default();
+    // A rough guess of the entry count (lines average some hundreds of bytes), to grow less.
+    out.lines.reserve(bytes.len() / 2048);
+    scan_lines(bytes, |item| {
+        match item {
+            RawItem::Record(l) => out.lines.push(l),
+            RawItem::Opaque { line, range } => {
+                out.opaque.push(OpaqueSpan { line, position: out.lines.len(), range });
+            }
+            RawItem::Error(e) => out.errors.push(e),
+        }
+        true
+    });
+    sort_errors(&mut out.errors);
+    out
+}
+
+/// Splits a UTF-8 buffer into lines and extracts each record's [`EntryMeta`] without building
+/// a [`Value`] (the fast path of a session handle that keeps the raw bytes). Decides every line
+/// like [`parse_jsonl_bytes`] (see [`LineContent`]). Never fails. Input with invalid UTF-8 is
+/// read as [`utf8_text`] returns it, and the ranges point into [`JsonlMetas::text`].
 pub fn scan_jsonl(bytes: &[u8]) -> JsonlMetas {
-    metas_of(bytes, false)
+    match std::str::from_utf8(bytes) {
+        Ok(_) => metas_of_utf8(bytes),
+        Err(_) => {
+            let text = utf8_text(bytes).into_owned();
+            JsonlMetas { text: Some(text.clone()), ..metas_of_utf8(text.as_bytes()) }
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -770,11 +1084,13 @@ impl RandomIds {
 // ---------------------------------------------------------------------------------------------
 // Sessions (value path)
 
-/// A loaded session (value path): the header, the entries after it, and the bad lines.
+/// A loaded session (value path): the header, the entries after it, the opaque lines and the
+/// bad lines.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ParsedSession {
-    /// The header (the first record), after migration; `None` when the first record is not a
-    /// valid header, in which case `entries` is empty (the reference loads nothing).
+    /// The header (the first record), after migration; `None` when there is no valid header:
+    /// then either the header line was not JSON and `entries` holds every record, or the input
+    /// is not a session and `entries` is empty (every line is then in `opaque`).
     pub header: Option<Value>,
     /// 1-based line of the header (0 when there is none).
     pub header_line: usize,
@@ -783,9 +1099,12 @@ pub struct ParsedSession {
     pub entries: Vec<Value>,
     /// The 1-based source line of each entry (parallel to `entries`).
     pub lines: Vec<usize>,
-    /// Bad lines by line number: [`Error::Parse`] (dropped), [`Error::MissingField`] (an entry
-    /// without a string `type` or `id` after migration; kept, as the reference keeps it, so that
-    /// saving stays lossless) and [`Error::Header`] (no valid header; nothing loaded).
+    /// The lines that hold no record, in file order, with their place among the records
+    /// ([`OpaqueLine::position`] counts the header, when there is one, and the entries).
+    pub opaque: Vec<OpaqueLine>,
+    /// Bad lines by line number: [`Error::Parse`] (malformed: kept in `opaque`; glued records:
+    /// split into entries), [`Error::MissingField`] (an entry without a string `type` or `id`
+    /// after migration; kept, as the reference keeps it) and [`Error::Header`] (no valid header).
     pub errors: Vec<LineError>,
     /// A migration was due and applied (the reference's `migrateToCurrentVersion` result).
     pub migrated: bool,
@@ -810,9 +1129,9 @@ impl ParsedSession {
         EntryList::new(&self.entries)
     }
 
-    /// The session as JSONL ([`serialize_session`]).
+    /// The session as JSONL, opaque lines in their places ([`serialize_session_lines`]).
     pub fn to_jsonl(&self) -> String {
-        serialize_session(self.header.as_ref(), &self.entries)
+        serialize_session_lines(self.header.as_ref(), &self.entries, &self.opaque)
     }
 }
 
@@ -846,6 +1165,45 @@ fn header_problem(first: Option<&Value>, line: usize) -> Option<String> {
     }
 }
 
+/// What the first record means (conformance README "loadSession" step 2, SPEC §13.3).
+enum HeaderState {
+    /// A session header.
+    Valid,
+    /// The first non-blank line is not JSON (a truncated or damaged header): it stays an opaque
+    /// line, and every record is an entry of a session without header.
+    Damaged(LineError),
+    /// The first record is JSON but not a session header, or there is no record: not a session
+    /// (the reference loads nothing); every line is kept as an opaque line.
+    NotASession(LineError),
+}
+
+/// `first`: the first record and its line; `errors`: the line errors so far (a malformed line
+/// before the first record means the first non-blank line is not JSON).
+fn header_state(first: Option<(&Value, usize)>, errors: &[LineError]) -> HeaderState {
+    let line = first.map_or(1, |(_, l)| l);
+    let Some(reason) = header_problem(first.map(|(v, _)| v), line) else {
+        return HeaderState::Valid;
+    };
+    let damaged = errors.iter().find(|e| e.line < line && e.error.code() == "E_PARSE").map(|e| e.line);
+    match (first, damaged) {
+        (Some(_), Some(header_line)) => HeaderState::Damaged(header_error(
+            header_line,
+            format!(
+                "line {header_line} is not a readable session header (kept as written); the records \
+                 from line {line} on are loaded as entries of a session without header"
+            ),
+        )),
+        _ => HeaderState::NotASession(header_error(line, reason)),
+    }
+}
+
+/// Every line of `bytes` as an opaque line at position 0 (an input that is not a session).
+fn all_lines_opaque(bytes: &[u8]) -> Vec<OpaqueLine> {
+    let mut out = Vec::new();
+    for_each_line(bytes, |seg| out.push(opaque_line(bytes, seg.raw.line, seg.full, 0)));
+    out
+}
+
 /// Sorts the errors by line; in strict mode, the first one is returned as the error.
 fn check_strict(options: &ParseOptions, errors: &mut [LineError]) -> Result<()> {
     sort_errors(errors);
@@ -859,17 +1217,33 @@ fn string_ids<'a>(values: impl IntoIterator<Item = &'a Value>) -> Vec<String> {
     values.into_iter().filter_map(|v| v.get("id").and_then(Value::as_str).map(str::to_owned)).collect()
 }
 
+/// The session of the records of UTF-8 `bytes` (`values` = [`values_of_utf8`] of them).
 fn session_of(
+    bytes: &[u8],
     values: JsonlValues,
     options: &ParseOptions,
     next_id: Option<&mut dyn FnMut() -> String>,
 ) -> Result<ParsedSession> {
-    let JsonlValues { values: mut file, lines, mut errors } = values;
+    let JsonlValues { values: mut file, lines, opaque, mut errors } = values;
+    sort_errors(&mut errors);
     let first_line = lines.first().copied().unwrap_or(1);
-    if let Some(reason) = header_problem(file.first(), first_line) {
-        errors.push(header_error(first_line, reason));
-        check_strict(options, &mut errors)?;
-        return Ok(ParsedSession { errors, ..Default::default() });
+    match header_state(file.first().zip(lines.first().copied()), &errors) {
+        HeaderState::Valid => {}
+        HeaderState::Damaged(e) => {
+            errors.push(e);
+            for (v, &line) in file.iter().zip(&lines) {
+                if let Some(field) = missing_field_of(v) {
+                    errors.push(missing_field(line, field));
+                }
+            }
+            check_strict(options, &mut errors)?;
+            return Ok(ParsedSession { entries: file, lines, opaque, errors, ..Default::default() });
+        }
+        HeaderState::NotASession(e) => {
+            errors.push(e);
+            check_strict(options, &mut errors)?;
+            return Ok(ParsedSession { opaque: all_lines_opaque(bytes), errors, ..Default::default() });
+        }
     }
     let migrated = match next_id {
         Some(f) => migrate_to_current_version(&mut file, f),
@@ -891,36 +1265,47 @@ fn session_of(
         header_line: first_line,
         entries: file.collect(),
         lines: lines.get(1..).unwrap_or_default().to_vec(),
+        opaque,
         errors,
         migrated,
     })
 }
 
-/// Loads a session from JSONL text (conformance README "loadSession"; SPEC §1):
-/// 1. parses every non-blank line (blank lines ignored, CRLF accepted); malformed lines, lines
-///    with two records and a truncated last line are bad lines ([`Error::Parse`]);
-/// 2. the first parsed record must be a header `{type: "session", id: <string>}`, else nothing
-///    is loaded ([`Error::Header`]);
+fn parse_session_utf8(
+    bytes: &[u8],
+    options: &ParseOptions,
+    next_id: Option<&mut dyn FnMut() -> String>,
+) -> Result<ParsedSession> {
+    session_of(bytes, values_of_utf8(bytes), options, next_id)
+}
+
+/// Loads a session from JSONL text (conformance README "loadSession"; SPEC §1, §13.3):
+/// 1. decides every line ([`LineContent`]): records are kept (glued ones split, reported),
+///    blank and malformed lines are kept as opaque lines (malformed ones reported,
+///    [`Error::Parse`]);
+/// 2. the first record must be a header `{type: "session", id: <string>}`: when the first
+///    non-blank line is not JSON, the records load as entries without a header; otherwise the
+///    input is not a session and only opaque lines are returned ([`Error::Header`] either way);
 /// 3. migrates v1/v2 to v3 ([`migrate_to_current_version`]) with random ids ([`RandomIds`]);
 /// 4. reports entries without a string `type` or `id` ([`Error::MissingField`]).
 ///
-/// Lenient (default): returns every good line and the bad ones in `errors`. Strict: returns the
+/// Lenient (default): returns every line and the bad ones in `errors`. Strict: returns the
 /// error of the first bad line. Never panics.
 ///
 /// # Errors
 /// Only in strict mode: the error of the first bad line ([`Error::Parse`],
 /// [`Error::MissingField`] or [`Error::Header`]). Lenient mode always returns `Ok`.
 pub fn parse_session(text: &str, options: &ParseOptions) -> Result<ParsedSession> {
-    session_of(values_of(text.as_bytes()), options, None)
+    parse_session_utf8(text.as_bytes(), options, None)
 }
 
-/// [`parse_session`] over bytes (lines with invalid UTF-8 are bad lines).
+/// [`parse_session`] over bytes (invalid UTF-8 is replaced by U+FFFD, see [`utf8_text`]).
 ///
 /// # Errors
 /// Only in strict mode: the error of the first bad line ([`Error::Parse`],
 /// [`Error::MissingField`] or [`Error::Header`]). Lenient mode always returns `Ok`.
 pub fn parse_session_bytes(bytes: &[u8], options: &ParseOptions) -> Result<ParsedSession> {
-    session_of(values_of(bytes), options, None)
+    parse_session_utf8(utf8_text(bytes).as_bytes(), options, None)
 }
 
 /// [`parse_session_bytes`] with the v1 ids drawn from `next_id` (exactly one call per non-header
@@ -934,40 +1319,43 @@ pub fn parse_session_with_ids(
     options: &ParseOptions,
     next_id: &mut dyn FnMut() -> String,
 ) -> Result<ParsedSession> {
-    session_of(values_of(bytes), options, Some(next_id))
+    parse_session_utf8(utf8_text(bytes).as_bytes(), options, Some(next_id))
 }
 
 // ---------------------------------------------------------------------------------------------
 // Sessions (raw path)
 
-/// A loaded session (raw path): the header, each entry's line and metadata, and the bad lines.
-/// Entry byte ranges refer to the input buffer, or to `migrated_text` when that is set.
+/// A loaded session (raw path): the header, each entry's line and metadata, the opaque lines
+/// and the bad lines. Byte ranges refer to the input buffer, or to `text` when that is set.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RawSession {
-    /// The header (parsed; it is small), `None` when the first record is not a valid header (then
-    /// `entries` is empty).
+    /// The header (parsed; it is small), `None` when there is no valid header (as in
+    /// [`ParsedSession::header`]).
     pub header: Option<Value>,
     /// The header's line.
     pub header_line: Option<RawLine>,
-    /// Every good record after the header, in file order, with its metadata.
+    /// Every record after the header, in file order, with its metadata.
     pub entries: Vec<MetaLine>,
+    /// The lines that hold no record, as in [`ParsedSession::opaque`].
+    pub opaque: Vec<OpaqueSpan>,
     /// Bad lines, as in [`ParsedSession::errors`].
     pub errors: Vec<LineError>,
     /// A migration was due and applied.
     pub migrated: bool,
-    /// For v1/v2 input: the migrated session as JSONL (header first, one record per line); the
-    /// ranges of `header_line` and `entries` point into it, their `line` numbers stay those of
-    /// the input. `None`: the ranges point into the input buffer.
-    pub migrated_text: Option<String>,
+    /// The text the ranges point into when it is not the input: for v1/v2 input, the migrated
+    /// session as JSONL (header first, one record per line, opaque lines in their places); for
+    /// input with invalid UTF-8, the input with it replaced ([`utf8_text`]). The `line` numbers
+    /// stay those of the input. `None`: the ranges point into the input buffer.
+    pub text: Option<String>,
     /// The format version of the input as its header gave it (`version ?? 1`, the number
     /// JavaScript compares), before any migration; `None` without a valid header. SPEC §1.
     pub source_version: Option<f64>,
 }
 
 impl RawSession {
-    /// The buffer the ranges refer to: `migrated_text` if set, else `input`.
+    /// The buffer the ranges refer to: `text` if set, else `input`.
     pub fn buffer<'a>(&'a self, input: &'a [u8]) -> &'a [u8] {
-        self.migrated_text.as_deref().map_or(input, str::as_bytes)
+        self.text.as_deref().map_or(input, str::as_bytes)
     }
 
     /// `(line, range)` of every entry, the input of a handle built over the buffer.
@@ -979,27 +1367,41 @@ impl RawSession {
 /// A migrated [`ParsedSession`] written out as JSONL, with ranges and metadata per entry.
 fn raw_from_parsed(p: ParsedSession) -> RawSession {
     let mut text = String::new();
-    let mut push = |v: &Value| -> Range<usize> {
+    let mut push = |t: &str| -> Range<usize> {
         let start = text.len();
-        text.push_str(&to_json_line(v));
+        text.push_str(t);
         let end = text.len();
         text.push('\n');
         start..end
     };
-    let header_line = p.header.as_ref().map(|h| RawLine { line: p.header_line, range: push(h) });
-    let entries = p
-        .entries
-        .iter()
-        .zip(&p.lines)
-        .map(|(v, &line)| MetaLine { raw: RawLine { line, range: push(v) }, meta: EntryMeta::from_value(v) })
-        .collect();
+    let mut opaque = p.opaque.iter().peekable();
+    let mut spans = Vec::with_capacity(p.opaque.len());
+    let mut flush = |push: &mut dyn FnMut(&str) -> Range<usize>, position: usize| {
+        while let Some(o) = opaque.next_if(|o| o.position <= position) {
+            spans.push(OpaqueSpan { line: o.line, position: o.position, range: push(&o.text) });
+        }
+    };
+    let mut position = 0;
+    let header_line = p.header.as_ref().map(|h| {
+        flush(&mut push, position);
+        position += 1;
+        RawLine { line: p.header_line, range: push(&to_json_line(h)) }
+    });
+    let mut entries = Vec::with_capacity(p.entries.len());
+    for (v, &line) in p.entries.iter().zip(&p.lines) {
+        flush(&mut push, position);
+        position += 1;
+        entries.push(MetaLine { raw: RawLine { line, range: push(&to_json_line(v)) }, meta: EntryMeta::from_value(v) });
+    }
+    flush(&mut push, usize::MAX);
     RawSession {
         header: p.header,
         header_line,
         entries,
+        opaque: spans,
         errors: p.errors,
         migrated: p.migrated,
-        migrated_text: Some(text),
+        text: Some(text),
         source_version: None,
     }
 }
@@ -1010,52 +1412,76 @@ fn raw_session_of(
     options: &ParseOptions,
     next_id: Option<&mut dyn FnMut() -> String>,
 ) -> Result<RawSession> {
-    // The first good line (the header) apart from the others, so that the entries need not be
-    // shifted afterwards.
-    // A v1/v2 file is migrated through the value path, which redoes every line: the scan stops
-    // at a good header that calls for a migration.
+    if !utf8_checked && std::str::from_utf8(bytes).is_err() {
+        let text = utf8_text(bytes).into_owned();
+        let mut raw = raw_session_of(text.as_bytes(), true, options, next_id)?;
+        if raw.text.is_none() {
+            raw.text = Some(text);
+        }
+        return Ok(raw);
+    }
+    // The first record (the header) apart from the others, so that the entries need not be
+    // shifted afterwards. A v1/v2 file is migrated through the value path, which redoes every
+    // line: the scan stops at a good header that calls for a migration.
     let mut first: Option<MetaLine> = None;
     let mut header: Option<Value> = None;
     let mut migrate = false;
     let mut lines: Vec<MetaLine> = Vec::with_capacity(bytes.len() / 2048);
+    let mut opaque: Vec<OpaqueSpan> = Vec::new();
     let mut errors = Vec::new();
-    scan_lines(
-        bytes,
-        utf8_checked,
-        |l| {
-            if first.is_some() {
-                lines.push(l);
-                return true;
+    scan_lines(bytes, |item| {
+        match item {
+            RawItem::Record(l) if first.is_some() => lines.push(l),
+            RawItem::Record(l) => {
+                header = parse_line_value(&bytes[l.raw.range.clone()]).ok();
+                let plan = version_plan(header.as_ref());
+                migrate = (plan.v1 || plan.v2) && header_problem(header.as_ref(), l.raw.line).is_none();
+                first = Some(l);
+                return !migrate;
             }
-            header = parse_line_value(&bytes[l.raw.range.clone()]).ok();
-            let plan = version_plan(header.as_ref());
-            migrate = (plan.v1 || plan.v2) && header_problem(header.as_ref(), l.raw.line).is_none();
-            first = Some(l);
-            !migrate
-        },
-        |e| errors.push(e),
-    );
-    let first_line = first.as_ref().map_or(1, |l| l.raw.line);
-    if let Some(reason) = header_problem(header.as_ref(), first_line) {
-        errors.push(header_error(first_line, reason));
-        check_strict(options, &mut errors)?;
-        return Ok(RawSession { errors, ..Default::default() });
-    }
+            RawItem::Opaque { line, range } => {
+                let position = lines.len() + usize::from(first.is_some());
+                opaque.push(OpaqueSpan { line, position, range });
+            }
+            RawItem::Error(e) => errors.push(e),
+        }
+        true
+    });
+    sort_errors(&mut errors);
+    let first_line = first.as_ref().map(|l| l.raw.line);
+    let null = Value::Null;
+    let state = header_state(first_line.map(|l| (header.as_ref().unwrap_or(&null), l)), &errors);
+    let (header, header_line, entries) = match state {
+        HeaderState::Valid if migrate => {
+            // Migration rewrites entries: take the value path and write the result out.
+            let source_version = header.as_ref().map(header_version);
+            return parse_session_utf8(bytes, options, next_id)
+                .map(raw_from_parsed)
+                .map(|raw| RawSession { source_version, ..raw });
+        }
+        HeaderState::Valid => (header, first.map(|l| l.raw), lines),
+        HeaderState::Damaged(e) => {
+            errors.push(e);
+            let mut entries = Vec::with_capacity(lines.len() + 1);
+            entries.extend(first);
+            entries.append(&mut lines);
+            (None, None, entries)
+        }
+        HeaderState::NotASession(e) => {
+            errors.push(e);
+            check_strict(options, &mut errors)?;
+            let mut opaque = Vec::new();
+            for_each_line(bytes, |seg| opaque.push(OpaqueSpan { line: seg.raw.line, position: 0, range: seg.full }));
+            return Ok(RawSession { opaque, errors, ..Default::default() });
+        }
+    };
     let plan = version_plan(header.as_ref());
-    if migrate {
-        // Migration rewrites entries: take the value path and write the result out.
-        let values = values_of(bytes);
-        let source_version = header.as_ref().map(header_version);
-        return session_of(values, options, next_id)
-            .map(raw_from_parsed)
-            .map(|raw| RawSession { source_version, ..raw });
-    }
-    let header_line = first.map(|l| l.raw);
-    let entries = lines;
     for e in &entries {
         let field = if e.meta.kind == EntryKind::Other {
-            // Unknown or missing `type`: look at the line itself (rare).
-            parse_line_value(&bytes[e.raw.range.clone()]).ok().as_ref().and_then(missing_field_of)
+            // Unknown or missing `type`: look at the record itself (rare).
+            let v = parse_line_value(&bytes[e.raw.range.clone()])
+                .unwrap_or_else(|_| shallow_value(&bytes[e.raw.range.clone()]));
+            missing_field_of(&v)
         } else if e.meta.id.is_none() {
             Some("id")
         } else {
@@ -1066,21 +1492,14 @@ fn raw_session_of(
         }
     }
     check_strict(options, &mut errors)?;
+    let migrated = header.is_some() && plan.migrated;
     let source_version = header.as_ref().map(header_version);
-    Ok(RawSession {
-        header,
-        header_line,
-        entries,
-        errors,
-        migrated: plan.migrated,
-        migrated_text: None,
-        source_version,
-    })
+    Ok(RawSession { header, header_line, entries, opaque, errors, migrated, text: None, source_version })
 }
 
 /// Loads a session without building values for its entries (raw path of [`parse_session`]):
-/// same line handling, header check, migration, errors and strict mode. A v1/v2 file is migrated
-/// through the value path and returned as `migrated_text`.
+/// same line decisions, header check, migration, errors and strict mode. A v1/v2 file is
+/// migrated through the value path and returned as `text`.
 ///
 /// # Errors
 /// Only in strict mode: the error of the first bad line ([`Error::Parse`],
@@ -1109,6 +1528,50 @@ pub fn scan_session_with_ids(
     next_id: &mut dyn FnMut() -> String,
 ) -> Result<RawSession> {
     raw_session_of(bytes, false, options, Some(next_id))
+}
+
+/// The JS `parseSession` result of a raw load, as one JSON text:
+/// `{"header", "entries", "errors", "migrated", "opaqueLines"}`, the header and every entry
+/// spliced from their stored bytes (no value is built, so `JSON.parse` of the result reads each
+/// record exactly as `JSON.parse` of its line would: any depth, numbers as JavaScript reads
+/// them). `input`: the buffer given to [`scan_session`]. SPEC §1, §13.3.
+pub fn parsed_session_json(raw: &RawSession, input: &[u8]) -> String {
+    let buf = raw.buffer(input);
+    let text = |r: &Range<usize>| std::str::from_utf8(buf.get(r.clone()).unwrap_or_default()).unwrap_or("null");
+    let errors = serde_json::to_string(&raw.errors).unwrap_or_else(|_| "[]".into());
+    let size: usize = raw.entries.iter().map(|e| e.raw.range.len() + 1).sum::<usize>()
+        + raw.header_line.as_ref().map_or(4, |h| h.range.len())
+        + raw.opaque.iter().map(|o| o.range.len() + 48).sum::<usize>()
+        + errors.len()
+        + 96;
+    let mut out = String::with_capacity(size);
+    out.push_str("{\"header\":");
+    match (&raw.header, &raw.header_line) {
+        (Some(_), Some(h)) => out.push_str(text(&h.range)),
+        (Some(h), None) => out.push_str(&to_json_line(h)),
+        _ => out.push_str("null"),
+    }
+    out.push_str(",\"entries\":[");
+    for (k, e) in raw.entries.iter().enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        out.push_str(text(&e.raw.range));
+    }
+    out.push_str("],\"errors\":");
+    out.push_str(&errors);
+    out.push_str(",\"migrated\":");
+    out.push_str(if raw.migrated { "true" } else { "false" });
+    out.push_str(",\"opaqueLines\":[");
+    for (k, o) in raw.opaque.iter().enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        let line = OpaqueLine { line: o.line, position: o.position, text: text(&o.range).to_owned() };
+        out.push_str(&serde_json::to_string(&line).unwrap_or_else(|_| "null".into()));
+    }
+    out.push_str("]}");
+    out
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1140,6 +1603,44 @@ pub fn serialize_session(header: Option<&Value>, entries: &[Value]) -> String {
     serialize_jsonl(header.into_iter().chain(entries))
 }
 
+/// Writes records and opaque lines in file order: before record `r` (0-based, the header
+/// counting as record 0 when there is one) every opaque line whose position is `r`, after the
+/// last record those with a larger position; lines of one position keep their order. Each line
+/// ends with `\n`. `opaque` must be sorted by position (stable). SPEC §13.3.
+pub fn write_lines<'a>(
+    out: &mut String,
+    records: impl IntoIterator<Item = &'a str>,
+    opaque: impl IntoIterator<Item = (usize, &'a str)>,
+) {
+    let mut opaque = opaque.into_iter().peekable();
+    for (r, record) in records.into_iter().enumerate() {
+        while let Some((_, text)) = opaque.next_if(|(p, _)| *p <= r) {
+            out.push_str(text);
+            out.push('\n');
+        }
+        out.push_str(record);
+        out.push('\n');
+    }
+    for (_, text) in opaque {
+        out.push_str(text);
+        out.push('\n');
+    }
+}
+
+/// [`serialize_session`] with opaque lines put back in their places (see [`OpaqueLine`] and
+/// [`write_lines`]; they are sorted by position first, stably). Their text is written as given;
+/// one containing a line end is the caller's error (the JS binding refuses it). SPEC §13.3.
+pub fn serialize_session_lines(header: Option<&Value>, entries: &[Value], opaque: &[OpaqueLine]) -> String {
+    let records: Vec<String> = header.into_iter().chain(entries).map(to_json_line).collect();
+    let mut sorted: Vec<&OpaqueLine> = opaque.iter().collect();
+    sorted.sort_by_key(|o| o.position);
+    let size =
+        records.iter().map(|r| r.len() + 1).sum::<usize>() + sorted.iter().map(|o| o.text.len() + 1).sum::<usize>();
+    let mut out = String::with_capacity(size);
+    write_lines(&mut out, records.iter().map(String::as_str), sorted.iter().map(|o| (o.position, o.text.as_str())));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1163,19 +1664,49 @@ mod tests {
     }
 
     #[test]
-    fn error_kinds() {
+    fn malformed_lines_are_kept_and_glued_records_split() {
         let text = "{\"a\":1}\n{bad}\n{\"a\":1}{\"b\":2}\n{\"x\":";
         let r = parse_jsonl(text);
-        assert_eq!(r.values, vec![json!({"a":1})]);
+        assert_eq!(r.values, vec![json!({"a":1}), json!({"a":1}), json!({"b":2})]);
+        assert_eq!(r.lines, vec![1, 3, 3]);
         let lines: Vec<_> = r.errors.iter().map(|e| e.line).collect();
         assert_eq!(lines, vec![2, 3, 4]);
         let msg: Vec<String> = r.errors.iter().map(|e| e.error.to_string()).collect();
-        assert!(msg[0].contains("malformed"), "{}", msg[0]);
-        assert!(msg[1].contains("two or more"), "{}", msg[1]);
+        assert!(msg[0].contains("malformed") && msg[0].contains("kept as written"), "{}", msg[0]);
+        assert!(msg[1].contains("two or more") && msg[1].contains("split into 2 entries"), "{}", msg[1]);
         assert!(msg[2].contains("truncated"), "{}", msg[2]);
+        let opaque: Vec<_> = r.opaque.iter().map(|o| (o.line, o.position, o.text.as_str())).collect();
+        assert_eq!(opaque, vec![(2, 1, "{bad}"), (4, 3, "{\"x\":")]);
         // An incomplete line followed by a newline is malformed, not truncated.
         let r = parse_jsonl("{\"x\":\n");
         assert!(r.errors[0].error.to_string().contains("malformed"));
+        // The raw path decides the same.
+        let m = scan_jsonl(text.as_bytes());
+        assert_eq!(m.errors, parse_jsonl(text).errors);
+        assert_eq!(m.lines.iter().map(|l| l.raw.line).collect::<Vec<_>>(), vec![1, 3, 3]);
+        let spans: Vec<_> = m.opaque.iter().map(|o| (o.line, o.position, &text[o.range.clone()])).collect();
+        assert_eq!(spans, vec![(2, 1, "{bad}"), (4, 3, "{\"x\":")]);
+    }
+
+    #[test]
+    fn line_classification() {
+        assert_eq!(classify_line("   "), LineContent::Blank);
+        assert_eq!(classify_line(" {\"a\":1} \r\n"), LineContent::Record(0..9));
+        match classify_line("{\"a\":1} {\"b\":[2]}") {
+            LineContent::Glued(ranges, e) => {
+                assert_eq!(ranges, vec![0..7, 8..17]);
+                assert_eq!(e.code(), "E_PARSE");
+            }
+            other => panic!("{other:?}"),
+        }
+        for bad in ["{\"a\":1}x", "{\"a\":\"\t\"}", "01", "{\"a\":1,}", "[1 2]"] {
+            assert!(matches!(classify_line(bad), LineContent::Malformed(_)), "{bad}");
+        }
+        // What JSON.parse accepts: any depth, any number, lone surrogate escapes.
+        let deep = format!("{}1{}", "[".repeat(5000), "]".repeat(5000));
+        for good in ["1e400", "-1e400", "\"\\ud800\"", deep.as_str(), "12345678901234567890123"] {
+            assert!(matches!(classify_line(good), LineContent::Record(_)), "{good}");
+        }
     }
 
     #[test]
@@ -1236,22 +1767,52 @@ mod tests {
             }
             assert_eq!(format!("{:?}", m.meta), format!("{:?}", EntryMeta::from_value(v)));
         }
-        assert_eq!(b.lines.iter().map(|l| l.raw.line).collect::<Vec<_>>(), vec![1, 2, 7, 8, 10, 11]);
+        assert_eq!(b.lines.iter().map(|l| l.raw.line).collect::<Vec<_>>(), vec![1, 2, 4, 4, 7, 8, 10, 11]);
         assert_eq!(b.errors.iter().map(|e| e.line).collect::<Vec<_>>(), vec![3, 4, 9, 12]);
     }
 
     #[test]
-    fn deep_nesting_is_rejected_by_both_paths() {
-        let deep = format!("{{\"type\":\"x\",\"id\":\"a\",\"z\":{}1{}}}", "[".repeat(200), "]".repeat(200));
-        assert_eq!(parse_jsonl(&deep).errors.len(), 1);
-        assert_eq!(scan_jsonl(deep.as_bytes()).errors, parse_jsonl(&deep).errors);
-        for d in [99, 100, 101, 126, 127, 128, 129] {
-            let line = format!("{{\"type\":\"x\",\"z\":{}1{}}}", "[".repeat(d), "]".repeat(d));
-            assert_eq!(scan_jsonl(line.as_bytes()).errors, parse_jsonl(&line).errors, "depth {d}");
+    fn deep_nesting_and_huge_numbers_load_on_both_paths() {
+        for d in [99, 100, 101, 126, 127, 128, 129, 200, 511] {
+            let line = format!("{{\"type\":\"x\",\"id\":\"a\",\"z\":{}1{}}}", "[".repeat(d), "]".repeat(d));
+            let v = parse_jsonl(&line);
+            assert!(v.errors.is_empty(), "depth {d}: {:?}", v.errors);
+            assert_eq!(v.values.len(), 1, "depth {d}");
+            assert_eq!(v.values[0]["id"], "a");
+            let m = scan_jsonl(line.as_bytes());
+            assert!(m.errors.is_empty() && m.lines.len() == 1, "depth {d}");
+            assert_eq!(m.lines[0].meta.id.as_deref(), Some("a"));
         }
-        let ok = format!("{{\"z\":\"{}\",\"y\":{}1{}}}", "[".repeat(300), "[".repeat(100), "]".repeat(100));
-        assert!(parse_jsonl(&ok).errors.is_empty());
-        assert!(scan_jsonl(ok.as_bytes()).errors.is_empty());
+        // Deeper than a value can be: the raw path keeps the record (with its top-level fields),
+        // the value path keeps the line as written and says why.
+        let deep = format!("{{\"type\":\"x\",\"id\":\"a\",\"z\":{}1{}}}", "[".repeat(3000), "]".repeat(3000));
+        let m = scan_jsonl(deep.as_bytes());
+        assert!(m.errors.is_empty());
+        assert_eq!(m.lines[0].meta.id.as_deref(), Some("a"));
+        let v = parse_jsonl(&deep);
+        assert!(v.values.is_empty());
+        assert_eq!(v.opaque[0].text, deep);
+        assert!(v.errors[0].error.to_string().contains("nested deeper than 512"), "{}", v.errors[0]);
+        // Numbers beyond the double range: JavaScript reads Infinity and writes null.
+        let big = r#"{"type":"custom","id":"n","a":1e400,"b":[-1e999,"1e400"],"c":1.5}"#;
+        let v = parse_jsonl(big);
+        assert!(v.errors.is_empty());
+        assert_eq!(v.values[0], json!({"type":"custom","id":"n","a":null,"b":[null,"1e400"],"c":1.5}));
+        let m = scan_jsonl(big.as_bytes());
+        assert!(m.errors.is_empty());
+        assert_eq!(&big[m.lines[0].raw.range.clone()], big);
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_not_fatal() {
+        let bytes = b"{\"type\":\"custom\",\"id\":\"a\",\"t\":\"x\xffy\"}\n\xfe\n";
+        let v = parse_jsonl_bytes(bytes);
+        assert_eq!(v.values, vec![json!({"type":"custom","id":"a","t":"x\u{fffd}y"})]);
+        assert_eq!(v.opaque[0].text, "\u{fffd}");
+        let m = scan_jsonl(bytes);
+        assert_eq!(m.errors, v.errors);
+        let text = m.text.expect("repaired text");
+        assert_eq!(&text[m.lines[0].raw.range.clone()], "{\"type\":\"custom\",\"id\":\"a\",\"t\":\"x\u{fffd}y\"}");
     }
 
     #[test]

@@ -30,6 +30,11 @@ enum Raw {
 #[derive(Debug, Clone)]
 pub struct SessionTree {
     header: Option<Value>,
+    /// The header's text as loaded (`None`: written from `header`).
+    header_raw: Option<Range<usize>>,
+    /// The lines kept as written (SPEC §13.3): `(position, line, text)`, by position, where
+    /// position counts the records (header included) written before the line.
+    opaque: Vec<(usize, usize, Raw)>,
     base: Vec<u8>,
     raws: Vec<Raw>,
     metas: Vec<EntryMeta>,
@@ -55,7 +60,7 @@ impl EntrySource for SessionTree {
         &self.metas[i]
     }
     fn entry(&self, i: usize) -> Cow<'_, Value> {
-        Cow::Owned(serde_json::from_str(self.raw(i)).unwrap_or(Value::Null))
+        Cow::Owned(crate::io::parse_line_value(self.raw(i).as_bytes()).unwrap_or(Value::Null))
     }
 }
 
@@ -64,6 +69,8 @@ impl SessionTree {
     pub fn new(header: Option<Value>) -> Self {
         Self {
             header,
+            header_raw: None,
+            opaque: Vec::new(),
             base: Vec::new(),
             raws: Vec::new(),
             metas: Vec::new(),
@@ -113,13 +120,15 @@ impl SessionTree {
 
     /// Builds the handle from a scan of `input` (see [`crate::io::scan_session`]).
     pub fn from_raw_session(raw: crate::io::RawSession, input: Vec<u8>) -> (Self, Vec<crate::io::LineError>) {
-        let base = match raw.migrated_text {
+        let base = match raw.text {
             Some(t) => t.into_bytes(),
             None => input,
         };
         let mut tree = Self::new(raw.header);
         tree.source_version = raw.source_version;
         tree.migrated = raw.migrated;
+        tree.header_raw = raw.header_line.filter(|_| tree.header.is_some()).map(|h| h.range);
+        tree.opaque = raw.opaque.into_iter().map(|o| (o.position, o.line, Raw::Span(o.range))).collect();
         tree.metas.reserve(raw.entries.len());
         tree.raws.reserve(raw.entries.len());
         tree.lines.reserve(raw.entries.len());
@@ -160,11 +169,8 @@ impl SessionTree {
 
     /// The raw JSON text of entry `i`.
     pub fn raw(&self, i: usize) -> &str {
-        match &self.raws[i] {
-            // Spans are lines the loader parsed as JSON, hence valid UTF-8.
-            Raw::Span(r) => self.base.get(r.clone()).and_then(|b| std::str::from_utf8(b).ok()).unwrap_or(""),
-            Raw::Owned(s) => s,
-        }
+        // Spans are records of a UTF-8 buffer (the loader replaces invalid UTF-8).
+        self.text_of(&self.raws[i])
     }
 
     /// The session header, if the session has one.
@@ -511,17 +517,17 @@ impl SessionTree {
     }
 
     /// The session as JSONL text: the header line (if any) then every entry's stored text,
-    /// one per line, each ending in `\n`. Unchanged entries are written byte for byte as loaded.
+    /// one per line, each ending in `\n`, and the opaque lines of the loaded file (malformed or
+    /// blank lines, kept as written) in their places. Unchanged entries and the header are
+    /// written byte for byte as loaded. SPEC §13.3.
     pub fn to_jsonl(&self) -> String {
         let mut out = String::with_capacity(self.base.len() + 1024);
-        if let Some(h) = &self.header {
-            out.push_str(&h.to_string());
-            out.push('\n');
-        }
-        for i in 0..self.metas.len() {
-            out.push_str(self.raw(i));
-            out.push('\n');
-        }
+        let header: Option<Cow<'_, str>> = self.header.as_ref().map(|h| match &self.header_raw {
+            Some(r) => Cow::Borrowed(self.span_text(r)),
+            None => Cow::Owned(h.to_string()),
+        });
+        let records = header.as_deref().into_iter().chain((0..self.metas.len()).map(|i| self.raw(i)));
+        crate::io::write_lines(&mut out, records, self.opaque.iter().map(|(p, _, r)| (*p, self.text_of(r))));
         out
     }
 
@@ -559,6 +565,23 @@ impl SessionTree {
     pub fn validate(&self) -> crate::tree::ValidationReport {
         let lines: Vec<usize> = (0..self.entry_count()).map(|i| self.line_of(i)).collect();
         crate::tree::validate(self, Some(&lines))
+    }
+
+    /// The lines of the loaded file kept as written (malformed or blank), as
+    /// `(position, line, text)`: position counts the records (header included) before it.
+    pub fn opaque_lines(&self) -> impl Iterator<Item = (usize, usize, &str)> + '_ {
+        self.opaque.iter().map(|(p, l, r)| (*p, *l, self.text_of(r)))
+    }
+
+    fn text_of<'a>(&'a self, raw: &'a Raw) -> &'a str {
+        match raw {
+            Raw::Span(r) => self.span_text(r),
+            Raw::Owned(s) => s,
+        }
+    }
+
+    fn span_text(&self, r: &Range<usize>) -> &str {
+        self.base.get(r.clone()).and_then(|b| std::str::from_utf8(b).ok()).unwrap_or("")
     }
 
     /// Number of entries of each kind on the current branch whose kind is `kind`.

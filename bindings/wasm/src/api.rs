@@ -3,9 +3,9 @@
 
 use super::convert::{
     arg_index, arg_number, arg_opt_number, arg_opt_string, arg_string, arg_strings, bad_arg, error_js, from_option,
-    from_serde, to_typed, to_value, to_values,
+    from_serde, parse_js, stringify, to_typed, to_value, to_values,
 };
-use session_compaction::api::{self as host, SessionFile};
+use session_compaction::api as host;
 use session_compaction::context::{build_session_context, LeafSelector};
 use session_compaction::entry::EntryList;
 use session_compaction::io::ParseOptions;
@@ -182,9 +182,13 @@ pub fn prepare_branch_entries(
     from_serde(&host::BranchEntriesResult::from(r))
 }
 
-/// `parseSession(jsonl, {strict?})` → `{header, entries, errors, migrated}`. Lenient by
-/// default: every good line is kept and each bad one reported with its line number; with
-/// `strict: true` the first bad line throws (`E_PARSE`, `E_MISSING_FIELD`, `E_HEADER`). SPEC §1.
+/// `parseSession(jsonl, {strict?})` → `{header, entries, errors, migrated, opaqueLines}`.
+/// Lenient by default: every line is kept (malformed and blank ones in `opaqueLines` with their
+/// line number and position) and each bad one reported with its line number; with
+/// `strict: true` the first bad line throws (`E_PARSE`, `E_MISSING_FIELD`, `E_HEADER`). The
+/// raw load of `SessionTree.fromJsonl` ([`session_compaction::io::scan_session_str`]), the
+/// records spliced into one JSON text ([`session_compaction::io::parsed_session_json`]) that
+/// `JSON.parse` reads: linear in the input, no value built in wasm. SPEC §1, §13.3.
 #[wasm_bindgen(js_name = parseSession, unchecked_return_type = "ParsedSessionResult")]
 pub fn parse_session(
     #[wasm_bindgen(unchecked_param_type = "string")] jsonl: JsValue,
@@ -192,20 +196,42 @@ pub fn parse_session(
 ) -> Result<JsValue, JsValue> {
     let jsonl = arg_string(&jsonl, "jsonl")?;
     let opts: ParseOptions = to_typed(&options, "options")?;
-    let parsed = session_compaction::io::parse_session(&jsonl, &opts).map_err(error_js)?;
-    from_serde(&host::ParsedSessionResult::from(parsed))
+    let raw = session_compaction::io::scan_session_str(&jsonl, &opts).map_err(error_js)?;
+    let text = session_compaction::io::parsed_session_json(&raw, jsonl.as_bytes());
+    drop((raw, jsonl));
+    parse_js(&text)
 }
 
-/// `serializeSession({header, entries})` → JSONL text (header first, one entry per line). SPEC §1.
+/// `serializeSession({header, entries, opaqueLines?})` → JSONL text: the header first, one entry
+/// per line, and the opaque lines `parseSession` returned (`{position, text}`; `line` is
+/// ignored) put back in their places, so that a load and save keeps every line. A `text` with a
+/// line end, or a position that is not a non-negative integer, is `E_INVALID_ARGUMENT`.
+/// SPEC §1, §13.3.
 #[wasm_bindgen(js_name = serializeSession)]
 pub fn serialize_session(
     #[wasm_bindgen(unchecked_param_type = "SessionFile")] session: JsValue,
 ) -> Result<String, JsValue> {
-    if session.is_undefined() || session.is_null() {
-        return Err(bad_arg("session", "expected {header?, entries}"));
+    use serde_json::value::RawValue;
+    /// The argument as `JSON.stringify` wrote it: each record's text is written as it is (no
+    /// value is built, so any depth goes through).
+    #[derive(serde::Deserialize)]
+    struct Raw<'a> {
+        #[serde(borrow, default)]
+        header: Option<&'a RawValue>,
+        #[serde(borrow, default)]
+        entries: Option<Vec<&'a RawValue>>,
+        #[serde(default, rename = "opaqueLines")]
+        opaque_lines: Option<Vec<session_compaction::io::OpaqueLine>>,
     }
-    let file: SessionFile = to_typed(&session, "session")?;
-    Ok(session_compaction::io::serialize_session(file.header.as_ref(), &file.entries))
+    if session.is_undefined() || session.is_null() {
+        return Err(bad_arg("session", "expected {header?, entries, opaqueLines?}"));
+    }
+    let text = stringify(&session, "session")?;
+    let file: Raw<'_> = serde_json::from_str(&text).map_err(|e| bad_arg("session", e))?;
+    let entries = file.entries.ok_or_else(|| bad_arg("session.entries", "expected an array"))?;
+    let entries: Vec<&str> = entries.iter().map(|e| e.get()).collect();
+    let opaque = file.opaque_lines.unwrap_or_default();
+    host::serialize_session_file(file.header.map(RawValue::get), &entries, &opaque).map_err(error_js)
 }
 
 /// `validateSession(entries)` → the validation report (never changes anything). SPEC §1, §10.

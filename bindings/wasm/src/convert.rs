@@ -7,7 +7,6 @@ use serde::Serialize;
 use serde_json::Value;
 use session_compaction::error::Error;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 
 /// The one conversion of a core error to JavaScript: an `Error` with
 /// `name = "SessionCompactionError"`, `code` = [`Error::code`], the error's message, and
@@ -32,15 +31,24 @@ fn internal(message: impl std::fmt::Display) -> JsValue {
     error_js(Error::Internal { message: message.to_string() })
 }
 
-/// A JS value as JSON (`undefined` → `null`).
+/// A JS value as JSON text (`JSON.stringify`; `undefined` → `null`).
+pub fn stringify(v: &JsValue, what: &str) -> Result<String, JsValue> {
+    if v.is_undefined() {
+        return Ok("null".into());
+    }
+    let text = js_sys::JSON::stringify(v)
+        .map_err(|_| bad_arg(what, "cannot be converted to JSON (cycle, BigInt or a throwing Proxy?)"))?;
+    Ok(text.as_string().unwrap_or_else(|| "null".into()))
+}
+
+/// A JS value as JSON (`undefined` → `null`), read like a loaded line
+/// ([`session_compaction::io::parse_line_value`]: nesting up to 512 levels).
 pub fn to_value(v: &JsValue, what: &str) -> Result<Value, JsValue> {
     if v.is_undefined() {
         return Ok(Value::Null);
     }
-    let text =
-        js_sys::JSON::stringify(v).map_err(|_| bad_arg(what, "cannot be converted to JSON (cycle or BigInt?)"))?;
-    let text = text.as_string().unwrap_or_else(|| "null".into());
-    serde_json::from_str(&text).map_err(|e| bad_arg(what, e))
+    let text = stringify(v, what)?;
+    session_compaction::io::parse_line_value(text.as_bytes()).map_err(|e| bad_arg(what, e))
 }
 
 /// A JS array as a vector of JSON values.
@@ -114,14 +122,20 @@ pub fn arg_opt_string(v: &JsValue, what: &str) -> Result<Option<String>, JsValue
     }
 }
 
-/// An array of strings.
+/// An array of strings. Read through `JSON.stringify` (whose exceptions are caught), never
+/// element by element: a Proxy cannot throw through the glue.
 pub fn arg_strings(v: &JsValue, what: &str) -> Result<Vec<String>, JsValue> {
-    let arr = v
-        .dyn_ref::<js_sys::Array>()
-        .ok_or_else(|| bad_arg(what, format!("expected an array of strings, got {}", js_kind(v))))?;
-    arr.iter()
+    if super::safe::is_array(v) != Ok(true) {
+        return Err(bad_arg(what, format!("expected an array of strings, got {}", js_kind(v))));
+    }
+    let items: Vec<Value> = serde_json::from_str(&stringify(v, what)?).map_err(|e| bad_arg(what, e))?;
+    items
+        .into_iter()
         .enumerate()
-        .map(|(i, s)| s.as_string().ok_or_else(|| bad_arg(what, format!("item {i} is {}, not a string", js_kind(&s)))))
+        .map(|(i, s)| match s {
+            Value::String(s) => Ok(s),
+            other => Err(bad_arg(what, format!("item {i} is {}, not a string", kind(&other)))),
+        })
         .collect()
 }
 
@@ -151,18 +165,13 @@ pub fn arg_index(v: &JsValue, what: &str) -> Result<usize, JsValue> {
     Ok(n.min(usize::MAX as f64) as usize)
 }
 
-/// Bytes from a `Uint8Array` (or `ArrayBuffer`).
+/// Bytes from a `Uint8Array` (or `ArrayBuffer`), copied; a Proxy of one is refused.
 pub fn arg_bytes(v: &JsValue, what: &str) -> Result<Vec<u8>, JsValue> {
-    if let Some(a) = v.dyn_ref::<js_sys::Uint8Array>() {
-        return Ok(a.to_vec());
-    }
-    if let Some(b) = v.dyn_ref::<js_sys::ArrayBuffer>() {
-        return Ok(js_sys::Uint8Array::new(b).to_vec());
-    }
-    Err(bad_arg(what, format!("expected a Uint8Array, got {}", js_kind(v))))
+    super::safe::bytes(v).ok_or_else(|| bad_arg(what, format!("expected a Uint8Array, got {}", js_kind(v))))
 }
 
-/// A short name of a JS value's type, for messages.
+/// A short name of a JS value's type, for messages. Only `typeof` probes and a caught
+/// `Array.isArray`: it never throws, whatever the value.
 fn js_kind(v: &JsValue) -> &'static str {
     if v.is_undefined() {
         "undefined"
@@ -176,13 +185,15 @@ fn js_kind(v: &JsValue) -> &'static str {
         "a boolean"
     } else if v.is_bigint() {
         "a BigInt"
-    } else if js_sys::Array::is_array(v) {
-        "an array"
     } else if v.is_function() {
         "a function"
     } else if v.is_symbol() {
         "a symbol"
     } else {
-        "an object"
+        match super::safe::is_array(v) {
+            Ok(true) => "an array",
+            Ok(false) => "an object",
+            Err(_) => "an object that cannot be read (a revoked or throwing Proxy)",
+        }
     }
 }

@@ -32,7 +32,7 @@ pub fn js_message(v: &JsValue) -> String {
 
 /// Awaits a value that may be a Promise (a plain value resolves at once).
 pub async fn settle(v: JsValue) -> std::result::Result<JsValue, JsValue> {
-    if v.has_type::<Promise>() || get(&v, "then").is_function() {
+    if super::safe::instance_of(&v, "Promise") == Ok(true) || get(&v, "then").is_function() {
         JsFuture::from(Promise::resolve(&v)).await
     } else {
         Ok(v)

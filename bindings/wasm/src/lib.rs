@@ -8,6 +8,7 @@
 mod api;
 mod convert;
 mod host;
+mod safe;
 mod session;
 mod summarize;
 
@@ -33,16 +34,18 @@ export type JsonObject = Record<string, unknown>;
 "#;
 
 /// The codes of the `ErrorCode` union: every [`session_compaction::Error::CODES`] entry, then
-/// `E_NOT_INITIALIZED` (thrown by the web entry before `init()`).
+/// the two codes the package entries throw themselves: `E_NOT_INITIALIZED` (the web entry before
+/// `init()`) and `E_FREED` (a `SessionTree` used after `free()`).
 #[allow(dead_code)] // read by the custom section below, which rustc does not see
-const ERROR_CODES: [&str; session_compaction::Error::CODES.len() + 1] = {
-    let mut all = [""; session_compaction::Error::CODES.len() + 1];
+const ERROR_CODES: [&str; session_compaction::Error::CODES.len() + 2] = {
+    let mut all = [""; session_compaction::Error::CODES.len() + 2];
     let mut i = 0;
     while i < session_compaction::Error::CODES.len() {
         all[i] = session_compaction::Error::CODES[i];
         i += 1;
     }
     all[i] = "E_NOT_INITIALIZED";
+    all[i + 1] = "E_FREED";
     all
 };
 

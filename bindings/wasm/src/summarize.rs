@@ -210,8 +210,12 @@ impl SessionTree {
             let (message, check) = (message?, check?);
             let (signal, js_signal) = link_signal(&get(&options, "signal"));
             let mut candidates = Vec::new();
-            if let Some(arr) = get(&options, "candidates").dyn_ref::<js_sys::Array>() {
-                for c in arr.iter() {
+            let list = get(&options, "candidates");
+            if super::safe::is_array(&list).map_err(|_| bad_arg("options.candidates", "cannot be read"))? {
+                let n = get(&list, "length").as_f64().unwrap_or(0.0) as u32;
+                for i in 0..n {
+                    let c = js_sys::Reflect::get_u32(&list, i)
+                        .map_err(|_| bad_arg("options.candidates", format!("item {i} cannot be read")))?;
                     let f = get(&c, "complete");
                     let f = if f.is_function() { f } else { c.clone() };
                     let func = f

@@ -1,0 +1,76 @@
+//! Reading JavaScript values that may throw: a `Proxy` (revoked, or with throwing traps) throws
+//! from `Array.isArray`, `instanceof` and property reads. Every such probe here goes through
+//! `Reflect.apply` / `Reflect.get`, whose exceptions come back as `Err`, so that an argument can
+//! never throw through the glue (which would leave the handle borrowed and leak its memory).
+
+use js_sys::{Function, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+/// `globalThis[a][b]` (a built-in function), `None` if it is missing.
+fn builtin(a: &str, b: &JsValue) -> Option<Function> {
+    let ctor = Reflect::get(&js_sys::global(), &JsValue::from_str(a)).ok()?;
+    Reflect::get(&ctor, b).ok()?.dyn_into::<Function>().ok()
+}
+
+/// `Reflect.apply(f, this, args)`: what `f` returns, or what it throws as `Err`.
+fn apply(f: &Function, this: &JsValue, args: &[&JsValue]) -> Result<JsValue, JsValue> {
+    let list = js_sys::Array::new();
+    for a in args {
+        list.push(a);
+    }
+    Reflect::apply(f, this, &list)
+}
+
+/// `Array.isArray(v)`; `Err` when it throws (a revoked Proxy).
+pub fn is_array(v: &JsValue) -> Result<bool, JsValue> {
+    if !v.is_object() {
+        return Ok(false);
+    }
+    let f = builtin("Array", &JsValue::from_str("isArray")).ok_or(JsValue::UNDEFINED)?;
+    Ok(apply(&f, &JsValue::UNDEFINED, &[v])?.is_truthy())
+}
+
+/// `v instanceof C` for the built-in constructor `globalThis[ctor]`; `Err` when it throws.
+pub fn instance_of(v: &JsValue, ctor: &str) -> Result<bool, JsValue> {
+    if !v.is_object() && !v.is_function() {
+        return Ok(false);
+    }
+    let c = Reflect::get(&js_sys::global(), &JsValue::from_str(ctor))?;
+    let has_instance = builtin("Function", &JsValue::from_str("prototype"))
+        .map(JsValue::from)
+        .and_then(|proto| Reflect::get(&proto, &js_sys::Symbol::has_instance()).ok())
+        .and_then(|f| f.dyn_into::<Function>().ok())
+        .ok_or(JsValue::UNDEFINED)?;
+    Ok(apply(&has_instance, &c, &[v])?.is_truthy())
+}
+
+/// The bytes of a real `Uint8Array` (not a Proxy of one), or of a real `ArrayBuffer`, copied;
+/// `None` for anything else, throwing values included.
+pub fn bytes(v: &JsValue) -> Option<Vec<u8>> {
+    if !v.is_object() {
+        return None;
+    }
+    // `%TypedArray%.prototype[Symbol.toStringTag]` is "Uint8Array" for a real Uint8Array only,
+    // and never throws; ArrayBuffer's `byteLength` getter throws for anything but an ArrayBuffer.
+    let getter = |ctor: &str, key: &JsValue, up: bool| -> Option<Function> {
+        let c = Reflect::get(&js_sys::global(), &JsValue::from_str(ctor)).ok()?;
+        let mut proto = Reflect::get(&c, &JsValue::from_str("prototype")).ok()?;
+        if up {
+            proto = Reflect::get_prototype_of(&proto).ok()?.into();
+        }
+        let d = Reflect::get_own_property_descriptor(proto.unchecked_ref::<js_sys::Object>(), key).ok()?;
+        Reflect::get(&d, &JsValue::from_str("get")).ok()?.dyn_into::<Function>().ok()
+    };
+    let tag = getter("Uint8Array", &js_sys::Symbol::to_string_tag(), true)
+        .and_then(|g| apply(&g, v, &[]).ok())
+        .and_then(|t| t.as_string());
+    if tag.as_deref() == Some("Uint8Array") {
+        return Some(v.unchecked_ref::<js_sys::Uint8Array>().to_vec());
+    }
+    let length = getter("ArrayBuffer", &JsValue::from_str("byteLength"), false).and_then(|g| apply(&g, v, &[]).ok());
+    if length.is_some_and(|l| l.as_f64().is_some()) {
+        return Some(js_sys::Uint8Array::new(v).to_vec());
+    }
+    None
+}
