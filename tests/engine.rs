@@ -474,7 +474,11 @@ fn compact_split_turn_merges_history_and_prefix_with_file_blocks() {
             .unwrap();
     assert!(blocks.contains("<read-files>\nsrc/a.rs\n</read-files>"), "{blocks}");
     assert!(blocks.contains("<modified-files>\nsrc/b.rs\n</modified-files>"), "{blocks}");
-    assert_eq!(out.entry["summary"], json!(format!("{composed}{blocks}")));
+    assert_eq!(
+        out.entry["summary"],
+        json!(format!("{composed}\n\n{blocks}")),
+        "a blank line before the blocks (§12.10)"
+    );
     assert_eq!(out.entry["firstKeptEntryId"], "e7");
     assert_eq!(out.entry["details"], json!({"readFiles": ["src/a.rs"], "modifiedFiles": ["src/b.rs"]}));
     assert_eq!(out.entry["parentId"], "e7");
@@ -1159,7 +1163,9 @@ fn navigate_with_summary_appends_a_branch_summary() {
     assert_eq!(req.reasoning, None);
     assert!(req.prompt.starts_with("<conversation>\n[User]: e5 "), "{}", req.prompt);
     assert!(!req.prompt.contains("e3 x"), "only the branch being left");
-    assert!(req.prompt.ends_with(&format!("{}\n\nAdditional focus: the edit", render(prompts::BRANCH_SUMMARY))));
+    // The instructions replace the branch-summary template (SPEC §10).
+    assert!(req.prompt.ends_with("</conversation>\n\nthe edit"), "{}", req.prompt);
+    assert!(!req.prompt.contains(&render(prompts::BRANCH_SUMMARY)));
 
     let e = out.summary_entry.clone().expect("summary entry");
     assert_eq!(e["type"], "branch_summary");
@@ -1167,7 +1173,11 @@ fn navigate_with_summary_appends_a_branch_summary() {
     assert_eq!(e["fromId"], "e6", "the leaf navigated away from (§12.6)");
     assert_eq!(e["timestamp"], json!(format_iso_timestamp(T_COMPACT)));
     let blocks = prompts::format_file_operations(&PromptTemplates::default(), &[], &["b.rs".into()]).unwrap();
-    assert_eq!(e["summary"], json!(format!("{}BRANCH-SUMMARY{blocks}", render(prompts::BRANCH_SUMMARY_PREAMBLE))));
+    assert_eq!(
+        e["summary"],
+        json!(format!("{}\n\nBRANCH-SUMMARY\n\n{blocks}", render(prompts::BRANCH_SUMMARY_PREAMBLE))),
+        "parts joined by blank lines (§12.10)"
+    );
     assert_eq!(e["details"], json!({"readFiles": [], "modifiedFiles": ["b.rs"]}));
     assert!(e.get("fromExtension").is_none());
     assert_eq!(out.editor_text, Some(text("e3")));

@@ -245,7 +245,7 @@ pub struct NavigateRun {
     /// Summarize the branch being left.
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub summarize: bool,
-    /// `Additional focus: …` for the branch summary.
+    /// Instructions that replace the branch-summary template (SPEC §10).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub custom_instructions: Option<String>,
