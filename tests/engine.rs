@@ -2002,3 +2002,53 @@ fn a_failing_session_tree_hook_undoes_the_navigation() {
     assert_eq!(leaf(&engine), old_leaf, "the leaf is back where it was");
     assert!(!engine.is_busy());
 }
+
+#[test]
+fn nothing_to_compact_still_asks_the_before_compact_hook() {
+    // keepRecentTokens 100 000 keeps everything: nothing to compact (§12.2). The hook runs on the
+    // reference rules' preparation, marked; without a supplied compaction the run fails as before.
+    let log = Log::default();
+    let model = FakeModel::new("m", &log);
+    let engine = simple_engine();
+    let hooks = FakeHooks::new(&log);
+    let err = block_on(engine.compact(&model, &hooks, &run(100_000), None, T_COMPACT)).unwrap_err();
+    assert_eq!(err, Error::NothingToCompact);
+    assert_eq!(hooks.names(), ["session_before_compact"], "no session.compacting, no session_compact");
+    let prep = hooks.event("session_before_compact")["preparation"].clone();
+    assert_eq!(prep["nothingToCompact"], true);
+    assert_eq!(prep["messagesToSummarize"], json!([]));
+    assert_eq!(prep["turnPrefixMessages"], json!([]));
+    assert_eq!(prep["firstKeptEntryId"], "e1");
+    assert_eq!(prep["isSplitTurn"], false);
+    assert_eq!(prep["recentMessages"].as_array().map(Vec::len), Some(4));
+    assert_eq!(prep["tokensBefore"], json!(900.0));
+    assert!(model.requests.borrow().is_empty(), "no model call");
+    assert_eq!(compaction_count(&engine), 0);
+    assert!(!engine.is_busy());
+
+    // A compaction the extension supplies is used.
+    let hooks = FakeHooks::new(&log).on(
+        "session_before_compact",
+        Reply::Value(json!({"compaction": {"summary": "EXT ON A SHORT BRANCH", "firstKeptEntryId": "e3"}})),
+    );
+    let out = block_on(engine.compact(&model, &hooks, &run(100_000), None, T_COMPACT)).unwrap();
+    assert!(out.from_extension);
+    assert_eq!(out.entry["summary"], "EXT ON A SHORT BRANCH");
+    assert_eq!(out.entry["firstKeptEntryId"], "e3");
+    assert_eq!(out.entry["fromExtension"], true);
+    assert_eq!(hooks.names(), ["session_before_compact", "session_compact"]);
+    assert_eq!(compaction_count(&engine), 1);
+    assert!(model.requests.borrow().is_empty());
+
+    // A cancel is reported as a cancel.
+    let engine = simple_engine();
+    let hooks = FakeHooks::new(&log).on("session_before_compact", Reply::Value(json!({"cancel": true})));
+    let err = block_on(engine.compact(&model, &hooks, &run(100_000), None, T_COMPACT)).unwrap_err();
+    assert_eq!(err, Error::Cancelled);
+    assert_eq!(compaction_count(&engine), 0);
+
+    // An ordinary preparation carries no mark.
+    let hooks = FakeHooks::new(&log);
+    block_on(engine.compact(&model, &hooks, &run(150), None, T_COMPACT)).unwrap();
+    assert!(hooks.event("session_before_compact")["preparation"].get("nothingToCompact").is_none());
+}

@@ -339,6 +339,13 @@ impl SessionTree {
         preparation_from_plan(&branch, settings, &plan)
     }
 
+    /// The preparation `session_before_compact` sees on the current branch: the full
+    /// preparation, or the reference rules' one marked `nothingToCompact` when there is nothing
+    /// to compact (SPEC §11, §12.2). See [`crate::plan::prepare::prepare_compaction_for_hooks`].
+    pub fn prepare_compaction_for_hooks(&self, settings: &CompactionSettings) -> Option<CompactionPreparation> {
+        crate::plan::prepare::prepare_compaction_for_hooks(&self.branch_source(), settings)
+    }
+
     /// The preparation of the current branch as JSON text (the shape of
     /// [`CompactionPreparation`]), its messages spliced from the stored entry texts without
     /// parsing them: the fast path of the JS `SessionTree.prepareCompaction`. SPEC §5.

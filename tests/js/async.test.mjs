@@ -784,6 +784,39 @@ describe('SessionTree.compact', () => {
     await rejectsCode(treeOf().compact(/** @type {any} */ ({ complete: 'not a function' })), 'E_INVALID_ARGUMENT');
   });
 
+  test('nothing to compact: session_before_compact still runs, marked, and may supply the compaction', T, async () => {
+    const tiny = treeOf(makeSession({ turns: 1, pairs: 0, size: 8 }));
+    const count = tiny.entryCount;
+    /** @type {any[]} */
+    const seen = [];
+    const { calls, complete } = recorder();
+    await rejectsCode(
+      tiny.compact({ complete, hooks: { session_before_compact: (event) => void seen.push(event) } }),
+      'E_NOTHING_TO_COMPACT',
+    );
+    assert.equal(seen.length, 1);
+    const prep = seen[0].preparation;
+    assert.equal(prep.nothingToCompact, true);
+    assert.deepEqual([prep.messagesToSummarize, prep.turnPrefixMessages], [[], []]);
+    assert.equal(prep.firstKeptEntryId, tiny.getBranch()[0].id);
+    assert.equal(prep.recentMessages.length, tiny.getBranch().length);
+    assert.equal(calls.length, 0, 'no model call');
+    assert.equal(tiny.entryCount, count);
+
+    const first = /** @type {string} */ (tiny.getBranch()[0].id);
+    const done = await tiny.compact({
+      complete,
+      hooks: {
+        session_before_compact: () => ({ compaction: { summary: 'EXTENSION SUMMARY', firstKeptEntryId: first } }),
+      },
+    });
+    assert.equal(done.fromExtension, true);
+    assert.equal(done.compactionEntry.summary, 'EXTENSION SUMMARY');
+    assert.equal(done.compactionEntry.fromExtension, true);
+    assert.equal(tiny.entryCount, count + 1);
+    assert.equal(calls.length, 0);
+  });
+
   test('the real session compacts with the extractive summarizer', T, async () => {
     const tree = sc.SessionTree.fromBytes(readFileSync(REAL_SESSION));
     const before = tree.estimateContextTokens();
