@@ -1489,7 +1489,7 @@ fn prunable_entries(total: u64) -> Vec<Value> {
 }
 
 fn prune_config() -> PruneConfig {
-    PruneConfig { protect_tokens: 500, minimum_savings: 500, protected_tools: vec![] }
+    PruneConfig { protect_tokens: 500, minimum_savings: 500, protected_tools: vec![], staleness: true }
 }
 
 #[test]

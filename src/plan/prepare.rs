@@ -169,6 +169,12 @@ pub struct CompactionPreparation {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub nothing_to_compact: bool,
+    /// The context size before and after this compaction, alone and after a prune
+    /// ([`crate::summarize::preview::compaction_previews`]); filled by the session handle's
+    /// `prepareCompaction`, absent from [`prepare_compaction`]. Ignored by `compact`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub preview: Option<crate::plan::preview::CompactionPreviews>,
 }
 
 /// Intermediate numbers of a preparation, for debugging and the CLI's `plan` report.
@@ -192,6 +198,12 @@ pub struct PreparationPlan {
     pub cut_point: crate::plan::cut_point::CutPointResult,
     /// Index of the last fresh assistant usage, -1 without one.
     pub usage_index: i64,
+    /// The context size before and after the compaction, alone and after a prune
+    /// ([`crate::summarize::preview::compaction_previews`]); filled by the session handle's
+    /// `planCompaction`, absent from [`plan_compaction`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub preview: Option<crate::plan::preview::CompactionPreviews>,
 }
 
 /// Index and usage of the last fresh assistant usage in `[from, len)`: the last assistant
@@ -344,6 +356,7 @@ pub fn plan_compaction<S: EntrySource + ?Sized>(path: &S, settings: &CompactionS
         effective_keep_recent_tokens: keep,
         cut_point,
         usage_index: usage.map_or(-1, |(i, _)| i as i64),
+        preview: None,
     })
 }
 
@@ -484,6 +497,7 @@ fn preparation_of(
         file_ops: FileOpsLists::from(&parts.file_ops),
         settings: settings.clone(),
         nothing_to_compact,
+        preview: None,
     }
 }
 

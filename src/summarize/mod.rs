@@ -4,6 +4,7 @@
 //! endpoint, an extractive summarizer, a test double). SPEC §9, §10.
 
 pub mod extractive;
+pub mod preview;
 pub mod remote;
 
 use crate::context::convert::convert_to_llm;
@@ -343,10 +344,16 @@ pub fn compaction_requests(
 /// history.") + separator + prefix; else the history answer; else the previous summary; else
 /// "No prior history.".
 pub fn compose_summary(prep: &CompactionPreparation, history: Option<String>, prefix: Option<String>) -> String {
+    compose_parts(prep.previous_summary.as_deref(), history, prefix)
+}
+
+/// [`compose_summary`] on its inputs alone: the previous summary and the two answers (also
+/// used by [`preview`] to budget a summary before any answer exists).
+pub fn compose_parts(previous_summary: Option<&str>, history: Option<String>, prefix: Option<String>) -> String {
     match (history, prefix) {
         (h, Some(p)) => format!("{}{TURN_CONTEXT_SEPARATOR}{p}", h.as_deref().unwrap_or(NO_PRIOR_HISTORY)),
         (Some(h), None) => h,
-        (None, None) => prep.previous_summary.clone().unwrap_or_else(|| NO_PRIOR_HISTORY.to_string()),
+        (None, None) => previous_summary.unwrap_or(NO_PRIOR_HISTORY).to_string(),
     }
 }
 

@@ -95,11 +95,12 @@ function loadSession(input) {
 /** @param {any} input @param {any[]} entries */
 function pruneToolOutputs(input, entries) {
   const frozen = structuredClone(entries);
-  const config = input.usesDefaultConfig === true ? undefined : input.config;
+  // The vectors pin SPEC §7; staleness-aware pruning (§13.6, on by default) is off for them.
+  const config = { ...(input.usesDefaultConfig === true ? {} : input.config), staleness: false };
   const r = sc.pruneToolOutputs(entries, config, num(input, 'prunedAt'));
   assert.deepEqual(entries, frozen, 'pruneToolOutputs mutated its argument');
   if (input.usesDefaultConfig === true) {
-    assert.deepEqual(sc.pruneToolOutputs(entries, sc.DEFAULT_PRUNE_CONFIG, input.prunedAt), r);
+    assert.deepEqual(sc.pruneToolOutputs(entries, { ...sc.DEFAULT_PRUNE_CONFIG, staleness: false }, input.prunedAt), r);
   }
   const used = new Set();
   const pruned = r.prunedEntries.map((/** @type {any} */ e) => {
