@@ -78,7 +78,7 @@ pub fn preview_compaction(
         &prune,
         &templates(),
     )
-    .map_err(to_js)?;
+    .map_err(error_js)?;
     from_serde(&previews)
 }
 

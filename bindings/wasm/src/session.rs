@@ -241,7 +241,7 @@ impl SessionTree {
     ) -> Result<JsValue, JsValue> {
         let settings: CompactionSettings = to_typed(&settings, "settings")?;
         let prune: PruneConfig = to_typed(&prune_config, "pruneConfig")?;
-        match self.s().prepare_compaction_json_with_preview(&settings, &prune, &templates()).map_err(to_js)? {
+        match self.s().prepare_compaction_json_with_preview(&settings, &prune, &templates()).map_err(error_js)? {
             Some(text) => parse_js(&text),
             None => Ok(JsValue::UNDEFINED),
         }
@@ -260,7 +260,7 @@ impl SessionTree {
     ) -> Result<JsValue, JsValue> {
         let settings: CompactionSettings = to_typed(&settings, "settings")?;
         let prune: PruneConfig = to_typed(&prune_config, "pruneConfig")?;
-        from_option(self.s().plan_compaction_with_preview(&settings, &prune, &templates()).map_err(to_js)?)
+        from_option(self.s().plan_compaction_with_preview(&settings, &prune, &templates()).map_err(error_js)?)
     }
 
     /// The context of the current branch (SPEC §6).
