@@ -691,7 +691,8 @@ mod tests {
         entries.extend(tool_pair(1, "u0", 40_000));
         entries.extend(tool_pair(2, "t1", 40_000));
         let tree = SessionTree::from_values(None, &entries);
-        let config = PruneConfig { protect_tokens: 10_000, minimum_savings: 0, protected_tools: vec![] };
+        let config =
+            PruneConfig { protect_tokens: 10_000, minimum_savings: 0, protected_tools: vec![], staleness: true };
         let plan = tree.plan_prune(&config);
         let c = &plan.candidates[..];
         assert_eq!(c.len(), 1);
