@@ -101,14 +101,8 @@ fn the_compaction_preview_is_what_the_compaction_leaves() {
     assert!(c.summary_tokens > 5200 && c.summary_tokens < 5300, "{}", c.summary_tokens);
     // The engine, with answers of exactly maxTokens, leaves exactly that.
     let engine = SessionEngine::new(SessionTree::from_values(Some(header()), &entries));
-    block_on(engine.compact(
-        &Full,
-        &NoHooks,
-        &CompactRun { settings: settings(), custom_instructions: None },
-        None,
-        1e12,
-    ))
-    .unwrap();
+    block_on(engine.compact(&Full, &NoHooks, &CompactRun { settings: settings(), ..Default::default() }, None, 1e12))
+        .unwrap();
     assert_eq!(context_tokens(&engine), c.context_tokens_after);
     assert!(c.context_tokens_after < before);
 }
@@ -137,14 +131,8 @@ fn the_prune_and_compaction_preview_is_what_both_leave() {
     let (plan, _) = engine.session().borrow_mut().prune_tool_outputs(&prune, 1e12);
     assert_eq!((plan.candidates.len(), plan.tokens_saved), (w.pruned_count, w.prune_tokens_saved));
     assert_eq!(context_tokens(&engine), w.context_tokens_after_prune);
-    block_on(engine.compact(
-        &Full,
-        &NoHooks,
-        &CompactRun { settings: settings(), custom_instructions: None },
-        None,
-        1e12,
-    ))
-    .unwrap();
+    block_on(engine.compact(&Full, &NoHooks, &CompactRun { settings: settings(), ..Default::default() }, None, 1e12))
+        .unwrap();
     assert_eq!(context_tokens(&engine), w.context_tokens_after);
 }
 
