@@ -61,7 +61,7 @@ export declare const DEFAULT_COMPACTION_SETTINGS: DefaultCompactionSettings;
 
 /**
  * The default pruning configuration, `{protectTokens: 40000, minimumSavings: 20000,
- * protectedTools: ["skill", "read"]}` (SPEC §7), deeply frozen; what `pruneToolOutputs` uses when
+ * protectedTools: ["skill", "read"], staleness: true}` (SPEC §7, §13.6), deeply frozen; what `pruneToolOutputs` uses when
  * no config is given. On the web entry the value is filled by {@link init}: before that, reading
  * a property throws an `Error` with `code === "E_NOT_INITIALIZED"`.
  */

@@ -170,7 +170,7 @@ pub struct PruneReport {
     pub pruned_count: usize,
     /// Estimated tokens saved.
     pub tokens_saved: u64,
-    /// The changed entries, newest first.
+    /// The changed entries, in the plan's order (superseded outputs first, then old ones, each newest first).
     #[cfg_attr(feature = "tsify", tsify(type = "SessionEntry[]"))]
     pub pruned_entries: Vec<Value>,
 }

@@ -474,7 +474,11 @@ fn compact_split_turn_merges_history_and_prefix_with_file_blocks() {
             .unwrap();
     assert!(blocks.contains("<read-files>\nsrc/a.rs\n</read-files>"), "{blocks}");
     assert!(blocks.contains("<modified-files>\nsrc/b.rs\n</modified-files>"), "{blocks}");
-    assert_eq!(out.entry["summary"], json!(format!("{composed}{blocks}")));
+    assert_eq!(
+        out.entry["summary"],
+        json!(format!("{composed}\n\n{blocks}")),
+        "a blank line before the blocks (§12.10)"
+    );
     assert_eq!(out.entry["firstKeptEntryId"], "e7");
     assert_eq!(out.entry["details"], json!({"readFiles": ["src/a.rs"], "modifiedFiles": ["src/b.rs"]}));
     assert_eq!(out.entry["parentId"], "e7");
@@ -1159,7 +1163,9 @@ fn navigate_with_summary_appends_a_branch_summary() {
     assert_eq!(req.reasoning, None);
     assert!(req.prompt.starts_with("<conversation>\n[User]: e5 "), "{}", req.prompt);
     assert!(!req.prompt.contains("e3 x"), "only the branch being left");
-    assert!(req.prompt.ends_with(&format!("{}\n\nAdditional focus: the edit", render(prompts::BRANCH_SUMMARY))));
+    // The instructions replace the branch-summary template (SPEC §10).
+    assert!(req.prompt.ends_with("</conversation>\n\nthe edit"), "{}", req.prompt);
+    assert!(!req.prompt.contains(&render(prompts::BRANCH_SUMMARY)));
 
     let e = out.summary_entry.clone().expect("summary entry");
     assert_eq!(e["type"], "branch_summary");
@@ -1167,7 +1173,11 @@ fn navigate_with_summary_appends_a_branch_summary() {
     assert_eq!(e["fromId"], "e6", "the leaf navigated away from (§12.6)");
     assert_eq!(e["timestamp"], json!(format_iso_timestamp(T_COMPACT)));
     let blocks = prompts::format_file_operations(&PromptTemplates::default(), &[], &["b.rs".into()]).unwrap();
-    assert_eq!(e["summary"], json!(format!("{}BRANCH-SUMMARY{blocks}", render(prompts::BRANCH_SUMMARY_PREAMBLE))));
+    assert_eq!(
+        e["summary"],
+        json!(format!("{}\n\nBRANCH-SUMMARY\n\n{blocks}", render(prompts::BRANCH_SUMMARY_PREAMBLE))),
+        "parts joined by blank lines (§12.10)"
+    );
     assert_eq!(e["details"], json!({"readFiles": [], "modifiedFiles": ["b.rs"]}));
     assert!(e.get("fromExtension").is_none());
     assert_eq!(out.editor_text, Some(text("e3")));
@@ -1479,7 +1489,7 @@ fn prunable_entries(total: u64) -> Vec<Value> {
 }
 
 fn prune_config() -> PruneConfig {
-    PruneConfig { protect_tokens: 500, minimum_savings: 500, protected_tools: vec![] }
+    PruneConfig { protect_tokens: 500, minimum_savings: 500, protected_tools: vec![], staleness: true }
 }
 
 #[test]
@@ -1991,4 +2001,54 @@ fn a_failing_session_tree_hook_undoes_the_navigation() {
     assert_eq!(engine.session().borrow().entry_count(), count, "the branch summary was removed again");
     assert_eq!(leaf(&engine), old_leaf, "the leaf is back where it was");
     assert!(!engine.is_busy());
+}
+
+#[test]
+fn nothing_to_compact_still_asks_the_before_compact_hook() {
+    // keepRecentTokens 100 000 keeps everything: nothing to compact (§12.2). The hook runs on the
+    // reference rules' preparation, marked; without a supplied compaction the run fails as before.
+    let log = Log::default();
+    let model = FakeModel::new("m", &log);
+    let engine = simple_engine();
+    let hooks = FakeHooks::new(&log);
+    let err = block_on(engine.compact(&model, &hooks, &run(100_000), None, T_COMPACT)).unwrap_err();
+    assert_eq!(err, Error::NothingToCompact);
+    assert_eq!(hooks.names(), ["session_before_compact"], "no session.compacting, no session_compact");
+    let prep = hooks.event("session_before_compact")["preparation"].clone();
+    assert_eq!(prep["nothingToCompact"], true);
+    assert_eq!(prep["messagesToSummarize"], json!([]));
+    assert_eq!(prep["turnPrefixMessages"], json!([]));
+    assert_eq!(prep["firstKeptEntryId"], "e1");
+    assert_eq!(prep["isSplitTurn"], false);
+    assert_eq!(prep["recentMessages"].as_array().map(Vec::len), Some(4));
+    assert_eq!(prep["tokensBefore"], json!(900.0));
+    assert!(model.requests.borrow().is_empty(), "no model call");
+    assert_eq!(compaction_count(&engine), 0);
+    assert!(!engine.is_busy());
+
+    // A compaction the extension supplies is used.
+    let hooks = FakeHooks::new(&log).on(
+        "session_before_compact",
+        Reply::Value(json!({"compaction": {"summary": "EXT ON A SHORT BRANCH", "firstKeptEntryId": "e3"}})),
+    );
+    let out = block_on(engine.compact(&model, &hooks, &run(100_000), None, T_COMPACT)).unwrap();
+    assert!(out.from_extension);
+    assert_eq!(out.entry["summary"], "EXT ON A SHORT BRANCH");
+    assert_eq!(out.entry["firstKeptEntryId"], "e3");
+    assert_eq!(out.entry["fromExtension"], true);
+    assert_eq!(hooks.names(), ["session_before_compact", "session_compact"]);
+    assert_eq!(compaction_count(&engine), 1);
+    assert!(model.requests.borrow().is_empty());
+
+    // A cancel is reported as a cancel.
+    let engine = simple_engine();
+    let hooks = FakeHooks::new(&log).on("session_before_compact", Reply::Value(json!({"cancel": true})));
+    let err = block_on(engine.compact(&model, &hooks, &run(100_000), None, T_COMPACT)).unwrap_err();
+    assert_eq!(err, Error::Cancelled);
+    assert_eq!(compaction_count(&engine), 0);
+
+    // An ordinary preparation carries no mark.
+    let hooks = FakeHooks::new(&log);
+    block_on(engine.compact(&model, &hooks, &run(150), None, T_COMPACT)).unwrap();
+    assert!(hooks.event("session_before_compact")["preparation"].get("nothingToCompact").is_none());
 }

@@ -205,20 +205,29 @@ proptest! {
     }
 
     #[test]
-    fn pruning_respects_protection_and_is_idempotent(steps in prop::collection::vec(step(), 1..80), protect in 0u64..3000, minimum in 0u64..2000) {
+    fn pruning_respects_protection_and_is_idempotent(steps in prop::collection::vec(step(), 1..80), protect in 0u64..3000, minimum in 0u64..2000, staleness in any::<bool>()) {
         let tree = build(&steps);
         let entries = entries_of(&tree);
         let list = EntryList::new(&entries);
-        let config = PruneConfig { protect_tokens: protect, minimum_savings: minimum, protected_tools: vec!["skill".into(), "read".into()] };
+        let config = PruneConfig { protect_tokens: protect, minimum_savings: minimum, protected_tools: vec!["skill".into(), "read".into()], staleness };
         let result = prune_tool_outputs(&list, &config, 42.0);
-        // newest tool output within the protect window is never touched
+        // newest tool output within the protect window is never touched, unless a later result
+        // of the same tool on the same target superseded it (SPEC §13.6)
         let mut acc = 0u64;
-        let pruned: HashSet<usize> = result.pruned_entries.iter().map(|(i, _)| *i).collect();
+        let plan = session_compaction::plan::prune::plan_prune(&list, &config);
+        prop_assert!(staleness || plan.candidates.iter().all(|c| c.superseded_by.is_none()));
+        for c in plan.candidates.iter() {
+            if let Some(by) = &c.superseded_by { prop_assert!(by.index > c.index); }
+        }
+        let pruned: HashSet<usize> =
+            plan.candidates.iter().filter(|c| c.superseded_by.is_none()).map(|c| c.index).collect();
+        let all: HashSet<usize> = result.pruned_entries.iter().map(|(i, _)| *i).collect();
+        prop_assert_eq!(plan.candidates.len(), all.len());
         for i in (0..list.len()).rev() {
             let Some(m) = list.meta(i).message.as_ref() else { continue };
             if m.role != Role::ToolResult { continue; }
             if acc < protect { prop_assert!(!pruned.contains(&i), "entry {} inside the protect window was pruned", i); }
-            if matches!(m.tool_name.as_deref(), Some("skill") | Some("read")) { prop_assert!(!pruned.contains(&i)); }
+            if matches!(m.tool_name.as_deref(), Some("skill") | Some("read")) { prop_assert!(!all.contains(&i)); }
             acc += m.tokens;
         }
         // the input is not mutated, and a second run over the result prunes nothing

@@ -12,7 +12,8 @@ use session_compaction::session::SessionTree;
 
 fuzz_target!(|data: &[u8]| {
     let small = CompactionSettings { keep_recent_tokens: 3, ..Default::default() };
-    let prune = PruneConfig { protect_tokens: 2, minimum_savings: 0, protected_tools: vec!["read".into()] };
+    let prune =
+        PruneConfig { protect_tokens: 2, minimum_savings: 0, protected_tools: vec!["read".into()], staleness: true };
     if let Ok(parsed) = parse_session_bytes(data, &ParseOptions::lenient()) {
         let list = parsed.entry_list();
         let _ = session_compaction::tree::validate(&list, Some(&parsed.lines));

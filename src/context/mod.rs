@@ -135,6 +135,33 @@ pub fn build_context_for_path<S: EntrySource + ?Sized>(entries: &S, path: &[usiz
     ctx
 }
 
+/// The pruning decision (SPEC §7, §13.6) for the context of a root-first `path`: only the
+/// `message` entries the model still sees (the kept region of the latest compaction and
+/// everything after it) are considered; outputs already summarized away are not sent, so
+/// pruning them would lose history and save nothing. Indices are indices into `entries`.
+pub fn plan_prune_in_context<S: EntrySource + ?Sized>(
+    entries: &S,
+    path: &[usize],
+    config: &crate::plan::prune::PruneConfig,
+) -> crate::plan::prune::PrunePlan {
+    let visible: Vec<usize> = plan_context(entries, path)
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            ContextItem::Message(i) => Some(*i),
+            _ => None,
+        })
+        .collect();
+    let mut plan = crate::plan::prune::plan_prune(&crate::entry::Selection::new(entries, &visible), config);
+    for c in &mut plan.candidates {
+        c.index = visible[c.index];
+        if let Some(by) = c.superseded_by.as_mut() {
+            by.index = visible[by.index];
+        }
+    }
+    plan
+}
+
 /// Decides the context of a root-first `path` (SPEC §6) without materializing messages.
 pub fn plan_context<S: EntrySource + ?Sized>(entries: &S, path: &[usize]) -> ContextPlan {
     let mut ctx = SessionContext::empty();

@@ -72,7 +72,10 @@ pub fn find_turn_start_index<S: EntrySource + ?Sized>(entries: &S, entry_index: 
 }
 
 /// Chooses where the kept region starts so that at least `keep_recent_tokens` (estimated) of
-/// recent `message` entries are kept, within `[start_index, end_index)`. SPEC §4 steps 1–5.
+/// recent `message` entries are kept, within `[start_index, end_index)`. SPEC §4 steps 1–5, with
+/// §12.8: when the sum reaches the budget at an index with no valid cut point at or after it (the
+/// newest turn alone is over budget), the cut is the last valid cut point before that index
+/// rather than the first of the range, so a compaction frees what it can.
 pub fn find_cut_point<S: EntrySource + ?Sized>(
     entries: &S,
     start_index: usize,
@@ -93,9 +96,9 @@ pub fn find_cut_point<S: EntrySource + ?Sized>(
         }
         accumulated += meta.message_tokens();
         if accumulated >= keep_recent_tokens {
-            if let Some(&c) = cut_points.iter().find(|&&c| c >= i) {
-                cut = c;
-            }
+            // §12.8: with no valid cut point at or after i, the last one before i (all of them
+            // lie before i then), so that the newest turn is kept and the rest summarized.
+            cut = cut_points.iter().copied().find(|&c| c >= i).unwrap_or(cut_points[cut_points.len() - 1]);
             break;
         }
     }

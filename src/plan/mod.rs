@@ -3,7 +3,8 @@
 //!
 //! - [`cut_point`] — valid cut points, the cut that keeps `keepRecentTokens`, split turns (SPEC §4);
 //! - [`prepare`] — `prepareCompaction` and its settings (SPEC §5, §12.1–§12.3);
-//! - [`prune`] — tool-output pruning (SPEC §7);
+//! - [`prune`] — tool-output pruning, superseded outputs first (SPEC §7, §13.6);
+//! - [`preview`] — the figures of a compaction preview (context size before and after);
 //! - [`overflow`] — context-overflow detection and context-size estimates (SPEC §11, §12.3);
 //! - [`file_ops`] — files read, written and edited (SPEC §8);
 //! - [`branch`] — what a branch summary covers within its budget (SPEC §10).
@@ -13,4 +14,5 @@ pub mod cut_point;
 pub mod file_ops;
 pub mod overflow;
 pub mod prepare;
+pub mod preview;
 pub mod prune;

@@ -162,6 +162,19 @@ pub struct CompactionPreparation {
     pub file_ops: FileOpsLists,
     /// The settings used.
     pub settings: CompactionSettings,
+    /// Set (true) only on the preparation handed to `session_before_compact` when there is
+    /// nothing to compact (SPEC §12.2): the reference rules' preparation with empty
+    /// `messagesToSummarize` and `turnPrefixMessages`, so that an extension may still supply its
+    /// own compaction. Absent otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub nothing_to_compact: bool,
+    /// The context size before and after this compaction, alone and after a prune
+    /// ([`crate::summarize::preview::compaction_previews`]); filled by the session handle's
+    /// `prepareCompaction`, absent from [`prepare_compaction`]. Ignored by `compact`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub preview: Option<crate::plan::preview::CompactionPreviews>,
 }
 
 /// Intermediate numbers of a preparation, for debugging and the CLI's `plan` report.
@@ -185,6 +198,12 @@ pub struct PreparationPlan {
     pub cut_point: crate::plan::cut_point::CutPointResult,
     /// Index of the last fresh assistant usage, -1 without one.
     pub usage_index: i64,
+    /// The context size before and after the compaction, alone and after a prune
+    /// ([`crate::summarize::preview::compaction_previews`]); filled by the session handle's
+    /// `planCompaction`, absent from [`plan_compaction`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub preview: Option<crate::plan::preview::CompactionPreviews>,
 }
 
 /// Index and usage of the last fresh assistant usage in `[from, len)`: the last assistant
@@ -337,6 +356,7 @@ pub fn plan_compaction<S: EntrySource + ?Sized>(path: &S, settings: &CompactionS
         effective_keep_recent_tokens: keep,
         cut_point,
         usage_index: usage.map_or(-1, |(i, _)| i as i64),
+        preview: None,
     })
 }
 
@@ -381,6 +401,21 @@ pub fn preparation_parts<S: EntrySource + ?Sized, M>(
     plan: &PreparationPlan,
     message: impl Fn(usize) -> Option<M>,
 ) -> Option<PreparationParts<M>> {
+    let parts = reference_preparation_parts(path, plan, message)?;
+    if parts.messages_to_summarize.is_empty() && parts.turn_prefix_messages.is_empty() {
+        return None;
+    }
+    Some(parts)
+}
+
+/// [`preparation_parts`] by the reference rules alone: also when nothing would be summarized
+/// (then `messages_to_summarize` and `turn_prefix_messages` are empty; SPEC §12.2 is the
+/// caller's decision). `None` only when the first kept entry has no id.
+pub fn reference_preparation_parts<S: EntrySource + ?Sized, M>(
+    path: &S,
+    plan: &PreparationPlan,
+    message: impl Fn(usize) -> Option<M>,
+) -> Option<PreparationParts<M>> {
     let cut = plan.cut_point;
     let first_kept_entry_id = path.meta(cut.first_kept_entry_index).id.clone()?;
     let history_end = if cut.is_split_turn { cut.turn_start_index as usize } else { cut.first_kept_entry_index };
@@ -388,9 +423,6 @@ pub fn preparation_parts<S: EntrySource + ?Sized, M>(
     let messages_to_summarize = collect(plan.boundary_start, history_end);
     let turn_prefix_messages =
         if cut.is_split_turn { collect(cut.turn_start_index as usize, cut.first_kept_entry_index) } else { Vec::new() };
-    if messages_to_summarize.is_empty() && turn_prefix_messages.is_empty() {
-        return None;
-    }
     let recent_messages = collect(cut.first_kept_entry_index, plan.boundary_end);
     let tokens_before = match plan.usage_index {
         i if i >= 0 => path.meta(i as usize).message.as_ref().and_then(|m| m.usage).map_or(0.0, |u| u.context_tokens()),
@@ -432,7 +464,29 @@ pub fn preparation_from_plan<S: EntrySource + ?Sized>(
     plan: &PreparationPlan,
 ) -> Option<CompactionPreparation> {
     let parts = preparation_parts(path, plan, |i| message_of(&path.entry(i)))?;
-    Some(CompactionPreparation {
+    Some(preparation_of(parts, settings, false))
+}
+
+/// The preparation `session_before_compact` sees (SPEC §11, §12.2): [`prepare_compaction`]'s,
+/// or, when there is nothing to compact, the reference rules' preparation (empty
+/// `messagesToSummarize` and `turnPrefixMessages`) marked `nothingToCompact: true`. `None` when
+/// the path is empty, ends in a compaction, or its first kept entry has no id.
+pub fn prepare_compaction_for_hooks<S: EntrySource + ?Sized>(
+    path: &S,
+    settings: &CompactionSettings,
+) -> Option<CompactionPreparation> {
+    let plan = plan_compaction(path, settings)?;
+    let parts = reference_preparation_parts(path, &plan, |i| message_of(&path.entry(i)))?;
+    let nothing = parts.messages_to_summarize.is_empty() && parts.turn_prefix_messages.is_empty();
+    Some(preparation_of(parts, settings, nothing))
+}
+
+fn preparation_of(
+    parts: PreparationParts<Value>,
+    settings: &CompactionSettings,
+    nothing_to_compact: bool,
+) -> CompactionPreparation {
+    CompactionPreparation {
         first_kept_entry_id: parts.first_kept_entry_id,
         messages_to_summarize: parts.messages_to_summarize,
         turn_prefix_messages: parts.turn_prefix_messages,
@@ -442,7 +496,9 @@ pub fn preparation_from_plan<S: EntrySource + ?Sized>(
         previous_summary: parts.previous_summary,
         file_ops: FileOpsLists::from(&parts.file_ops),
         settings: settings.clone(),
-    })
+        nothing_to_compact,
+        preview: None,
+    }
 }
 
 /// The context size above which [`should_compact`] triggers: `contextWindow - reserveTokens`

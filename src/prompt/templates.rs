@@ -28,8 +28,8 @@ pub const COMPACTION_TURN_PREFIX: &str = "compaction-turn-prefix.md";
 pub const COMPACTION_SHORT_SUMMARY: &str = "compaction-short-summary.md";
 /// Id of the instructions for a branch summary; no variables (SPEC section 9).
 pub const BRANCH_SUMMARY: &str = "branch-summary.md";
-/// Id of the line put before a branch summary's model text (joined with no separator); no
-/// variables (SPEC sections 9 and 10).
+/// Id of the line put before a branch summary's model text (a blank line between them,
+/// SPEC §12.10); no variables (SPEC sections 9 and 10).
 pub const BRANCH_SUMMARY_PREAMBLE: &str = "branch-summary-preamble.md";
 /// Id of the user-message wrapper of a `branchSummary` message; variable `summary`
 /// (SPEC sections 6 and 9).
@@ -433,7 +433,7 @@ mod tests {
         let (r, m) = lists(&["a", "b"], &["c"]);
         assert_eq!(
             format_file_operations(&t, &r, &m).expect("render"),
-            "<read-files>\na\nb\n</read-files>\n<modified-files>\nc\n</modified-files>"
+            "<read-files>\na\nb\n</read-files>\n\n<modified-files>\nc\n</modified-files>"
         );
         let (r, m) = lists(&["src/lib.rs"], &[]);
         assert_eq!(format_file_operations(&t, &r, &m).expect("render"), "<read-files>\nsrc/lib.rs\n</read-files>");
@@ -602,7 +602,7 @@ mod tests {
         let branch = r(BRANCH_SUMMARY);
         assert!(branch.contains("## What was tried") && branch.contains("## Outcome"));
 
-        // The preamble is one line, glued to the model text.
+        // The preamble is one line; a blank line separates it from the model text (§12.10).
         let preamble = r(BRANCH_SUMMARY_PREAMBLE);
         assert!(!preamble.contains('\n'));
         assert!(!preamble.is_empty());

@@ -245,7 +245,7 @@ pub struct NavigateRun {
     /// Summarize the branch being left.
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub summarize: bool,
-    /// `Additional focus: …` for the branch summary.
+    /// Instructions that replace the branch-summary template (SPEC §10).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub custom_instructions: Option<String>,
@@ -347,9 +347,11 @@ impl SessionEngine {
         }
     }
 
-    /// Runs a compaction on the current branch (SPEC §9, §11): prepare (errors "Already
-    /// compacted" / "Nothing to compact"), `session_before_compact` (cancel → [`Error::Cancelled`];
-    /// a supplied `compaction` is used as is with `fromExtension: true`), `session.compacting`
+    /// Runs a compaction on the current branch (SPEC §9, §11): prepare (error "Already
+    /// compacted"), `session_before_compact` (cancel → [`Error::Cancelled`]; a supplied
+    /// `compaction` is used as is with `fromExtension: true`; when there is nothing to compact
+    /// the hook sees the reference rules' preparation marked `nothingToCompact: true`, and
+    /// without a supplied compaction the run fails with "Nothing to compact"), `session.compacting`
     /// (prompt, context lines, preserveData), the summary, the appended `compaction` entry, and
     /// `session_compact`. An abort at any await point appends nothing. `now_ms`: timestamp.
     pub async fn compact<C: Complete, H: Hooks>(
@@ -388,7 +390,9 @@ impl SessionEngine {
             // Progress is measured on estimates of the built context on both sides (SPEC §13.5):
             // the provider's usage before has no counterpart after.
             let context_before = estimate_built_context_tokens(&s.branch_source());
-            let prep = match s.prepare_compaction(&run.settings) {
+            // With nothing to compact the hook still runs (on the reference rules' preparation,
+            // marked `nothingToCompact`): an extension may supply its own compaction.
+            let prep = match s.prepare_compaction_for_hooks(&run.settings) {
                 Some(p) => p,
                 None => {
                     let ends_in_compaction =
@@ -418,6 +422,7 @@ impl SessionEngine {
                 r.summarizer = Some(Summarizer::Extension);
                 (r, true, None)
             }
+            None if prep.nothing_to_compact => return Err(Error::NothingToCompact),
             None => {
                 let messages: Vec<Value> =
                     prep.messages_to_summarize.iter().chain(&prep.turn_prefix_messages).cloned().collect();

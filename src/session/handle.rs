@@ -11,7 +11,7 @@ use crate::plan::prepare::{
     plan_compaction, preparation_from_plan, CompactionPreparation, CompactionSettings, NothingToCompact,
     PreparationPlan, PreviousCompaction,
 };
-use crate::plan::prune::{plan_prune, pruned_entry, PruneConfig, PrunePlan};
+use crate::plan::prune::{pruned_entry, PruneConfig, PrunePlan};
 use crate::tree::TreeIndex;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -345,10 +345,62 @@ impl SessionTree {
         preparation_from_plan(&branch, settings, &plan)
     }
 
+    /// The preparation `session_before_compact` sees on the current branch: the full
+    /// preparation, or the reference rules' one marked `nothingToCompact` when there is nothing
+    /// to compact (SPEC §11, §12.2). See [`crate::plan::prepare::prepare_compaction_for_hooks`].
+    pub fn prepare_compaction_for_hooks(&self, settings: &CompactionSettings) -> Option<CompactionPreparation> {
+        crate::plan::prepare::prepare_compaction_for_hooks(&self.branch_source(), settings)
+    }
+
     /// The preparation of the current branch as JSON text (the shape of
     /// [`CompactionPreparation`]), its messages spliced from the stored entry texts without
     /// parsing them: the fast path of the JS `SessionTree.prepareCompaction`. SPEC §5.
     pub fn prepare_compaction_json(&self, settings: &CompactionSettings) -> Option<String> {
+        self.prepare_compaction_json_with(settings, None)
+    }
+
+    /// The previews of a compaction of the current branch: alone, and after a prune with
+    /// `prune` (see [`crate::summarize::preview::compaction_previews`]). Errors: the
+    /// file-operations template fails to render.
+    pub fn compaction_previews(
+        &self,
+        settings: &CompactionSettings,
+        prune: &PruneConfig,
+        templates: &crate::prompt::templates::PromptTemplates,
+    ) -> Result<crate::plan::preview::CompactionPreviews> {
+        crate::summarize::preview::compaction_previews(&self.branch_source(), settings, prune, templates)
+    }
+
+    /// [`SessionTree::plan_compaction`] with its `preview` filled in
+    /// ([`SessionTree::compaction_previews`]).
+    pub fn plan_compaction_with_preview(
+        &self,
+        settings: &CompactionSettings,
+        prune: &PruneConfig,
+        templates: &crate::prompt::templates::PromptTemplates,
+    ) -> Result<Option<PreparationPlan>> {
+        let Some(mut plan) = self.plan_compaction(settings) else { return Ok(None) };
+        plan.preview = Some(self.compaction_previews(settings, prune, templates)?);
+        Ok(Some(plan))
+    }
+
+    /// [`SessionTree::prepare_compaction_json`] with a `preview` field
+    /// ([`SessionTree::compaction_previews`]).
+    pub fn prepare_compaction_json_with_preview(
+        &self,
+        settings: &CompactionSettings,
+        prune: &PruneConfig,
+        templates: &crate::prompt::templates::PromptTemplates,
+    ) -> Result<Option<String>> {
+        let previews = self.compaction_previews(settings, prune, templates)?;
+        Ok(self.prepare_compaction_json_with(settings, Some(&previews)))
+    }
+
+    fn prepare_compaction_json_with(
+        &self,
+        settings: &CompactionSettings,
+        preview: Option<&crate::plan::preview::CompactionPreviews>,
+    ) -> Option<String> {
         let branch = self.branch_source();
         let plan = plan_compaction(&branch, settings)?;
         let parts = crate::plan::prepare::preparation_parts(&branch, &plan, |pos| self.branch_message_text(pos))?;
@@ -361,6 +413,8 @@ impl SessionTree {
             previous_summary: Option<&'a str>,
             file_ops: crate::plan::prepare::FileOpsLists,
             settings: &'a CompactionSettings,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            preview: Option<&'a crate::plan::preview::CompactionPreviews>,
         }
         let rest = serde_json::to_string(&Rest {
             is_split_turn: parts.is_split_turn,
@@ -368,6 +422,7 @@ impl SessionTree {
             previous_summary: parts.previous_summary.as_deref(),
             file_ops: crate::plan::prepare::FileOpsLists::from(&parts.file_ops),
             settings,
+            preview,
         })
         .ok()?;
         let arrays = [&parts.messages_to_summarize, &parts.turn_prefix_messages, &parts.recent_messages];
@@ -480,22 +535,13 @@ impl SessionTree {
     /// latest compaction and everything after it): outputs already summarized away are not
     /// sent to the model, so pruning them would lose history and save nothing.
     pub fn plan_prune(&self, config: &PruneConfig) -> PrunePlan {
-        let items = plan_context(self, &self.branch).items;
-        let visible: Vec<usize> = items
-            .iter()
-            .filter_map(|item| match item {
-                ContextItem::Message(i) => Some(*i),
-                _ => None,
-            })
-            .collect();
-        let mut plan = plan_prune(&Selection::new(self, &visible), config);
+        let mut plan = crate::context::plan_prune_in_context(self, &self.branch, config);
         if !plan.candidates.is_empty() {
             let mut position = vec![usize::MAX; self.metas.len()];
             for (p, &i) in self.branch.iter().enumerate() {
                 position[i] = p;
             }
             for c in &mut plan.candidates {
-                c.index = visible[c.index];
                 c.entry_index = Some(c.index);
                 c.branch_position = position.get(c.index).copied().filter(|&p| p != usize::MAX);
             }
@@ -509,7 +555,7 @@ impl SessionTree {
         let plan = self.plan_prune(config);
         let mut changed = Vec::with_capacity(plan.candidates.len());
         for c in &plan.candidates {
-            let new = pruned_entry(&self.entry(c.index), c.tokens, now_ms);
+            let new = pruned_entry(&self.entry(c.index), &c.notice, now_ms);
             self.replace_entry(c.index, new.clone());
             changed.push(new);
         }
@@ -668,7 +714,8 @@ mod tests {
         entries.extend(tool_pair(1, "u0", 40_000));
         entries.extend(tool_pair(2, "t1", 40_000));
         let tree = SessionTree::from_values(None, &entries);
-        let config = PruneConfig { protect_tokens: 10_000, minimum_savings: 0, protected_tools: vec![] };
+        let config =
+            PruneConfig { protect_tokens: 10_000, minimum_savings: 0, protected_tools: vec![], staleness: true };
         let plan = tree.plan_prune(&config);
         let c = &plan.candidates[..];
         assert_eq!(c.len(), 1);
@@ -771,7 +818,8 @@ mod tests {
         entries.extend(tool_pair(4, "k", 40_000));
         entries.extend(tool_pair(5, "t4", 40_000));
         let tree = SessionTree::from_values(None, &entries);
-        let config = PruneConfig { protect_tokens: 10_000, minimum_savings: 0, protected_tools: vec![] };
+        let config =
+            PruneConfig { protect_tokens: 10_000, minimum_savings: 0, protected_tools: vec![], staleness: true };
         let plan = tree.plan_prune(&config);
         let ids: Vec<&str> = plan.candidates.iter().filter_map(|c| c.id.as_deref()).collect();
         // t5 is inside the protect window; t1 was summarized away; t4 and t3 are visible.

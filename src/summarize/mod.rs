@@ -4,6 +4,7 @@
 //! endpoint, an extractive summarizer, a test double). SPEC §9, §10.
 
 pub mod extractive;
+pub mod preview;
 pub mod remote;
 
 use crate::context::convert::convert_to_llm;
@@ -285,6 +286,8 @@ fn conversation_of(messages: &[Value], templates: &PromptTemplates) -> Result<St
 
 /// The requests of a compaction before the short summary (SPEC §9): the history/update request
 /// when there is history, and the turn-prefix request for a split turn with a non-empty prefix.
+/// Custom instructions are appended (`Additional focus: …`) to the history/update request, or to
+/// the turn-prefix request when there is no history (SPEC §12.9: they are never dropped).
 pub fn compaction_requests(
     prep: &CompactionPreparation,
     options: &CompactOptions,
@@ -321,7 +324,10 @@ pub fn compaction_requests(
     };
     let prefix = if prep.is_split_turn && !prep.turn_prefix_messages.is_empty() {
         let conversation = conversation_of(&prep.turn_prefix_messages, templates)?;
-        let instructions = templates.render(prompts::COMPACTION_TURN_PREFIX, &Value::Null)?;
+        let base = templates.render(prompts::COMPACTION_TURN_PREFIX, &Value::Null)?;
+        // §12.9: with no history request to carry them, the custom instructions go here.
+        let focus = if history.is_none() { options.custom_instructions.as_deref() } else { None };
+        let instructions = with_focus(base, focus, templates.frames());
         Some(SummaryRequest {
             purpose: Purpose::TurnPrefix,
             system_prompt,
@@ -339,10 +345,16 @@ pub fn compaction_requests(
 /// history.") + separator + prefix; else the history answer; else the previous summary; else
 /// "No prior history.".
 pub fn compose_summary(prep: &CompactionPreparation, history: Option<String>, prefix: Option<String>) -> String {
+    compose_parts(prep.previous_summary.as_deref(), history, prefix)
+}
+
+/// [`compose_summary`] on its inputs alone: the previous summary and the two answers (also
+/// used by [`preview`] to budget a summary before any answer exists).
+pub fn compose_parts(previous_summary: Option<&str>, history: Option<String>, prefix: Option<String>) -> String {
     match (history, prefix) {
         (h, Some(p)) => format!("{}{TURN_CONTEXT_SEPARATOR}{p}", h.as_deref().unwrap_or(NO_PRIOR_HISTORY)),
         (Some(h), None) => h,
-        (None, None) => prep.previous_summary.clone().unwrap_or_else(|| NO_PRIOR_HISTORY.to_string()),
+        (None, None) => previous_summary.unwrap_or(NO_PRIOR_HISTORY).to_string(),
     }
 }
 
@@ -371,11 +383,24 @@ pub fn short_request(
     })
 }
 
-/// Appends the file-operation blocks to a summary (no separator) and returns the lists.
+/// Appends `part` to a composed summary (SPEC §12.10): an empty part changes nothing; otherwise
+/// the text's trailing whitespace (JavaScript `trimEnd`) is removed and `"\n\n" + part` appended.
+pub fn append_part(mut text: String, part: &str) -> String {
+    if part.is_empty() {
+        return text;
+    }
+    text.truncate(text.trim_end_matches(crate::js::is_js_whitespace).len());
+    text.push_str("\n\n");
+    text.push_str(part);
+    text
+}
+
+/// Appends the file-operation blocks to a summary as its last part (SPEC §8, §12.10: after a
+/// blank line; nothing when both lists are empty) and returns the lists.
 pub fn with_file_blocks(summary: String, ops: &FileOps, templates: &PromptTemplates) -> Result<(String, FileLists)> {
     let lists = ops.file_lists();
     let blocks = prompts::format_file_operations(templates, &lists.read_files, &lists.modified_files)?;
-    Ok((summary + &blocks, lists))
+    Ok((append_part(summary, &blocks), lists))
 }
 
 /// Runs a compaction's model calls and composes the result (SPEC §9). The history/update and
@@ -446,7 +471,8 @@ pub struct BranchSummaryOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub reserve_tokens: Option<u64>,
-    /// Extra focus appended to the instructions as `Additional focus: …`.
+    /// Instructions that replace the branch-summary template (`branch-summary.md`) when given
+    /// and non-empty (SPEC §10; unlike a compaction, where they are appended).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub custom_instructions: Option<String>,
@@ -482,11 +508,12 @@ pub fn branch_summary_request<S: EntrySource + ?Sized>(
         return Ok((None, selection.file_ops));
     }
     let conversation = conversation_of(&selection.messages, templates)?;
-    let instructions = with_focus(
-        templates.render(prompts::BRANCH_SUMMARY, &Value::Null)?,
-        options.custom_instructions.as_deref(),
-        templates.frames(),
-    );
+    // SPEC §10: the host's instructions replace the branch-summary template (no `Additional
+    // focus`); they are content, so their frame tags are escaped (SPEC §13.4).
+    let instructions = match options.custom_instructions.as_deref().filter(|c| !c.is_empty()) {
+        Some(custom) => templates.frames().neutralize(custom).into_owned(),
+        None => templates.render(prompts::BRANCH_SUMMARY, &Value::Null)?,
+    };
     let req = SummaryRequest {
         purpose: Purpose::Branch,
         system_prompt: templates.render(prompts::SUMMARIZATION_SYSTEM, &Value::Null)?,
@@ -519,7 +546,7 @@ pub async fn generate_branch_summary<S: EntrySource + ?Sized, C: Complete>(
     let mut cut = Vec::new();
     let text = settle_answer(&model.complete(request).await?, Purpose::Branch, max, templates.frames(), &mut cut);
     let preamble = templates.render(prompts::BRANCH_SUMMARY_PREAMBLE, &Value::Null)?;
-    let (summary, lists) = with_file_blocks(preamble + &text, &ops, templates)?;
+    let (summary, lists) = with_file_blocks(append_part(preamble, &text), &ops, templates)?;
     Ok(BranchSummary {
         summary,
         read_files: lists.read_files,

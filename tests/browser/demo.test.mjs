@@ -164,6 +164,13 @@ function defineTests() {
     await setRange('keepRecentTokens', 50000);
     await waitForAttr('[data-cut-entry-id]', 'data-cut-entry-id', prep.firstKeptEntryId);
     assert.equal(await page.inputValue('[data-control-number="keepRecentTokens"]'), '50000');
+    // The "After" tile shows the engine's outcome preview for these settings.
+    const outcome = expected.planCompaction({ keepRecentTokens: 50000, reserveTokens })?.preview?.compaction;
+    assert.ok(outcome, 'the sample has something to compact at 50,000 tokens');
+    await page.waitForFunction(
+      (want) => document.querySelector('[data-stat="after"] .v')?.textContent === want,
+      `${Math.round(outcome.contextTokensAfter).toLocaleString('en-US')} tok`,
+    );
 
     // Keyboard: the slider moves by one step with an arrow key, and the number field follows.
     await page.focus('[data-control="keepRecentTokens"]');

@@ -250,8 +250,11 @@ describe('SessionTree', () => {
     for (const [i, line] of linesA.entries()) {
       assert.ok(isDeepStrictEqual(JSON.parse(linesC[i]), JSON.parse(line)), `line ${i + 1}`);
     }
-    // and the handle agrees with the pure functions on the same branch
-    assert.deepEqual(first.preparation, sc.prepareCompaction(first.branch));
+    // and the handle agrees with the pure functions on the same branch (its preparation adds
+    // the preview that previewCompaction gives)
+    const { preview, ...preparation } = /** @type {NonNullable<typeof first.preparation>} */ (first.preparation);
+    assert.deepEqual(preparation, sc.prepareCompaction(first.branch));
+    assert.deepEqual(preview, sc.previewCompaction(first.branch));
     assert.deepEqual(first.context, sc.buildSessionContext(parsed.entries));
     for (const t of trees) t.free();
   });
@@ -285,7 +288,8 @@ describe('SessionTree', () => {
 
     // the re-plan is the pure function's plan on the new branch, and it changed
     const planAfter = tree.prepareCompaction();
-    assert.deepEqual(planAfter, sc.prepareCompaction(branch));
+    assert.deepEqual({ ...planAfter, preview: undefined }, { ...sc.prepareCompaction(branch), preview: undefined });
+    assert.deepEqual(planAfter?.preview, sc.previewCompaction(branch));
     assert.notDeepEqual(planAfter, planBefore);
     assert.deepEqual(tree.buildSessionContext(), sc.buildSessionContext(branch));
 
@@ -365,14 +369,21 @@ describe('SessionTree', () => {
       const stored = /** @type {any} */ (tree.getEntry(/** @type {string} */ (pruned.id)));
       assert.ok(isDeepStrictEqual(stored, pruned), 'the stored entry is the pruned one');
       assert.equal(stored.message.prunedAt, now);
-      assert.match(stored.message.content[0].text, /^\[Output truncated - \d+ tokens\]$/);
+      assert.match(stored.message.content[0].text, /^\[Output truncated - \d+ tokens(; superseded by .+)?\]$/);
     }
-    // newest first
-    const order = first.prunedEntries.map((e) => branch.findIndex((b) => b.id === e.id));
-    assert.deepEqual(
-      order,
-      [...order].sort((x, y) => y - x),
-    );
+    // superseded outputs first (SPEC §13.6), then old ones; each group newest first
+    const isStale = (/** @type {any} */ e) => e.message.content[0].text.includes('; superseded by ');
+    const stale = first.prunedEntries.filter(isStale);
+    const aged = first.prunedEntries.filter((e) => !isStale(e));
+    assert.ok(stale.length > 0 && aged.length > 0, 'the large session repeats calls and has old outputs');
+    assert.deepEqual(first.prunedEntries, [...stale, ...aged]);
+    for (const group of [stale, aged]) {
+      const order = group.map((e) => branch.findIndex((b) => b.id === e.id));
+      assert.deepEqual(
+        order,
+        [...order].sort((x, y) => y - x),
+      );
+    }
 
     const second = tree.pruneToolOutputs(config, now);
     assert.equal(second.prunedCount, 0);
@@ -533,6 +544,7 @@ describe('pure functions', () => {
       protectTokens: 40000,
       minimumSavings: 20000,
       protectedTools: ['skill', 'read'],
+      staleness: true,
     });
     assert.ok(Object.isFrozen(sc.DEFAULT_COMPACTION_SETTINGS));
     assert.ok(Object.isFrozen(sc.DEFAULT_PRUNE_CONFIG));

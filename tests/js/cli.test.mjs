@@ -143,6 +143,8 @@ describe('every command on each real session', () => {
           turnPrefix: { messages: prep.turnPrefixMessages.length, tokens: tokens(prep.turnPrefixMessages) },
           kept: { messages: prep.recentMessages.length, tokens: tokens(prep.recentMessages) },
         });
+        assert.deepEqual(out.preview, plan.preview, 'the engine preview, as planCompaction gives it');
+        assert.ok(out.preview.compaction.contextTokensAfter < out.contextTokens);
         assert.equal(out.preparation.tokensBefore, prep.tokensBefore);
         assert.equal(out.lastUsage.contextTokens, prep.tokensBefore);
         assert.equal(out.preparation.messagesToSummarize.length, prep.messagesToSummarize.length);
@@ -178,6 +180,19 @@ describe('every command on each real session', () => {
         if (!v1) assert.match(r.stdout, new RegExp(`cut point\\s+${prep.firstKeptEntryId}\\b`));
         assert.match(r.stdout, new RegExp(`split turn\\s+${prep.isSplitTurn ? 'yes' : 'no'}`));
         assert.match(r.stdout, /should compact\s+(yes|no)/);
+        const c = /** @type {NonNullable<typeof plan.preview>} */ (plan.preview);
+        assert.match(
+          r.stdout,
+          new RegExp(
+            `after compaction\\s+${fmt(/** @type {any} */ (c.compaction).contextTokensBefore)} → ${fmt(/** @type {any} */ (c.compaction).contextTokensAfter)} tokens`,
+          ),
+        );
+        assert.match(
+          r.stdout,
+          new RegExp(
+            `prune, then compact\\s+.* → ${fmt(c.withPrune.contextTokensAfterPrune)} → ${fmt(c.withPrune.contextTokensAfter)} tokens`,
+          ),
+        );
         assert.doesNotMatch(r.stdout, /\u001b\[/, 'no colors when stdout is not a terminal');
       });
 

@@ -147,11 +147,13 @@ pub fn run_prune(ctx: &Ctx, input: &Value) -> R {
     use session_compaction::plan::prune::{prune_tool_outputs, PruneConfig};
     let entries = ctx.entries(&input["entries"]);
     let list = EntryList::new(&entries);
-    let config: PruneConfig = if input["usesDefaultConfig"] == json!(true) {
+    let mut config: PruneConfig = if input["usesDefaultConfig"] == json!(true) {
         PruneConfig::default()
     } else {
         serde_json::from_value(input["config"].clone()).map_err(|e| e.to_string())?
     };
+    // The vectors pin SPEC §7; staleness-aware pruning (§13.6, on by default) is off for them.
+    config.staleness = false;
     let now = input["prunedAt"].as_f64().ok_or("prunedAt")?;
     let r = prune_tool_outputs(&list, &config, now);
     let mut out = json!({

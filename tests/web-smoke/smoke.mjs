@@ -80,7 +80,10 @@ export async function smoke({ mode, expected, session, readWasm }) {
     assert(prep && branch.some((e) => e.id === prep.firstKeptEntryId), 'firstKeptEntryId on the branch');
     assert(prep.messagesToSummarize.length > 0 && prep.recentMessages.length > 0, 'preparation has both parts');
     assert(typeof prep.previousSummary === 'string', 'the session has earlier compactions');
-    assert(same(prep, web.prepareCompaction(branch)), 'handle and pure prepareCompaction agree');
+    // The handle's preparation adds the preview that previewCompaction gives.
+    const { preview, ...preparation } = prep;
+    assert(same(preparation, web.prepareCompaction(branch)), 'handle and pure prepareCompaction agree');
+    assert(same(preview, web.previewCompaction(branch)), 'the preview is previewCompaction');
     const ctx = tree.buildSessionContext();
     assert(ctx.messages[0].role === 'compactionSummary', `first context message: ${ctx.messages[0].role}`);
     assert(same(ctx, web.buildSessionContext(web.parseSession(session).entries)), 'handle and pure context agree');

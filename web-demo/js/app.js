@@ -576,8 +576,10 @@ function renderStats() {
     triggers = false;
   }
   const summarize = state.sums[REGION.SUMMARIZE] + state.sums[REGION.PREFIX];
-  const kept = state.sums[REGION.KEPT];
-  const nothing = !state.plan || (!state.prepPending && !state.prep);
+  // The engine's outcome preview: the summary budgeted at its maxTokens, and prune first.
+  const preview = state.plan?.preview;
+  const outcome = preview?.compaction;
+  const nothing = !state.plan || !outcome || (!state.prepPending && !state.prep);
   const nothingWhy = nothing ? state.tree.nothingToCompact(compactionSettings())?.message : undefined;
   const tile = (key, value, sub, extra = {}) =>
     el(
@@ -612,15 +614,15 @@ function renderStats() {
     ),
     tile(
       'After (est.)',
-      nothing ? '–' : el('span', {}, `${short(kept)} `, el('small', { text: '+ summary' })),
-      nothing
+      nothing || !outcome ? '–' : `${num(outcome.contextTokensAfter)} tok`,
+      nothing || !outcome || !preview
         ? `nothing to compact: ${nothingWhy ?? 'see the preparation tab'}`
-        : `kept verbatim: ${num(keptEntries)} entries from ${state.cut?.id ?? '?'}`,
+        : `kept ${short(outcome.keptTokens)} (${num(keptEntries)} entries from ${state.cut?.id ?? '?'}) + summary ≤ ${short(outcome.summaryTokens)} · prune first: ${short(preview.withPrune.contextTokensAfterPrune)} → ${short(preview.withPrune.contextTokensAfter)}`,
       { name: 'after', swatch: swatch('--r-kept') },
     ),
     tile(
       'Saved (est.)',
-      nothing ? '–' : el('span', {}, `${short(Math.max(0, ctx - kept))} `, el('small', { text: '− summary' })),
+      nothing || !outcome ? '–' : `${short(Math.max(0, outcome.contextTokensBefore - outcome.contextTokensAfter))} tok`,
       nothing
         ? ''
         : `summarized: ${num(summarizedEntries)} entries, ${short(summarize)} tok${state.counts[REGION.PREFIX] ? ` (${num(state.counts[REGION.PREFIX])} in the turn prefix)` : ''}`,

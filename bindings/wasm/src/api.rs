@@ -59,6 +59,29 @@ pub fn prepare_compaction(
     from_option(session_compaction::plan::prepare::prepare_compaction(&EntryList::new(&values), &settings))
 }
 
+/// `previewCompaction(pathEntries, settings?, pruneConfig?)` → the context size before and after
+/// a compaction of the branch, alone and after a prune (`{compaction?, withPrune}`; the summary
+/// budgeted at its `maxTokens`). Core: `summarize::preview::compaction_previews`.
+#[wasm_bindgen(js_name = previewCompaction, unchecked_return_type = "CompactionPreviews")]
+pub fn preview_compaction(
+    #[wasm_bindgen(js_name = pathEntries, unchecked_param_type = "SessionEntry[]")] path_entries: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings>")] settings: JsValue,
+    #[wasm_bindgen(js_name = pruneConfig, unchecked_optional_param_type = "Partial<PruneConfig>")]
+    prune_config: JsValue,
+) -> Result<JsValue, JsValue> {
+    let values = to_values(&path_entries, "pathEntries")?;
+    let settings: CompactionSettings = to_typed(&settings, "settings")?;
+    let prune: PruneConfig = to_typed(&prune_config, "pruneConfig")?;
+    let previews = session_compaction::summarize::preview::compaction_previews(
+        &EntryList::new(&values),
+        &settings,
+        &prune,
+        &templates(),
+    )
+    .map_err(error_js)?;
+    from_serde(&previews)
+}
+
 /// `shouldCompact(contextTokens, contextWindow, settings?)`. SPEC §5.
 #[wasm_bindgen(js_name = shouldCompact)]
 pub fn should_compact(

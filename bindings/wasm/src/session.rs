@@ -229,29 +229,38 @@ impl SessionTree {
         Ok(self.s().label(&id).map(str::to_owned))
     }
 
-    /// The compaction preparation of the current branch, or `undefined`. SPEC §5, §12.
+    /// The compaction preparation of the current branch, or `undefined`, with its `preview`
+    /// (the context size after the compaction, alone and after a prune with `pruneConfig`).
+    /// SPEC §5, §12.
     #[wasm_bindgen(js_name = prepareCompaction, unchecked_return_type = "CompactionPreparation | undefined")]
     pub fn prepare_compaction(
         &self,
         #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings>")] settings: JsValue,
+        #[wasm_bindgen(js_name = pruneConfig, unchecked_optional_param_type = "Partial<PruneConfig>")]
+        prune_config: JsValue,
     ) -> Result<JsValue, JsValue> {
         let settings: CompactionSettings = to_typed(&settings, "settings")?;
-        match self.s().prepare_compaction_json(&settings) {
+        let prune: PruneConfig = to_typed(&prune_config, "pruneConfig")?;
+        match self.s().prepare_compaction_json_with_preview(&settings, &prune, &templates()).map_err(error_js)? {
             Some(text) => parse_js(&text),
             None => Ok(JsValue::UNDEFINED),
         }
     }
 
     /// The compaction decision of the current branch without materializing messages: boundary,
-    /// cut point (branch indices), usage. `undefined` when the branch is empty or ends in a
-    /// compaction. SPEC §5.
+    /// cut point (branch indices), usage, and the `preview` of the context size after the
+    /// compaction, alone and after a prune with `pruneConfig`. `undefined` when the branch is
+    /// empty or ends in a compaction. SPEC §5.
     #[wasm_bindgen(js_name = planCompaction, unchecked_return_type = "PreparationPlan | undefined")]
     pub fn plan_compaction(
         &self,
         #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings>")] settings: JsValue,
+        #[wasm_bindgen(js_name = pruneConfig, unchecked_optional_param_type = "Partial<PruneConfig>")]
+        prune_config: JsValue,
     ) -> Result<JsValue, JsValue> {
         let settings: CompactionSettings = to_typed(&settings, "settings")?;
-        from_option(self.s().plan_compaction(&settings))
+        let prune: PruneConfig = to_typed(&prune_config, "pruneConfig")?;
+        from_option(self.s().plan_compaction_with_preview(&settings, &prune, &templates()).map_err(error_js)?)
     }
 
     /// The context of the current branch (SPEC §6).

@@ -93,6 +93,7 @@ function cmdPlan(session, opts, io) {
       readFiles: files.readFiles,
       modifiedFiles: files.modifiedFiles,
       nothingToCompact: why,
+      preview: plan?.preview ?? null,
       preparation: prep ?? null,
       loadErrors: session.loadErrors,
     });
@@ -195,6 +196,33 @@ function cmdPlan(session, opts, io) {
     `  previous summary: ${prep.previousSummary !== undefined ? `yes (${num(prep.previousSummary.length)} characters)` : 'none'}` +
       ` · tokens before: ${num(prep.tokensBefore)}`,
   );
+
+  const preview = plan.preview;
+  if (preview?.compaction) {
+    // The engine's figures (SPEC §9 budgets): the summary at its maxTokens, the prune first as
+    // automatic compaction does it.
+    const c = preview.compaction;
+    const w = preview.withPrune;
+    const below = (/** @type {number} */ n) => (n > threshold ? style.yellow('above') : style.green('below'));
+    section('Outcome (estimated)');
+    io.out(
+      table(
+        [
+          [
+            'after compaction',
+            `${num(c.contextTokensBefore)} → ${num(c.contextTokensAfter)} tokens`,
+            `${below(c.contextTokensAfter)} the threshold; summary budgeted at ${num(c.summaryTokens)} (its maxTokens) for ${num(c.summarizedTokens)} summarized, ${num(c.keptTokens)} kept`,
+          ],
+          [
+            'prune, then compact',
+            `${num(c.contextTokensBefore)} → ${num(w.contextTokensAfterPrune)} → ${num(w.contextTokensAfter)} tokens`,
+            `${plural(w.prunedCount, 'tool output')} pruned (${num(w.pruneTokensSaved)} tokens; the prune alone leaves ${below(w.contextTokensAfterPrune)} the threshold)`,
+          ],
+        ],
+        { align: 'lll' },
+      ).join('\n'),
+    );
+  }
 
   section(`Files (${num(files.readFiles.length)} read, ${num(files.modifiedFiles.length)} modified)`);
   for (const [label, list] of /** @type {[string, string[]][]} */ ([

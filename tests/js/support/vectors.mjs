@@ -128,3 +128,72 @@ export function diff(exp, act, entries, path) {
   }
   return Object.is(exp, act) || exp === act ? null : `${path}: expected ${show(exp)}, got ${show(act)}`;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Known deviations (deviations.json, SPEC §12 last paragraph; format in tests/runner/deviations.rs)
+
+/**
+ * The known deviations of the vectors under `dir`, by vector name (empty without the file).
+ * @param {string} dir
+ * @returns {Map<string, { item: string, why?: string, changes: { pointer: string, old?: unknown, new: unknown }[] }>}
+ */
+export function loadDeviations(dir) {
+  const path = join(dir, 'deviations.json');
+  /** @type {any} */
+  let doc;
+  try {
+    doc = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    if (/** @type {NodeJS.ErrnoException} */ (error).code === 'ENOENT') return new Map();
+    throw error;
+  }
+  const out = new Map();
+  for (const d of doc.deviations) {
+    if (out.has(d.name)) throw new Error(`deviations.json: ${d.name} listed twice`);
+    out.set(d.name, d);
+  }
+  return out;
+}
+
+/** @param {string} token */
+const unescapePointer = (token) => token.replaceAll('~1', '/').replaceAll('~0', '~');
+
+/** @param {unknown} v @param {boolean} present */
+const showShort = (v, present) => {
+  if (!present) return '(absent)';
+  const s = JSON.stringify(v);
+  return s.length > 120 ? `${s.slice(0, 120)}…` : s;
+};
+
+/**
+ * Applies a deviation's changes to (a copy of) a vector's `expected`. Throws when a pointer does
+ * not resolve or the vector does not hold the recorded old value (a stale deviation).
+ * @param {any} expected
+ * @param {{ changes: { pointer: string, old?: unknown, new: unknown }[] }} deviation
+ * @returns {{ expected: any, shown: string[] }} the changed value and one `pointer: old → new` line per change
+ */
+export function applyDeviation(expected, deviation) {
+  const out = structuredClone(expected);
+  /** @type {string[]} */
+  const shown = [];
+  for (const change of deviation.changes) {
+    const tokens = change.pointer.split('/').map(unescapePointer);
+    if (tokens.shift() !== '') throw new Error(`pointer ${change.pointer} does not start with /`);
+    const last = /** @type {string} */ (tokens.pop());
+    let parent = out;
+    for (const t of tokens) parent = parent?.[t];
+    if (parent === null || typeof parent !== 'object') throw new Error(`${change.pointer}: no object or array there`);
+    if (Array.isArray(parent) && !(Number(last) < parent.length)) throw new Error(`${change.pointer}: no such item`);
+    const present = Object.hasOwn(parent, last);
+    const hasOld = Object.hasOwn(change, 'old');
+    const same = present === hasOld && (!present || diff(change.old, parent[last], null, '') === null);
+    if (!same) {
+      throw new Error(
+        `stale deviation at ${change.pointer}: the vector holds ${showShort(parent[last], present)}, deviations.json records ${showShort(change.old, hasOld)} as old`,
+      );
+    }
+    shown.push(`${change.pointer}: ${showShort(change.old, hasOld)} → ${showShort(change.new, true)}`);
+    parent[last] = structuredClone(change.new);
+  }
+  return { expected: out, shown };
+}
