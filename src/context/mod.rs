@@ -53,7 +53,6 @@ pub struct SessionContext {
     /// as stored (the reference's context); the outputs meant for a model (the handle's
     /// `buildSessionContextJson` and `buildLlmMessages`, the overflow-retry context) apply these
     /// repairs. Empty for a session without interrupted turns or misplaced results.
-    #[serde(default)]
     pub repairs: Vec<ContextRepair>,
 }
 

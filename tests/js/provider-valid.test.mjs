@@ -68,7 +68,9 @@ function violation(messages) {
     answered = [];
     inResults = m.role === 'assistant';
     pending = inResults
-      ? (Array.isArray(m.content) ? m.content : []).filter((b) => b?.type === 'toolCall').map((b) => b.id)
+      ? (Array.isArray(m.content) ? m.content : [])
+          .filter((/** @type {any} */ b) => b?.type === 'toolCall')
+          .map((/** @type {any} */ b) => b.id)
       : [];
   }
   return pending.length > 0 ? `end: call ${pending[0]} unanswered` : null;
@@ -300,11 +302,11 @@ describe('branch-bound compaction (SPEC §13.2)', () => {
     tree.free();
   });
 
-  for (const [id, why] of [
+  for (const [id, why] of /** @type {[string, RegExp][]} */ ([
     ['nope', /names no entry/],
     ['b7', /not on the branch/],
     ['t5', /not a valid cut point/],
-  ]) {
+  ])) {
     test(`a hook compaction keeping from ${id} is refused with E_HOOK naming it`, async () => {
       const tree = compactable();
       await assert.rejects(
