@@ -517,3 +517,16 @@ mod tests {
         );
     }
 }
+
+/// Result of `convertToLlm(messages, {repair: true})` (SPEC §6, §13.1): the LLM messages in
+/// provider-valid form and what was repaired.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct RepairedLlmMessages {
+    /// The converted messages, results right after their calls.
+    #[cfg_attr(feature = "tsify", tsify(type = "AgentMessage[]"))]
+    pub messages: Vec<Value>,
+    /// The repairs (`entryId` absent: the messages came without entries).
+    pub repairs: Vec<crate::context::repair::ContextRepair>,
+}

@@ -568,21 +568,22 @@ fn compaction_and_tool_call_issues() {
         call("a1", "u1", "c1"),
         result("r1", "a1", "c1"), // answered
         call("a2", "r1", "c2"),   // never answered
-        result("r2", "a1", "c9"), // orphan: no call c9 on its path
+        result("r2", "a1", "c9"), // orphan: no call c9 on its path (and c1 unanswered on this path)
         json!({"type":"compaction","id":"k1","parentId":"r1","timestamp":"t","summary":"s","firstKeptEntryId":"a1","tokensBefore":1}),
         json!({"type":"compaction","id":"k2","parentId":"r1","timestamp":"t","summary":"s","firstKeptEntryId":"r2","tokensBefore":1}),
         json!({"type":"compaction","id":"k3","parentId":"k2","timestamp":"t","summary":"s","tokensBefore":1}),
         result("r3", "u1", "c1"), // orphan: c1 is on another branch
         call("a4", "u1", "c4"),
         result("r4", "a4", "c4"), // answered on one branch ...
-        m("u5", Some("a4")),      // ... not on this one, still answered
+        m("u5", Some("a4")),      // ... not on this one: unanswered on a path (SPEC §13.1)
     ];
     let list = EntryList::new(&v);
     let before = v.clone();
     let r = validate(&list, None);
     assert_eq!(v, before);
     let of = |k| r.of_kind(k).map(|i| (i.id.clone().unwrap(), i.related_id.clone())).collect::<Vec<_>>();
-    assert_eq!(of(IssueKind::UnansweredToolCall), vec![("a2".to_string(), Some("c2".to_string()))]);
+    let pair = |a: &str, b: &str| (a.to_string(), Some(b.to_string()));
+    assert_eq!(of(IssueKind::UnansweredToolCall), vec![pair("a1", "c1"), pair("a2", "c2"), pair("a4", "c4")]);
     assert_eq!(
         of(IssueKind::OrphanToolResult),
         vec![("r2".to_string(), Some("c9".to_string())), ("r3".to_string(), Some("c1".to_string()))]

@@ -45,6 +45,32 @@ pub fn convert_to_llm(messages: &[Value], templates: &PromptTemplates) -> crate:
     Ok(out)
 }
 
+/// Options of `convertToLlm(messages, options?)`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct ConvertOptions {
+    /// Make the messages provider-valid first and return `{messages, repairs}` (SPEC §13.1).
+    #[serde(default)]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub repair: bool,
+}
+
+/// `convertToLlm(messages, {repair: true})` (SPEC §6, §13.1): the messages made provider-valid
+/// ([`super::repair::repair_messages`]: results right after their calls, synthetic error
+/// results for calls without one, orphans left out) and then converted. Returns the LLM
+/// messages and the repairs (`entryId` absent: the messages come without entries;
+/// `messageIndex` is the position in `messages`). Converting after the repair keeps the order
+/// valid: conversion only turns non-result messages into user messages or drops them.
+/// Errors as [`convert_to_llm`].
+pub fn convert_to_llm_provider_valid(
+    messages: &[Value],
+    templates: &PromptTemplates,
+) -> crate::Result<(Vec<Value>, Vec<super::repair::ContextRepair>)> {
+    let (repaired, repairs) = super::repair::repair_messages(messages);
+    Ok((convert_to_llm(&repaired, templates)?, repairs))
+}
+
 /// Converts one agent message (SPEC §6); `None` when the message is dropped.
 pub fn convert_message(m: &Value, templates: &PromptTemplates) -> crate::Result<Option<Value>> {
     let Some(obj) = m.as_object() else {

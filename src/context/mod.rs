@@ -1,12 +1,15 @@
 //! Session context: what the model sees next, rebuilt from the branch ending at the leaf.
-//! SPEC §6.
+//! SPEC §6; the provider-valid form of it ([`repair`]) SPEC §13.1.
 
 pub mod convert;
+pub mod repair;
 
 use crate::entry::message_of::{branch_summary_message_of, compaction_summary_message_of, custom_message_of};
 use crate::entry::EntryKind;
 use crate::entry::EntrySource;
-use crate::tree::TreeIndex;
+use crate::entry::MessageMeta;
+use crate::tree::{TreeIndex, ValidationIssue};
+use repair::{plan_repair, synthetic_for, ContextRepair, RepairPlan, RepairStep};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
@@ -46,6 +49,11 @@ pub struct SessionContext {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional, type = "unknown"))]
     pub mode_data: Option<Value>,
+    /// What the provider-valid form of these messages repairs (SPEC §13.1): `messages` here are
+    /// as stored (the reference's context); the outputs meant for a model (the handle's
+    /// `buildSessionContextJson` and `buildLlmMessages`, the overflow-retry context) apply these
+    /// repairs. Empty for a session without interrupted turns or misplaced results.
+    pub repairs: Vec<ContextRepair>,
 }
 
 impl SessionContext {
@@ -58,6 +66,7 @@ impl SessionContext {
             injected_ttsr_rules: Vec::new(),
             mode: Value::from("none"),
             mode_data: None,
+            repairs: Vec::new(),
         }
     }
 }
@@ -127,11 +136,35 @@ pub struct ContextPlan {
     pub settings: SessionContext,
 }
 
-/// Builds the context of an already resolved root-first `path` of indices into `entries`.
+impl ContextPlan {
+    /// The provider-valid order of these messages (SPEC §13.1), decided from metadata.
+    pub fn repair_plan<S: EntrySource + ?Sized>(&self, entries: &S) -> RepairPlan {
+        repair_items(entries, &self.items)
+    }
+}
+
+/// The message metadata of a context item (`None` for derived messages: summaries, custom).
+fn item_meta<S: EntrySource + ?Sized>(entries: &S, item: ContextItem) -> Option<&MessageMeta> {
+    match item {
+        ContextItem::Message(i) => entries.meta(i).message.as_ref(),
+        _ => None,
+    }
+}
+
+/// [`plan_repair`] over context items; the report names each item's entry.
+pub fn repair_items<S: EntrySource + ?Sized>(entries: &S, items: &[ContextItem]) -> RepairPlan {
+    let metas: Vec<Option<&MessageMeta>> = items.iter().map(|&it| item_meta(entries, it)).collect();
+    plan_repair(&metas, |k| entries.meta(items[k].index()).id.clone())
+}
+
+/// Builds the context of an already resolved root-first `path` of indices into `entries`
+/// (SPEC §6): messages as stored, plus the repairs their provider-valid form needs (§13.1).
 pub fn build_context_for_path<S: EntrySource + ?Sized>(entries: &S, path: &[usize]) -> SessionContext {
     let plan = plan_context(entries, path);
+    let repairs = plan.repair_plan(entries).repairs;
     let mut ctx = plan.settings;
     ctx.messages = plan.items.iter().filter_map(|it| it.materialize(entries)).collect();
+    ctx.repairs = repairs;
     ctx
 }
 
@@ -160,6 +193,69 @@ pub fn plan_prune_in_context<S: EntrySource + ?Sized>(
         }
     }
     plan
+}
+
+/// The messages of `items` in their provider-valid form (SPEC §13.1) and the repairs made:
+/// results right after their calls, messages stored inside an exchange after its results,
+/// synthetic error results for calls without one, orphan and repeated results left out.
+pub fn provider_messages<S: EntrySource + ?Sized>(
+    entries: &S,
+    items: &[ContextItem],
+) -> (Vec<Value>, Vec<ContextRepair>) {
+    let plan = repair_items(entries, items);
+    let messages = plan
+        .steps
+        .iter()
+        .filter_map(|step| match *step {
+            RepairStep::Message(k) => items[k].materialize(entries),
+            RepairStep::MissingResult { message, call } => {
+                items[message].materialize(entries).map(|a| synthetic_for(&a, item_meta(entries, items[message]), call))
+            }
+        })
+        .collect();
+    (messages, plan.repairs)
+}
+
+/// The context of a root-first `path` with its messages in provider-valid form (SPEC §6,
+/// §13.1): what a model may be sent. `repairs` lists what was changed.
+pub fn build_provider_context_for_path<S: EntrySource + ?Sized>(entries: &S, path: &[usize]) -> SessionContext {
+    let plan = plan_context(entries, path);
+    let (messages, repairs) = provider_messages(entries, &plan.items);
+    let mut ctx = plan.settings;
+    ctx.messages = messages;
+    ctx.repairs = repairs;
+    ctx
+}
+
+/// A validation report with the repairs the context of one branch needs: what `validate()`
+/// and `validateSession()` return (`{issues, repairs}`). SPEC §1, §13.1.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
+#[serde(rename_all = "camelCase")]
+pub struct ContextValidation {
+    /// The structural issues ([`crate::tree::validate_at`]), by entry index.
+    pub issues: Vec<ValidationIssue>,
+    /// What the provider-valid context of the branch ending at the leaf repairs.
+    pub repairs: Vec<ContextRepair>,
+}
+
+/// Validates `entries` ([`crate::tree::validate_at`], with `leaf` checked like a tree leaf) and
+/// adds the repairs the context of the branch ending at `leaf` needs (none for `None`, before
+/// the first entry). `lines`: 1-based source lines for the report. SPEC §1, §13.1.
+pub fn validate_context<S: EntrySource + ?Sized>(
+    entries: &S,
+    lines: Option<&[usize]>,
+    leaf: Option<usize>,
+) -> ContextValidation {
+    let report = crate::tree::validate_at(entries, lines, leaf);
+    let repairs = match leaf {
+        Some(l) => {
+            let path = TreeIndex::new(entries).branch_to(entries, l);
+            plan_context(entries, &path).repair_plan(entries).repairs
+        }
+        None => Vec::new(),
+    };
+    ContextValidation { issues: report.issues, repairs }
 }
 
 /// Decides the context of a root-first `path` (SPEC §6) without materializing messages.

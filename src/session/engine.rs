@@ -385,7 +385,7 @@ impl SessionEngine {
         fallback: bool,
     ) -> Result<CompactOutcome> {
         const WHAT: &str = "Compaction";
-        let (prep, branch_entries, session_id, context_before) = {
+        let (prep, branch_entries, session_id, context_before, prepared) = {
             let s = self.session.borrow();
             // Progress is measured on estimates of the built context on both sides (SPEC §13.5):
             // the provider's usage before has no counterpart after.
@@ -402,7 +402,10 @@ impl SessionEngine {
             };
             let branch: Vec<Value> = s.branch_indices().iter().map(|&i| s.entry(i).into_owned()).collect();
             let sid = s.header().and_then(|h| h.get("id")).cloned().unwrap_or(Value::Null);
-            (prep, branch, sid, context_before)
+            // The branch this compaction belongs to (SPEC §13.2): its entry goes under this leaf
+            // whatever the host does with the leaf meanwhile.
+            let prepared = PreparedBranch { leaf: s.leaf_id().map(str::to_owned), path: s.branch_indices().to_vec() };
+            (prep, branch, sid, context_before, prepared)
         };
         let before = signal
             .race(
@@ -419,6 +422,7 @@ impl SessionEngine {
         let (mut result, from_extension, preserve) = match before.get("compaction").filter(|c| c.is_object()) {
             Some(c) => {
                 let mut r = hook_compaction(c, &prep)?;
+                check_hook_first_kept(&self.session.borrow(), &prepared, &prep, &r.first_kept_entry_id)?;
                 r.summarizer = Some(Summarizer::Extension);
                 (r, true, None)
             }
@@ -468,7 +472,7 @@ impl SessionEngine {
         let mut entry = json!({
             "type": "compaction",
             "id": self.new_id(),
-            "parentId": self.session.borrow().leaf_id(),
+            "parentId": prepared.leaf,
             "timestamp": format_iso_timestamp(now_ms),
             "summary": result.summary,
             "shortSummary": result.short_summary,
@@ -498,11 +502,17 @@ impl SessionEngine {
             }
             entry["fromExtension"] = Value::Bool(true);
         }
-        let (len_before, leaf_before) = {
-            let s = self.session.borrow();
-            (s.entry_count(), s.leaf_id().map(str::to_owned))
+        let appended = {
+            let mut s = self.session.borrow_mut();
+            // The host's leaf: if it moved away from the prepared leaf during the run (setLeaf,
+            // an append, a hook), it stays where the host put it (SPEC §13.2).
+            let host_leaf = s.leaf_id().map(str::to_owned);
+            let i = s.append_entry(entry.clone())?;
+            if host_leaf != prepared.leaf {
+                s.set_leaf(host_leaf.as_deref())?;
+            }
+            i
         };
-        self.session.borrow_mut().append_entry(entry.clone())?;
         let after = hooks
             .call(
                 "session_compact",
@@ -510,8 +520,9 @@ impl SessionEngine {
             )
             .await;
         if let Err(e) = after {
-            // A failing hook fails the operation and nothing stays appended (SPEC §11).
-            self.session.borrow_mut().truncate(len_before, leaf_before.as_deref())?;
+            // A failing hook fails the operation and the compaction entry does not stay (SPEC
+            // §11); entries the host appended meanwhile do (SPEC §13.2).
+            self.session.borrow_mut().remove_entry(appended, prepared.leaf.as_deref())?;
             return Err(e);
         }
         // Progress (SPEC §13.5): the estimate after against the estimate before and the threshold.
@@ -609,9 +620,9 @@ impl SessionEngine {
         if signal.is_aborted() {
             return Ok(NavigateOutcome { cancelled: true, aborted: true, ..Default::default() });
         }
-        let len_before = self.session.borrow().entry_count();
         self.session.borrow_mut().set_leaf(new_leaf.as_deref())?;
         let mut summary_entry = None;
+        let mut appended = None;
         let mut from_extension = false;
         if let Some((text, details, ext)) = summary {
             let mut entry = json!({
@@ -629,7 +640,7 @@ impl SessionEngine {
                 entry["fromExtension"] = Value::Bool(true);
                 from_extension = true;
             }
-            self.session.borrow_mut().append_entry(entry.clone())?;
+            appended = Some(self.session.borrow_mut().append_entry(entry.clone())?);
             summary_entry = Some(entry);
         }
         let new_leaf_id = self.session.borrow().leaf_id().map(str::to_owned);
@@ -639,8 +650,14 @@ impl SessionEngine {
             event["fromExtension"] = Value::Bool(from_extension);
         }
         if let Err(e) = hooks.call("session_tree", event).await {
-            // A failing hook fails the operation: undo the summary entry and the move.
-            self.session.borrow_mut().truncate(len_before, old_leaf.as_deref())?;
+            // A failing hook fails the operation: undo the summary entry and the move (entries
+            // the host appended meanwhile stay; a leaf the host moved stays where it is).
+            let mut s = self.session.borrow_mut();
+            match appended {
+                Some(i) => s.remove_entry(i, old_leaf.as_deref())?,
+                None if s.leaf_id().map(str::to_owned) == new_leaf_id => s.set_leaf(old_leaf.as_deref())?,
+                None => {}
+            }
             return Err(e);
         }
         Ok(NavigateOutcome { editor_text, cancelled: false, aborted: false, summary_entry, new_leaf_id })
@@ -765,8 +782,15 @@ impl SessionEngine {
                 if will_retry {
                     self.guard.borrow_mut().overflow_recovery =
                         done.entry.get("id").and_then(Value::as_str).map(str::to_owned);
-                    let mut ctx = self.session.borrow().build_session_context();
-                    ctx.messages.retain(|m| m != assistant_message);
+                    // The retry's context is sent to the model: provider-valid (SPEC §13.1),
+                    // without the overflow error.
+                    let s = self.session.borrow();
+                    let mut plan = crate::context::plan_context(&*s, s.branch_indices());
+                    plan.items.retain(|it| it.materialize(&*s).as_ref() != Some(assistant_message));
+                    let (messages, repairs) = crate::context::provider_messages(&*s, &plan.items);
+                    let mut ctx = plan.settings;
+                    ctx.messages = messages;
+                    ctx.repairs = repairs;
                     outcome.context = Some(ctx);
                 } else if check.settings.auto_continue != Some(false) {
                     outcome.continue_prompt = Some(CONTINUE_PROMPT.to_string());
@@ -872,6 +896,43 @@ pub const SKIP_PAUSED: &str = "paused";
 
 /// The synthetic prompt after a threshold compaction.
 pub const CONTINUE_PROMPT: &str = "Continue if you have next steps.";
+
+/// The branch a compaction was prepared on (SPEC §13.2).
+struct PreparedBranch {
+    /// Its leaf: the compaction's parent.
+    leaf: Option<String>,
+    /// Its entries, root first.
+    path: Vec<usize>,
+}
+
+/// Refuses a hook-supplied `firstKeptEntryId` that names no entry, is not on the branch the
+/// compaction was prepared on, or is not a place a cut may fall (a valid cut point, or an entry
+/// the metadata pull-back reaches from one: SPEC §4.1, §4.4, §12.7) — a context starting there
+/// would open with a tool result or drop the branch. The engine's own cut is always accepted.
+/// Error: [`Error::Hook`] naming the id.
+fn check_hook_first_kept(
+    s: &SessionTree,
+    prepared: &PreparedBranch,
+    prep: &CompactionPreparation,
+    first_kept: &str,
+) -> Result<()> {
+    if first_kept == prep.first_kept_entry_id {
+        return Ok(());
+    }
+    let refuse = |why: &str| Error::Hook {
+        hook: "session_before_compact".into(),
+        message: format!("the returned compaction's firstKeptEntryId {first_kept} {why}"),
+    };
+    let Some(i) = s.index_of(first_kept) else { return Err(refuse("names no entry")) };
+    let Some(pos) = prepared.path.iter().position(|&p| p == i) else {
+        return Err(refuse("is not on the branch being compacted"));
+    };
+    let branch = crate::entry::Selection::new(s, &prepared.path);
+    if !crate::plan::cut_point::is_valid_first_kept(&branch, pos) {
+        return Err(refuse("is not a valid cut point (a tool result, or inside a tool call's exchange)"));
+    }
+    Ok(())
+}
 
 /// A hook-supplied compaction (`{summary, firstKeptEntryId?, tokensBefore?, details?, …}`).
 fn hook_compaction(c: &Value, prep: &CompactionPreparation) -> Result<CompactionResult> {
@@ -998,7 +1059,7 @@ pub struct CheckOutcome {
     pub compaction: Option<CompactOutcome>,
     /// Overflow path: the host should retry the turn with [`CheckOutcome::context`].
     pub will_retry: bool,
-    /// The context for the retry (the overflow error message left out).
+    /// The context for the retry: provider-valid (SPEC §13.1), the overflow error message left out.
     pub context: Option<crate::context::SessionContext>,
     /// Threshold path: the synthetic user prompt to send next.
     pub continue_prompt: Option<String>,

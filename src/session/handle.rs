@@ -3,7 +3,8 @@
 //! metadata. Entries are parsed into JSON values only when they are returned.
 //! SPEC §1 (model), §5 (plan), §6 (context), §7 (prune), §10 (tree).
 
-use crate::context::{plan_context, ContextItem, SessionContext};
+use crate::context::repair::{synthetic_for, ContextRepair, RepairStep};
+use crate::context::{plan_context, ContextItem, ContextValidation, SessionContext};
 use crate::entry::{EntryKind, EntryMeta};
 use crate::entry::{EntrySource, Selection};
 use crate::error::{Error, Result};
@@ -268,7 +269,8 @@ impl SessionTree {
     /// Appends an entry (a JSON object with at least `type` and a string `id` not yet in the
     /// session). A missing `parentId` is set to the current leaf; a `timestamp` is required
     /// only by the format, not checked here. The new entry becomes the leaf. Costs O(entry).
-    /// Errors: `E_MISSING_FIELD` (no `type`/`id`), `E_DUPLICATE_ID`, `E_NOT_FOUND` (unknown parent).
+    /// Errors: `E_MISSING_FIELD` (no `type`/`id`, a `label` without `targetId`), `E_DUPLICATE_ID`,
+    /// `E_NOT_FOUND` (unknown parent, or a `label` whose `targetId` names no entry).
     pub fn append_entry(&mut self, mut entry: Value) -> Result<usize> {
         let obj =
             entry.as_object_mut().ok_or_else(|| Error::InvalidArgument("an entry must be a JSON object".into()))?;
@@ -282,6 +284,15 @@ impl SessionTree {
         }
         if self.index.get(&id).is_some() {
             return Err(Error::DuplicateId { id });
+        }
+        if obj.get("type").and_then(Value::as_str) == Some("label") {
+            // A label names an existing entry (SPEC §1); one on an unknown target would label
+            // nothing and could never be removed by the host's UI.
+            match obj.get("targetId").and_then(Value::as_str) {
+                None => return Err(Error::MissingField { location: format!("label {id}"), field: "targetId".into() }),
+                Some(t) if self.index.get(t).is_none() => return Err(Error::NotFound { id: t.to_string() }),
+                Some(_) => {}
+            }
         }
         if !obj.contains_key("parentId") {
             let parent = self.leaf_id().map_or(Value::Null, |p| Value::from(p.to_string()));
@@ -319,6 +330,43 @@ impl SessionTree {
         self.lines.truncate(len);
         self.reindex();
         self.set_leaf(leaf)
+    }
+
+    /// Removes entry `i` — the rollback of an entry the engine appended whose after-hook failed
+    /// (SPEC §11, §13.2) — and keeps everything else: entries appended after it stay (their
+    /// order and lines unchanged), children of the removed entry get its `parentId` (they were
+    /// appended under it as the leaf), and the leaf stays where it is unless it was the removed
+    /// entry; then it moves to `leaf_if_removed`. O(session). Errors with `E_NOT_FOUND` for an
+    /// index out of range or an unknown `leaf_if_removed`.
+    pub fn remove_entry(&mut self, i: usize, leaf_if_removed: Option<&str>) -> Result<()> {
+        if i >= self.metas.len() {
+            return Err(Error::NotFound { id: format!("#{i}") });
+        }
+        let parent = self.metas[i].parent_id.clone().map_or(Value::Null, Value::from);
+        for c in self.index.children(&*self, i).to_vec() {
+            let mut child = self.entry(c).into_owned();
+            if let Some(o) = child.as_object_mut() {
+                o.insert("parentId".into(), parent.clone());
+            }
+            self.replace_entry(c, child);
+        }
+        let leaf_id = match self.leaf {
+            Some(l) if l == i => leaf_if_removed.map(str::to_owned),
+            Some(l) => self.metas[l].id.clone(),
+            None => None,
+        };
+        let keep_leaf = self.leaf.filter(|&l| l != i).map(|l| if l > i { l - 1 } else { l });
+        self.metas.remove(i);
+        self.raws.remove(i);
+        self.lines.remove(i);
+        self.index = TreeIndex::new(&*self);
+        if self.leaf == Some(i) {
+            self.set_leaf(leaf_id.as_deref())
+        } else {
+            self.leaf = keep_leaf;
+            self.rebuild_branch();
+            Ok(())
+        }
     }
 
     /// Replaces entry `i` (same id) — used by pruning. The metadata is recomputed.
@@ -476,23 +524,25 @@ impl SessionTree {
         crate::plan::prepare::previous_compaction(&self.branch_source())
     }
 
-    /// The context of the current branch (SPEC §6).
+    /// The context of the current branch (SPEC §6): messages as stored, with the repairs their
+    /// provider-valid form needs (§13.1).
     pub fn build_session_context(&self) -> SessionContext {
         crate::context::build_context_for_path(self, &self.branch)
     }
 
-    /// The settings part of the current branch's context (`messages` left empty); pair it with
-    /// [`SessionTree::build_session_context_json`].
-    pub fn build_session_context_settings(&self) -> SessionContext {
-        plan_context(self, &self.branch).settings
+    /// The context of the current branch with its messages in provider-valid form (SPEC
+    /// §13.1): what a model may be sent; `repairs` lists what was changed.
+    pub fn build_provider_context(&self) -> SessionContext {
+        crate::context::build_provider_context_for_path(self, &self.branch)
     }
 
     /// The whole context of the current branch (SPEC §6) as JSON text: the object of
-    /// [`SessionTree::build_session_context`] with the messages spliced from the stored entry
-    /// texts ([`SessionTree::build_session_context_json`]) instead of re-serialized.
+    /// [`SessionTree::build_session_context`] (messages as stored, with the repairs their
+    /// provider-valid form needs) with the messages spliced from the stored entry texts
+    /// ([`SessionTree::stored_context_json`]) instead of re-serialized.
     pub fn build_session_context_text(&self) -> String {
         let mut out = String::from(r#"{"messages":"#);
-        out.push_str(&self.build_session_context_json());
+        out.push_str(&self.stored_context_json());
         if let Ok(Value::Object(fields)) = serde_json::to_value(self.build_session_context_settings()) {
             for (key, value) in fields.iter().filter(|(k, _)| k.as_str() != "messages") {
                 out.push(',');
@@ -505,17 +555,58 @@ impl SessionTree {
         out
     }
 
-    /// The messages of the current branch's context as one JSON array text, spliced from the
+    /// The settings part of the current branch's context (`messages` left empty) and the
+    /// repairs of its provider-valid form; pair it with [`SessionTree::build_session_context_json`]
+    /// or [`SessionTree::stored_context_json`]. Metadata only.
+    pub fn build_session_context_settings(&self) -> SessionContext {
+        let plan = plan_context(self, &self.branch);
+        let repairs = plan.repair_plan(self).repairs;
+        let mut ctx = plan.settings;
+        ctx.repairs = repairs;
+        ctx
+    }
+
+    /// The repairs the provider-valid context of the current branch needs (SPEC §13.1), from
+    /// metadata only: what [`SessionTree::build_session_context_json`] and
+    /// [`SessionTree::build_llm_messages`] change.
+    pub fn context_repairs(&self) -> Vec<ContextRepair> {
+        plan_context(self, &self.branch).repair_plan(self).repairs
+    }
+
+    /// The messages of the current branch's context as one JSON array text in provider-valid
+    /// form (SPEC §6, §13.1; the repairs are [`SessionTree::context_repairs`]), spliced from the
     /// stored entry texts without re-serializing them (for hosts that send it to an HTTP API).
     pub fn build_session_context_json(&self) -> String {
+        self.context_json(true)
+    }
+
+    /// The messages of the current branch's context as stored (SPEC §6, not repaired), as one
+    /// JSON array text: the `messages` of [`SessionTree::build_session_context`].
+    pub fn stored_context_json(&self) -> String {
+        self.context_json(false)
+    }
+
+    fn context_json(&self, repair: bool) -> String {
         let plan = plan_context(self, &self.branch);
-        let mut out = String::with_capacity(plan.items.len() * 64 + 2);
+        let steps: Vec<RepairStep> = if repair {
+            plan.repair_plan(self).steps
+        } else {
+            (0..plan.items.len()).map(RepairStep::Message).collect()
+        };
+        let mut out = String::with_capacity(steps.len() * 64 + 2);
         out.push('[');
         let mut first = true;
-        for item in plan.items {
-            let text: Option<Cow<'_, str>> = match item {
-                ContextItem::Message(i) => message_span(self.raw(i)).map(Cow::Borrowed),
-                other => other.materialize(self).map(|v| Cow::Owned(v.to_string())),
+        for step in steps {
+            let text: Option<Cow<'_, str>> = match step {
+                RepairStep::Message(k) => match plan.items[k] {
+                    ContextItem::Message(i) => message_span(self.raw(i)).map(Cow::Borrowed),
+                    other => other.materialize(self).map(|v| Cow::Owned(v.to_string())),
+                },
+                RepairStep::MissingResult { message, call } => {
+                    let item = plan.items[message];
+                    let meta = self.metas[item.index()].message.as_ref();
+                    item.materialize(self).map(|a| Cow::Owned(synthetic_for(&a, meta, call).to_string()))
+                }
             };
             if let Some(t) = text {
                 if !first {
@@ -527,6 +618,25 @@ impl SessionTree {
         }
         out.push(']');
         out
+    }
+
+    /// The current branch's context converted for the model (`convertToLlm`, SPEC §6) in
+    /// provider-valid form (§13.1), with the repairs made. Errors only when a summary template
+    /// fails to render ([`Error::Template`]).
+    pub fn build_llm_messages(
+        &self,
+        templates: &crate::prompt::templates::PromptTemplates,
+    ) -> Result<(Vec<Value>, Vec<ContextRepair>)> {
+        let ctx = self.build_provider_context();
+        Ok((crate::context::convert::convert_to_llm(&ctx.messages, templates)?, ctx.repairs))
+    }
+
+    /// The validation report of the session (SPEC §1, §13.1): the structural issues, with the
+    /// current leaf's path checked like a root-to-leaf path, and the repairs the current
+    /// branch's context needs. Line numbers are those of the loaded file.
+    pub fn validate(&self) -> ContextValidation {
+        let lines: Vec<usize> = (0..self.entry_count()).map(|i| self.line_of(i)).collect();
+        crate::context::validate_context(self, Some(&lines), self.leaf)
     }
 
     /// The pruning decision for the current branch (SPEC §7). Each candidate's `index` and
@@ -604,13 +714,6 @@ impl SessionTree {
     pub fn children_ids(&self, id: &str) -> Result<Vec<String>> {
         let i = self.index_of(id).ok_or_else(|| Error::NotFound { id: id.to_owned() })?;
         Ok(self.children_of(i).iter().filter_map(|&c| self.meta(c).id.clone()).collect())
-    }
-
-    /// The validation report of the whole session, issues naming their source lines (SPEC §1,
-    /// §10); changes nothing.
-    pub fn validate(&self) -> crate::tree::ValidationReport {
-        let lines: Vec<usize> = (0..self.entry_count()).map(|i| self.line_of(i)).collect();
-        crate::tree::validate(self, Some(&lines))
     }
 
     /// The lines of the loaded file kept as written (malformed or blank), as

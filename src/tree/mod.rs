@@ -293,12 +293,17 @@ pub enum IssueKind {
     /// A compaction's `firstKeptEntryId` is absent or not on its path before it.
     #[serde(rename = "E_KEPT_NOT_ON_PATH")]
     KeptEntryNotOnPath,
-    /// A toolResult's `toolCallId` matches no toolCall on its path.
+    /// A toolResult answers no call of the nearest assistant message above it on its path, or
+    /// a call already answered there (SPEC §13.1).
     #[serde(rename = "E_ORPHAN_TOOL_RESULT")]
     OrphanToolResult,
-    /// A toolCall no later entry on any path answers.
+    /// A toolCall without a result before the next assistant message (or the end) on some
+    /// root-to-leaf path through it, or on the path to the current leaf (SPEC §13.1).
     #[serde(rename = "E_UNANSWERED_TOOL_CALL")]
     UnansweredToolCall,
+    /// A `label` entry whose `targetId` names no entry (or that has none).
+    #[serde(rename = "E_NOT_FOUND")]
+    LabelTargetNotFound,
 }
 
 impl IssueKind {
@@ -311,6 +316,7 @@ impl IssueKind {
             IssueKind::KeptEntryNotOnPath => "E_KEPT_NOT_ON_PATH",
             IssueKind::OrphanToolResult => "E_ORPHAN_TOOL_RESULT",
             IssueKind::UnansweredToolCall => "E_UNANSWERED_TOOL_CALL",
+            IssueKind::LabelTargetNotFound => "E_NOT_FOUND",
         }
     }
 }
@@ -336,7 +342,7 @@ pub struct ValidationIssue {
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub line: Option<usize>,
     /// The other id involved: the missing parent, the cycle's closing parent, the
-    /// `firstKeptEntryId`, or the tool call id.
+    /// `firstKeptEntryId`, the tool call id, or the label's `targetId`.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub related_id: Option<String>,
@@ -362,6 +368,7 @@ impl ValidationIssue {
             IssueKind::KeptEntryNotOnPath => Error::KeptEntryNotOnPath { id, first_kept_entry_id: related },
             IssueKind::OrphanToolResult => Error::OrphanToolResult { id, tool_call_id: related },
             IssueKind::UnansweredToolCall => Error::UnansweredToolCall { id, tool_call_id: related },
+            IssueKind::LabelTargetNotFound => Error::NotFound { id: related },
         }
     }
 }
@@ -396,6 +403,8 @@ struct Validator<'a, S: EntrySource + ?Sized> {
     entries: &'a S,
     index: TreeIndex,
     lines: Option<&'a [usize]>,
+    /// The current leaf of a handle, checked like a root-to-leaf path.
+    leaf: Option<usize>,
     issues: Vec<ValidationIssue>,
 }
 
@@ -530,129 +539,162 @@ impl<S: EntrySource + ?Sized> Validator<'_, S> {
         }
     }
 
+    /// Tool calls and results, path by path (SPEC §13.1): the rules of the provider-valid
+    /// context ([`crate::context::repair`]) applied to every root-to-leaf path (and to the path
+    /// of `self.leaf`, the handle's current leaf). A result is an orphan when it answers no call
+    /// of the nearest assistant message above it on its path, or answers a call a result above
+    /// it already answered; a call is unanswered when some path through it reaches the next
+    /// assistant message, or its end, without a result for it. Each finding is reported once.
     fn tool_calls(&mut self) {
         let entries = self.entries;
         let n = entries.len();
-        // (entry, call position) of every tool call with an id, and whether it is answered.
-        let mut answered: HashMap<(usize, usize), bool> = HashMap::new();
-        let mut orphans: Vec<(usize, Option<String>)> = Vec::new();
+        /// The nearest assistant message with tool calls above, and which of its calls are answered.
+        #[derive(Clone, Default)]
+        struct Open {
+            assistant: Option<usize>,
+            answered: Vec<bool>,
+        }
+        let mut unanswered: Vec<(usize, usize)> = Vec::new();
+        let mut seen_unanswered: HashSet<(usize, usize)> = HashSet::new();
+        let mut orphans: Vec<(usize, Option<String>, bool)> = Vec::new();
         let mut visited = vec![false; n];
-        // Depth-first from the roots, with the tool calls of the current path by id.
-        let mut active: HashMap<&str, Vec<(usize, usize)>> = HashMap::new();
-        enum Step {
-            Enter(usize),
-            Exit(usize),
-        }
-        let mut stack: Vec<Step> = self.index.roots(entries).into_iter().rev().map(Step::Enter).collect();
-        while let Some(step) = stack.pop() {
-            match step {
-                Step::Enter(i) => {
-                    if visited[i] {
-                        continue;
-                    }
-                    visited[i] = true;
-                    if let Some(m) = entries.meta(i).message.as_ref() {
-                        match m.role {
-                            Role::ToolResult => {
-                                let hit = m
-                                    .tool_call_id
-                                    .as_deref()
-                                    .and_then(|t| active.get(t))
-                                    .and_then(|v| v.last().copied());
-                                match hit {
-                                    Some(call) => {
-                                        answered.insert(call, true);
-                                    }
-                                    None => orphans.push((i, m.tool_call_id.clone())),
-                                }
-                            }
-                            Role::Assistant => {
-                                for (k, call) in m.tool_calls.iter().enumerate() {
-                                    if let Some(id) = call.id.as_deref() {
-                                        answered.entry((i, k)).or_insert(false);
-                                        active.entry(id).or_default().push((i, k));
-                                    }
-                                }
-                            }
-                            _ => {}
-                        }
-                    }
-                    stack.push(Step::Exit(i));
-                    for &c in self.index.children(entries, i).iter().rev() {
-                        stack.push(Step::Enter(c));
-                    }
-                }
-                Step::Exit(i) => {
-                    if let Some(m) = entries.meta(i).message.as_ref().filter(|m| m.role == Role::Assistant) {
-                        for call in &m.tool_calls {
-                            if let Some(list) = call.id.as_deref().and_then(|id| active.get_mut(id)) {
-                                list.pop();
-                            }
-                        }
+        let mut close = |open: &Open, out: &mut Vec<(usize, usize)>| {
+            if let Some(a) = open.assistant {
+                for (k, done) in open.answered.iter().enumerate() {
+                    if !done && seen_unanswered.insert((a, k)) {
+                        out.push((a, k));
                     }
                 }
             }
+        };
+        let mut stack: Vec<(usize, Open)> =
+            self.index.roots(entries).into_iter().rev().map(|r| (r, Open::default())).collect();
+        while let Some((i, mut open)) = stack.pop() {
+            if visited[i] {
+                continue;
+            }
+            visited[i] = true;
+            if let Some(m) = entries.meta(i).message.as_ref().filter(|_| entries.meta(i).kind == EntryKind::Message) {
+                match m.role {
+                    Role::Assistant => {
+                        close(&open, &mut unanswered);
+                        open = Open {
+                            assistant: Some(i),
+                            answered: m.tool_calls.iter().map(|c| c.id.is_none()).collect(),
+                        };
+                    }
+                    Role::ToolResult => {
+                        let t = m.tool_call_id.as_deref();
+                        let calls = open
+                            .assistant
+                            .and_then(|a| entries.meta(a).message.as_ref())
+                            .map_or(&[][..], |m| &m.tool_calls[..]);
+                        let find = |answered: bool| {
+                            calls
+                                .iter()
+                                .zip(&open.answered)
+                                .position(|(c, &done)| done == answered && t.is_some() && c.id.as_deref() == t)
+                        };
+                        match (find(false), find(true)) {
+                            (Some(k), _) => open.answered[k] = true,
+                            (None, again) => orphans.push((i, m.tool_call_id.clone(), again.is_some())),
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let children = self.index.children(entries, i);
+            if children.is_empty() || self.leaf == Some(i) {
+                close(&open, &mut unanswered);
+            }
+            for &c in children.iter().rev() {
+                stack.push((c, open.clone()));
+            }
         }
-        // Entries not reachable from a root (on or below a cycle): walk their ancestors.
+        // Entries not reachable from a root (on or below a cycle, already reported as such):
+        // a result is checked against the nearest assistant message above it.
         for i in (0..n).filter(|&i| !visited[i] && !self.skip(i)) {
-            let Some(m) = entries.meta(i).message.as_ref() else { continue };
-            match m.role {
-                Role::Assistant => {
-                    for (k, call) in m.tool_calls.iter().enumerate() {
-                        if call.id.is_some() {
-                            answered.entry((i, k)).or_insert(false);
-                        }
-                    }
-                }
-                Role::ToolResult => {
-                    let target = m.tool_call_id.as_deref();
-                    let hit = target.and_then(|t| {
-                        self.index.walk_up(entries, i).into_iter().skip(1).find_map(|a| {
-                            let calls = &entries.meta(a).message.as_ref()?.tool_calls;
-                            let k = calls.iter().rposition(|c| c.id.as_deref() == Some(t))?;
-                            Some((a, k))
-                        })
-                    });
-                    match hit {
-                        Some(call) => {
-                            answered.insert(call, true);
-                        }
-                        None => orphans.push((i, m.tool_call_id.clone())),
-                    }
-                }
-                _ => {}
+            let Some(m) = entries.meta(i).message.as_ref().filter(|m| m.role == Role::ToolResult) else { continue };
+            let t = m.tool_call_id.as_deref();
+            let answered = self.index.walk_up(entries, i).into_iter().skip(1).find_map(|a| {
+                let am = entries.meta(a).message.as_ref().filter(|am| am.role == Role::Assistant)?;
+                Some(t.is_some() && am.tool_calls.iter().any(|c| c.id.as_deref() == t))
+            });
+            if answered != Some(true) {
+                orphans.push((i, m.tool_call_id.clone(), false));
             }
         }
-        for (i, t) in orphans {
-            let msg = match &t {
-                Some(t) => format!("entry {}: tool result {t} has no tool call on its path", self.name(i)),
-                None => format!("entry {}: tool result without toolCallId", self.name(i)),
+        for (i, t, again) in orphans {
+            let msg = match (&t, again) {
+                (Some(t), true) => {
+                    format!("entry {}: tool result {t} answers a tool call already answered on its path", self.name(i))
+                }
+                (Some(t), false) => format!(
+                    "entry {}: tool result {t} answers no tool call of the assistant message before it on its path",
+                    self.name(i)
+                ),
+                (None, _) => format!("entry {}: tool result without toolCallId", self.name(i)),
             };
             self.issue(IssueKind::OrphanToolResult, i, t, None, msg);
         }
-        let mut open: Vec<(usize, usize)> = answered.into_iter().filter(|(_, a)| !a).map(|(c, _)| c).collect();
-        open.sort_unstable();
-        for (i, k) in open {
+        unanswered.sort_unstable();
+        for (i, k) in unanswered {
             let t = entries.meta(i).message.as_ref().and_then(|m| m.tool_calls.get(k)).and_then(|c| c.id.clone());
-            let msg = format!("entry {}: tool call {} is never answered", self.name(i), t.as_deref().unwrap_or("?"));
+            let msg = format!(
+                "entry {}: tool call {} has no result on a path through it (before the next assistant message)",
+                self.name(i),
+                t.as_deref().unwrap_or("?")
+            );
             self.issue(IssueKind::UnansweredToolCall, i, t, None, msg);
+        }
+    }
+
+    /// `label` entries whose `targetId` names no entry.
+    fn labels(&mut self) {
+        for i in 0..self.entries.len() {
+            let meta = self.entries.meta(i);
+            if meta.kind != EntryKind::Label {
+                continue;
+            }
+            let target = meta.target_id.clone();
+            if target.as_deref().is_some_and(|t| self.index.get(t).is_some()) {
+                continue;
+            }
+            let msg = match &target {
+                Some(t) => format!("entry {}: label target {t} not found", self.name(i)),
+                None => format!("entry {}: label without targetId", self.name(i)),
+            };
+            self.issue(IssueKind::LabelTargetNotFound, i, target, None, msg);
         }
     }
 }
 
 /// Checks a session's structure without changing it: duplicate ids (with both line numbers),
 /// `parentId`s naming no entry, parent cycles, compactions whose `firstKeptEntryId` is absent or
-/// not on their own path before them, toolResults whose `toolCallId` has no toolCall on their
-/// path, and toolCalls never answered by a toolResult below them. `lines`: the 1-based source
-/// line of each entry (for example [`crate::io::ParsedSession::lines`]), used in the report.
-/// O(n) apart from one path walk per compaction. SPEC §1, §5, §10.
+/// not on their own path before them, tool results and calls the provider-valid context would
+/// have to repair on some root-to-leaf path (an orphan or repeated result, a call without a
+/// result before the next assistant message; SPEC §13.1), and `label` entries whose `targetId`
+/// names no entry. `lines`: the 1-based source line of each entry (for example
+/// [`crate::io::ParsedSession::lines`]), used in the report. O(n) apart from one path walk per
+/// compaction. SPEC §1, §5, §10, §13.1.
 pub fn validate<S: EntrySource + ?Sized>(entries: &S, lines: Option<&[usize]>) -> ValidationReport {
-    let mut v = Validator { entries, index: TreeIndex::new(entries), lines, issues: Vec::new() };
+    validate_at(entries, lines, None)
+}
+
+/// [`validate`], with the path ending at entry `leaf` (a handle's current leaf, which may be
+/// an inner entry after a navigation) checked like a root-to-leaf path.
+pub fn validate_at<S: EntrySource + ?Sized>(
+    entries: &S,
+    lines: Option<&[usize]>,
+    leaf: Option<usize>,
+) -> ValidationReport {
+    let mut v = Validator { entries, index: TreeIndex::new(entries), lines, leaf, issues: Vec::new() };
     v.duplicates();
     v.missing_parents();
     v.cycles();
     v.compactions();
     v.tool_calls();
+    v.labels();
     let mut issues = v.issues;
     issues.sort_by_key(|i| i.index);
     ValidationReport { issues }
@@ -698,5 +740,82 @@ mod tests {
         assert_eq!(common, None);
         let r = validate(&list, None);
         assert_eq!(r.of_kind(IssueKind::Cycle).count(), 2);
+    }
+
+    fn m(id: &str, parent: Option<&str>, message: Value) -> Value {
+        json!({"type": "message", "id": id, "parentId": parent, "timestamp": "t", "message": message})
+    }
+    fn call(id: &str, parent: Option<&str>, c: &str) -> Value {
+        m(
+            id,
+            parent,
+            json!({"role": "assistant", "content": [{"type": "toolCall", "id": c, "name": "bash", "arguments": {}}]}),
+        )
+    }
+    fn result(id: &str, parent: Option<&str>, c: &str) -> Value {
+        m(id, parent, json!({"role": "toolResult", "toolCallId": c, "toolName": "bash", "content": []}))
+    }
+    fn found(r: &ValidationReport) -> Vec<(IssueKind, Option<&str>, Option<&str>)> {
+        r.issues.iter().map(|i| (i.code, i.id.as_deref(), i.related_id.as_deref())).collect()
+    }
+
+    #[test]
+    fn tool_call_answered_only_on_another_branch_is_unanswered() {
+        // a1's call is answered below it on one branch (t2); the other branch (u3, typed after
+        // navigating to a1) never answers it.
+        let v = vec![e("u0", None), call("a1", Some("u0"), "c1"), result("t2", Some("a1"), "c1"), e("u3", Some("a1"))];
+        let list = EntryList::new(&v);
+        assert_eq!(found(&validate(&list, None)), vec![(IssueKind::UnansweredToolCall, Some("a1"), Some("c1"))]);
+        // Without the second branch the call is answered on every path.
+        let list = EntryList::new(&v[..3]);
+        assert!(validate(&list, None).is_valid());
+        // The current leaf at a1 itself (a navigation) is a path without the result.
+        assert_eq!(
+            found(&validate_at(&list, None, Some(1))),
+            vec![(IssueKind::UnansweredToolCall, Some("a1"), Some("c1"))]
+        );
+    }
+
+    #[test]
+    fn result_after_a_later_assistant_message_is_an_orphan_and_the_call_unanswered() {
+        let v = vec![
+            call("a0", None, "c0"),
+            m("a1", Some("a0"), json!({"role": "assistant", "content": [{"type": "text", "text": "hm"}]})),
+            result("t2", Some("a1"), "c0"),
+            result("t3", Some("t2"), "c0"),
+        ];
+        let list = EntryList::new(&v);
+        assert_eq!(
+            found(&validate(&list, None)),
+            vec![
+                (IssueKind::UnansweredToolCall, Some("a0"), Some("c0")),
+                (IssueKind::OrphanToolResult, Some("t2"), Some("c0")),
+                (IssueKind::OrphanToolResult, Some("t3"), Some("c0")),
+            ]
+        );
+    }
+
+    #[test]
+    fn repeated_result_is_an_orphan() {
+        let v = vec![call("a0", None, "c0"), result("t1", Some("a0"), "c0"), result("t2", Some("t1"), "c0")];
+        let list = EntryList::new(&v);
+        let r = validate(&list, None);
+        assert_eq!(found(&r), vec![(IssueKind::OrphanToolResult, Some("t2"), Some("c0"))]);
+        assert!(r.issues[0].message.contains("already answered"), "{}", r.issues[0].message);
+    }
+
+    #[test]
+    fn label_on_an_unknown_target_is_reported() {
+        let v = vec![
+            e("u0", None),
+            json!({"type": "label", "id": "l1", "parentId": "u0", "timestamp": "t", "targetId": "u0", "label": "ok"}),
+            json!({"type": "label", "id": "l2", "parentId": "l1", "timestamp": "t", "targetId": "gone", "label": "x"}),
+        ];
+        let list = EntryList::new(&v);
+        let r = validate(&list, Some(&[2, 3, 4]));
+        assert_eq!(found(&r), vec![(IssueKind::LabelTargetNotFound, Some("l2"), Some("gone"))]);
+        assert_eq!(r.issues[0].line, Some(4));
+        assert_eq!(r.issues[0].to_error().code(), "E_NOT_FOUND");
+        assert_eq!(serde_json::to_value(&r.issues[0]).unwrap()["code"], json!("E_NOT_FOUND"));
     }
 }

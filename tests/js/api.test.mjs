@@ -449,15 +449,24 @@ describe('SessionTree', () => {
     }
   });
 
-  test('buildSessionContextJson is the JSON of buildSessionContext().messages', () => {
+  test('buildSessionContextJson is the JSON of buildSessionContext().messages with its repairs applied', () => {
     for (const [path] of REAL) {
       const tree = sc.SessionTree.fromBytes(readFileSync(path));
       const json = tree.buildSessionContextJson();
       assert.equal(typeof json, 'string');
-      const messages = tree.buildSessionContext().messages;
+      const { messages, repairs } = tree.buildSessionContext();
       assert.ok(messages.length > 0);
-      assert.deepEqual(JSON.parse(json), messages);
-      assert.deepEqual(JSON.parse(json), JSON.parse(JSON.stringify(messages)));
+      const added = repairs.filter((r) => r.kind === 'missingToolResult').length;
+      const dropped = repairs.filter((r) => r.kind === 'orphanToolResult' || r.kind === 'duplicateToolResult').length;
+      const parsed = JSON.parse(json);
+      assert.equal(parsed.length, messages.length + added - dropped);
+      // Without the synthetic results, the stored messages in their order (no message was moved).
+      assert.ok(repairs.every((r) => r.kind === 'missingToolResult'));
+      const stored = parsed.filter(
+        (/** @type {any} */ m) =>
+          !(m.role === 'toolResult' && m.content?.[0]?.text === 'No result was recorded for this tool call'),
+      );
+      assert.deepEqual(stored, JSON.parse(JSON.stringify(messages)));
       tree.free();
     }
   });

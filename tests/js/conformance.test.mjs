@@ -169,8 +169,17 @@ function run(op, input) {
         fileOperationsText: sc.formatFileOperations(fileLists.readFiles, fileLists.modifiedFiles),
       };
     }
-    case 'buildSessionContext':
-      return 'leafId' in input ? sc.buildSessionContext(entries(), input.leafId) : sc.buildSessionContext(entries());
+    case 'buildSessionContext': {
+      const ctx =
+        'leafId' in input ? sc.buildSessionContext(entries(), input.leafId) : sc.buildSessionContext(entries());
+      // `repairs` (SPEC §13.1) is ours, not the reference's: the same as convertToLlm's repair of
+      // the messages reports, and left out of the comparison with the vector.
+      const { repairs, ...reference } = ctx;
+      const again = sc.convertToLlm(ctx.messages, { repair: true }).repairs;
+      const strip = (/** @type {any[]} */ r) => r.map((x) => [x.kind, x.toolCallId, x.messageIndex]);
+      assert.deepEqual(strip(repairs), strip(again), 'context repairs = repairs of its messages');
+      return reference;
+    }
     case 'getBranch': {
       // Through the handle; an unknown id is E_NOT_FOUND there and `[]` in the reference.
       const tree = sc.SessionTree.fromEntries(entries());

@@ -140,7 +140,23 @@ pub fn run_context(ctx: &Ctx, input: &Value) -> R {
         Some(Value::String(s)) => LeafSelector::Id(s.clone()),
         Some(other) => return Err(format!("leafId {other}")),
     };
-    serde_json::to_value(build_session_context(&list, &leaf)).map_err(|e| e.to_string())
+    let ctx = build_session_context(&list, &leaf);
+    // `repairs` (SPEC §13.1) is ours, not the reference's: it is checked here — the repaired
+    // messages are provider-valid and the pure repair of the messages reports the same — and
+    // left out of the comparison with the vector.
+    let (fixed, repairs) = session_compaction::context::repair::repair_messages(&ctx.messages);
+    session_compaction::context::repair::check_provider_valid(&fixed).map_err(|e| format!("repaired context: {e}"))?;
+    let strip = |r: &[session_compaction::context::repair::ContextRepair]| {
+        r.iter().map(|r| (r.kind, r.tool_call_id.clone(), r.message_index)).collect::<Vec<_>>()
+    };
+    if strip(&repairs) != strip(&ctx.repairs) {
+        return Err(format!("context repairs {:?} differ from the repairs of its messages {:?}", ctx.repairs, repairs));
+    }
+    let mut out = serde_json::to_value(&ctx).map_err(|e| e.to_string())?;
+    if let Some(o) = out.as_object_mut() {
+        o.shift_remove("repairs");
+    }
+    Ok(out)
 }
 
 pub fn run_prune(ctx: &Ctx, input: &Value) -> R {

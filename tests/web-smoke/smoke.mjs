@@ -87,7 +87,22 @@ export async function smoke({ mode, expected, session, readWasm }) {
     const ctx = tree.buildSessionContext();
     assert(ctx.messages[0].role === 'compactionSummary', `first context message: ${ctx.messages[0].role}`);
     assert(same(ctx, web.buildSessionContext(web.parseSession(session).entries)), 'handle and pure context agree');
-    assert(same(JSON.parse(tree.buildSessionContextJson()), ctx.messages), 'buildSessionContextJson');
+    // The model-bound JSON is the context with its repairs applied (SPEC §13.1): here synthetic
+    // results for the session's interrupted turns, the stored messages otherwise unchanged.
+    assert(ctx.repairs.length > 0 && ctx.repairs.every((r) => r.kind === 'missingToolResult'), 'repairs');
+    const json = JSON.parse(tree.buildSessionContextJson());
+    const synthetic = (m) =>
+      m.role === 'toolResult' &&
+      m.isError === true &&
+      m.content?.[0]?.text === 'No result was recorded for this tool call';
+    assert(json.filter(synthetic).length === ctx.repairs.length, 'one synthetic result per repair');
+    assert(
+      same(
+        json.filter((m) => !synthetic(m)),
+        ctx.messages,
+      ),
+      'buildSessionContextJson',
+    );
     assert(tree.toJsonl() === session, 'toJsonl is byte-equal');
   });
 

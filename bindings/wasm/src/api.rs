@@ -25,6 +25,17 @@ pub(crate) fn templates() -> PromptTemplates {
     TEMPLATES.with(|t| t.borrow().clone())
 }
 
+/// The overloads of `convertToLlm`: the array without options, `{messages, repairs}` with
+/// `{repair: true}` (SPEC §6, §13.1). Declared before the generated signature, so TypeScript
+/// picks the matching one.
+#[wasm_bindgen(typescript_custom_section)]
+const TS_CONVERT_TO_LLM: &str = r#"
+/** `convertToLlm(messages, {repair: true})`: made provider-valid first, then converted (SPEC §6, §13.1). */
+export function convertToLlm(messages: AgentMessage[], options: ConvertOptions & { repair: true }): RepairedLlmMessages;
+/** `convertToLlm(messages)`: agent messages → LLM messages, in order (SPEC §6). */
+export function convertToLlm(messages: AgentMessage[], options?: ConvertOptions & { repair?: false }): AgentMessage[];
+"#;
+
 /// `estimateTokens(message)`: `ceil(chars / 4)` in UTF-16 units. SPEC §3.
 #[wasm_bindgen(js_name = estimateTokens)]
 pub fn estimate_tokens(
@@ -148,12 +159,22 @@ pub(crate) fn leaf_selector(v: &JsValue) -> Result<LeafSelector, JsValue> {
     }
 }
 
-/// `convertToLlm(messages)`: agent messages → LLM messages. SPEC §6.
-#[wasm_bindgen(js_name = convertToLlm, unchecked_return_type = "AgentMessage[]")]
+/// `convertToLlm(messages, options?)`: agent messages → LLM messages (SPEC §6). With
+/// `{repair: true}` the messages are made provider-valid first and the result is
+/// `{messages, repairs}` (SPEC §13.1).
+#[wasm_bindgen(js_name = convertToLlm, unchecked_return_type = "AgentMessage[] | RepairedLlmMessages")]
 pub fn convert_to_llm(
     #[wasm_bindgen(unchecked_param_type = "AgentMessage[]")] messages: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "ConvertOptions")] options: JsValue,
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&messages, "messages")?;
+    let options: session_compaction::context::convert::ConvertOptions = to_typed(&options, "options")?;
+    if options.repair {
+        let (messages, repairs) =
+            session_compaction::context::convert::convert_to_llm_provider_valid(&values, &templates())
+                .map_err(error_js)?;
+        return from_serde(&session_compaction::api::RepairedLlmMessages { messages, repairs });
+    }
     from_serde(&session_compaction::context::convert::convert_to_llm(&values, &templates()).map_err(error_js)?)
 }
 
@@ -257,13 +278,16 @@ pub fn serialize_session(
     host::serialize_session_file(file.header.map(RawValue::get), &entries, &opaque).map_err(error_js)
 }
 
-/// `validateSession(entries)` → the validation report (never changes anything). SPEC §1, §10.
-#[wasm_bindgen(js_name = validateSession, unchecked_return_type = "ValidationReport")]
+/// `validateSession(entries)` → the validation report, with the repairs the context of the
+/// branch ending at the last entry needs (the default leaf of `buildSessionContext`); never
+/// changes anything. SPEC §1, §10, §13.1.
+#[wasm_bindgen(js_name = validateSession, unchecked_return_type = "ContextValidation")]
 pub fn validate_session(
     #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&entries, "entries")?;
-    from_serde(&session_compaction::tree::validate(&EntryList::new(&values), None))
+    let list = EntryList::new(&values);
+    from_serde(&session_compaction::context::validate_context(&list, None, values.len().checked_sub(1)))
 }
 
 /// The default compaction settings (SPEC §5); the JS entry exposes them frozen as

@@ -168,7 +168,7 @@ impl SessionTree {
 
     /// Appends an entry (needs `type` and a new string `id`; a missing `parentId` becomes the
     /// current leaf). The entry becomes the leaf. Returns its id. Errors: `E_MISSING_FIELD`,
-    /// `E_DUPLICATE_ID`, `E_NOT_FOUND` (unknown parent). O(entry).
+    /// `E_DUPLICATE_ID`, `E_NOT_FOUND` (unknown parent, or a `label` on an unknown `targetId`). O(entry).
     #[wasm_bindgen(js_name = appendEntry)]
     pub fn append_entry(
         &self,
@@ -263,26 +263,35 @@ impl SessionTree {
         from_option(self.s().plan_compaction_with_preview(&settings, &prune, &templates()).map_err(error_js)?)
     }
 
-    /// The context of the current branch (SPEC §6).
+    /// The context of the current branch (SPEC §6): messages as stored, `repairs` = what their
+    /// provider-valid form changes (§13.1).
     #[wasm_bindgen(js_name = buildSessionContext, unchecked_return_type = "SessionContext")]
     pub fn build_session_context(&self) -> Result<JsValue, JsValue> {
         parse_js(&self.s().build_session_context_text())
     }
 
-    /// The messages of the current branch's context as one JSON array text (spliced from the
-    /// stored entries; ready to send to an HTTP API). SPEC §6.
+    /// The messages of the current branch's context in provider-valid form (SPEC §13.1; the
+    /// repairs are `contextRepairs()`) as one JSON array text, spliced from the stored entries:
+    /// ready to send to an HTTP API. SPEC §6.
     #[wasm_bindgen(js_name = buildSessionContextJson)]
     pub fn build_session_context_json(&self) -> String {
         self.s().build_session_context_json()
     }
 
-    /// The context messages converted for the model (`convertToLlm`). SPEC §6.
+    /// The context messages converted for the model (`convertToLlm`) in provider-valid form
+    /// (SPEC §6, §13.1; the repairs are `contextRepairs()`).
     #[wasm_bindgen(js_name = buildLlmMessages, unchecked_return_type = "AgentMessage[]")]
     pub fn build_llm_messages(&self) -> Result<JsValue, JsValue> {
-        let ctx = self.s().build_session_context();
-        from_serde(
-            &session_compaction::context::convert::convert_to_llm(&ctx.messages, &templates()).map_err(error_js)?,
-        )
+        let (messages, _repairs) = self.s().build_llm_messages(&templates()).map_err(error_js)?;
+        from_serde(&messages)
+    }
+
+    /// What the provider-valid context of the current branch repairs (SPEC §13.1): synthetic
+    /// results for unanswered tool calls, orphan results left out, messages moved after the
+    /// results of the exchange they interrupted. Metadata only.
+    #[wasm_bindgen(js_name = contextRepairs, unchecked_return_type = "ContextRepair[]")]
+    pub fn context_repairs(&self) -> Result<JsValue, JsValue> {
+        from_serde(&self.s().context_repairs())
     }
 
     /// Estimated context size of the current branch (SPEC §12.3).
@@ -316,8 +325,10 @@ impl SessionTree {
         from_serde(&PruneReport::from(done))
     }
 
-    /// The validation report (duplicate ids, missing parents, cycles, …); changes nothing.
-    #[wasm_bindgen(unchecked_return_type = "ValidationReport")]
+    /// The validation report (duplicate ids, missing parents, cycles, tool calls and results
+    /// per path with the current leaf's path included, labels on unknown targets, …) and the
+    /// repairs the current branch's context needs; changes nothing. SPEC §1, §13.1.
+    #[wasm_bindgen(unchecked_return_type = "ContextValidation")]
     pub fn validate(&self) -> Result<JsValue, JsValue> {
         from_serde(&self.s().validate())
     }

@@ -40,10 +40,11 @@ function cmdContext(session, opts, io) {
   const last = intOption(opts, 'last');
 
   // Convert message by message to know where each LLM message comes from (e.g. a user message
-  // that is really the compaction summary); the concatenation is buildLlmMessages().
+  // that is really the compaction summary); the concatenation is buildLlmMessages(): the
+  // provider-valid messages (SPEC §13.1) converted.
   /** @type {{ origin: string, message: any }[]} */
   const shown = [];
-  for (const message of ctx.messages) {
+  for (const message of JSON.parse(tree.buildSessionContextJson())) {
     for (const converted of engine.convertToLlm([message])) shown.push({ origin: message.role, message: converted });
   }
   /** @type {Record<string, number>} */

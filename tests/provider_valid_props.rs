@@ -1,0 +1,311 @@
+//! Property (issue 9): random operation sequences on random trees — appends with interrupted
+//! turns, steering messages inside tool calls and parallel calls answered in any order, leaf
+//! moves, compactions whose hooks return random compactions or move the leaf, navigation with and
+//! without a summary, pruning — and after every step every provider-facing output satisfies
+//! SPEC §13.1 and no entry is on the wrong branch (§13.2).
+//!
+//! Cases: `PROPTEST_CASES` (default 24, kept small for `npm test`).
+
+use futures_executor::block_on;
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use session_compaction::context::convert::convert_to_llm_provider_valid;
+use session_compaction::context::repair::{check_provider_valid, RepairKind};
+use session_compaction::entry::{EntryKind, EntrySource, Selection};
+use session_compaction::plan::cut_point::is_valid_first_kept;
+use session_compaction::plan::prepare::CompactionSettings;
+use session_compaction::plan::prune::PruneConfig;
+use session_compaction::prompt::templates::PromptTemplates;
+use session_compaction::session::engine::{CompactRun, Hooks, NavigateRun, SessionEngine};
+use session_compaction::session::SessionTree;
+use session_compaction::summarize::{Complete, SummaryRequest};
+use session_compaction::tree::IssueKind;
+use session_compaction::Result;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+/// What a compaction's hooks do.
+#[derive(Debug, Clone)]
+enum HookPlan {
+    None,
+    Cancel,
+    /// `session_before_compact` supplies a compaction keeping from the entry at this fraction of
+    /// all entries (any entry: on or off the branch, a tool result, …), or an unknown id.
+    Supply(Option<u8>),
+    /// `session.compacting` moves the leaf to the entry at this fraction.
+    MoveLeaf(u8),
+    /// `session.compacting` appends a user message at the current leaf.
+    Append,
+    /// `session_compact` fails.
+    FailAfter,
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    User(usize),
+    /// An assistant message with calls (output sizes); `answered` results in the order given by
+    /// `order` (a permutation seed), a steering user message after `steer` results.
+    Tools {
+        sizes: Vec<usize>,
+        answered: usize,
+        order: u8,
+        steer: Option<usize>,
+    },
+    Text(usize),
+    SetLeaf(u8),
+    Compact {
+        keep: u64,
+        hook: HookPlan,
+    },
+    Navigate {
+        target: u8,
+        summarize: bool,
+    },
+    Prune(u64),
+}
+
+fn hook_plan() -> impl Strategy<Value = HookPlan> {
+    prop_oneof![
+        3 => Just(HookPlan::None),
+        1 => Just(HookPlan::Cancel),
+        2 => prop::option::weighted(0.9, any::<u8>()).prop_map(HookPlan::Supply),
+        2 => any::<u8>().prop_map(HookPlan::MoveLeaf),
+        1 => Just(HookPlan::Append),
+        1 => Just(HookPlan::FailAfter),
+    ]
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (1usize..300).prop_map(Op::User),
+        6 => (prop::collection::vec(1usize..2000, 1..4), 0usize..5, any::<u8>(), prop::option::weighted(0.3, 0usize..4))
+            .prop_map(|(sizes, answered, order, steer)| Op::Tools { sizes, answered, order, steer }),
+        2 => (1usize..600).prop_map(Op::Text),
+        2 => any::<u8>().prop_map(Op::SetLeaf),
+        3 => (1u64..2500, hook_plan()).prop_map(|(keep, hook)| Op::Compact { keep, hook }),
+        2 => (any::<u8>(), any::<bool>()).prop_map(|(target, summarize)| Op::Navigate { target, summarize }),
+        1 => (0u64..3000).prop_map(Op::Prune),
+    ]
+}
+
+struct Model;
+
+impl Complete for Model {
+    async fn complete(&self, _request: SummaryRequest) -> Result<String> {
+        Ok("SUMMARY".into())
+    }
+}
+
+struct PlanHooks {
+    session: Rc<RefCell<SessionTree>>,
+    plan: HookPlan,
+    next_id: Rc<Cell<usize>>,
+}
+
+fn pick(s: &SessionTree, f: u8) -> Option<String> {
+    let n = s.entry_count();
+    (n > 0).then(|| s.meta(f as usize * n / 256).id.clone()).flatten()
+}
+
+impl Hooks for PlanHooks {
+    async fn call(&self, name: &str, _event: Value) -> Result<Value> {
+        let mut s = self.session.borrow_mut();
+        Ok(match (&self.plan, name) {
+            (HookPlan::Cancel, "session_before_compact") => json!({"cancel": true}),
+            (HookPlan::Supply(f), "session_before_compact") => {
+                let id = f.and_then(|f| pick(&s, f)).unwrap_or_else(|| "unknown-id".into());
+                json!({"compaction": {"summary": "hook summary", "firstKeptEntryId": id, "tokensBefore": 1}})
+            }
+            (HookPlan::MoveLeaf(f), "session.compacting") => {
+                let id = pick(&s, *f);
+                s.set_leaf(id.as_deref())?;
+                Value::Null
+            }
+            (HookPlan::Append, "session.compacting") => {
+                let n = self.next_id.get() + 1;
+                self.next_id.set(n);
+                s.append_entry(
+                    json!({"type": "message", "id": format!("h{n}"), "timestamp": "2025-01-01T00:00:00.000Z",
+                    "message": {"role": "user", "content": "typed during the compaction", "timestamp": 1}}),
+                )?;
+                Value::Null
+            }
+            (HookPlan::FailAfter, "session_compact") => {
+                return Err(session_compaction::Error::Hook { hook: name.into(), message: "after".into() })
+            }
+            _ => Value::Null,
+        })
+    }
+}
+
+struct World {
+    engine: SessionEngine,
+    next: usize,
+    ids: Rc<Cell<usize>>,
+}
+
+impl World {
+    fn new() -> Self {
+        Self { engine: SessionEngine::new(SessionTree::new(None)), next: 0, ids: Rc::new(Cell::new(0)) }
+    }
+    fn append(&mut self, message: Value) -> String {
+        self.next += 1;
+        let id = format!("e{}", self.next);
+        let entry = json!({"type": "message", "id": id, "timestamp": "2025-01-01T00:00:00.000Z", "message": message});
+        self.engine.session().borrow_mut().append_entry(entry).expect("append");
+        id
+    }
+    fn apply(&mut self, op: &Op) -> std::result::Result<(), String> {
+        match op {
+            Op::User(n) => {
+                self.append(json!({"role": "user", "content": "u".repeat(*n), "timestamp": 1}));
+            }
+            Op::Text(n) => {
+                self.append(json!({"role": "assistant", "content": [{"type": "text", "text": "a".repeat(*n)}], "stopReason": "stop", "timestamp": 2}));
+            }
+            Op::Tools { sizes, answered, order, steer } => {
+                let base = self.next + 1;
+                let calls: Vec<String> = (0..sizes.len()).map(|k| format!("c{base}-{k}")).collect();
+                let content: Vec<Value> = calls
+                    .iter()
+                    .map(|c| json!({"type": "toolCall", "id": c, "name": "bash", "arguments": {"command": "ls"}}))
+                    .collect();
+                self.append(json!({"role": "assistant", "content": content, "stopReason": "toolUse", "timestamp": 2}));
+                let mut idx: Vec<usize> = (0..sizes.len()).collect();
+                idx.rotate_left(*order as usize % sizes.len());
+                for (n, &k) in idx.iter().take(*answered).enumerate() {
+                    if *steer == Some(n) {
+                        self.append(json!({"role": "user", "content": "steering while tools run", "timestamp": 3}));
+                    }
+                    self.append(json!({"role": "toolResult", "toolCallId": calls[k], "toolName": "bash",
+                        "content": [{"type": "text", "text": "o".repeat(sizes[k])}], "isError": false, "timestamp": 4}));
+                }
+            }
+            Op::SetLeaf(f) => {
+                let id = pick(&self.engine.session().borrow(), *f);
+                self.engine.session().borrow_mut().set_leaf(id.as_deref()).map_err(|e| e.to_string())?;
+            }
+            Op::Compact { keep, hook } => {
+                let (prepared_leaf, count) = {
+                    let s = self.engine.session().borrow();
+                    (s.leaf_id().map(str::to_owned), s.entry_count())
+                };
+                let hooks =
+                    PlanHooks { session: self.engine.session().clone(), plan: hook.clone(), next_id: self.ids.clone() };
+                let run = CompactRun {
+                    settings: CompactionSettings { keep_recent_tokens: *keep, ..Default::default() },
+                    ..Default::default()
+                };
+                match block_on(self.engine.compact(&Model, &hooks, &run, None, 1.0e12)) {
+                    Ok(done) => {
+                        if done.entry["parentId"].as_str() != prepared_leaf.as_deref() {
+                            return Err(format!(
+                                "compaction appended under {} instead of the prepared leaf {prepared_leaf:?}",
+                                done.entry["parentId"]
+                            ));
+                        }
+                        if matches!(hook, HookPlan::FailAfter) {
+                            return Err("a failing after-hook succeeded".into());
+                        }
+                    }
+                    Err(e) => {
+                        let s = self.engine.session().borrow();
+                        let compactions =
+                            (0..s.entry_count()).filter(|&i| s.meta(i).kind == EntryKind::Compaction).count();
+                        let before = (0..count.min(s.entry_count()))
+                            .filter(|&i| s.meta(i).kind == EntryKind::Compaction)
+                            .count();
+                        if compactions != before {
+                            return Err(format!("a failed compaction ({e}) left its entry"));
+                        }
+                        if let (HookPlan::Supply(_), "E_HOOK") = (hook, e.code()) {
+                            if !e.to_string().contains("firstKeptEntryId") {
+                                return Err(format!("hook refusal without the id: {e}"));
+                            }
+                        }
+                    }
+                }
+            }
+            Op::Navigate { target, summarize } => {
+                let Some(id) = pick(&self.engine.session().borrow(), *target) else { return Ok(()) };
+                let hooks = PlanHooks {
+                    session: self.engine.session().clone(),
+                    plan: HookPlan::None,
+                    next_id: self.ids.clone(),
+                };
+                let run = NavigateRun { summarize: *summarize, ..Default::default() };
+                block_on(self.engine.navigate_tree(&id, Some(&Model), &hooks, &run, None, 1.0e12))
+                    .map_err(|e| e.to_string())?;
+            }
+            Op::Prune(protect) => {
+                let config = PruneConfig { protect_tokens: *protect, minimum_savings: 0, ..PruneConfig::default() };
+                self.engine.session().borrow_mut().prune_tool_outputs(&config, 1.0e12);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// SPEC §13.1 on every provider-facing output of the current branch, the same repairs
+/// everywhere, every repaired unanswered or orphan result also an issue of `validate()`
+/// (path-aware), and every compaction on the branch of its `firstKeptEntryId` at a valid cut.
+fn check(s: &SessionTree) -> std::result::Result<(), String> {
+    let templates = PromptTemplates::default();
+    let json: Vec<Value> = serde_json::from_str(&s.build_session_context_json()).map_err(|e| e.to_string())?;
+    check_provider_valid(&json).map_err(|e| format!("buildSessionContextJson: {e}"))?;
+    let (llm, repairs) = s.build_llm_messages(&templates).map_err(|e| e.to_string())?;
+    check_provider_valid(&llm).map_err(|e| format!("buildLlmMessages: {e}"))?;
+    let stored = s.build_session_context();
+    let (converted, _) = convert_to_llm_provider_valid(&stored.messages, &templates).map_err(|e| e.to_string())?;
+    check_provider_valid(&converted).map_err(|e| format!("convertToLlm {{repair}}: {e}"))?;
+    if stored.repairs != repairs || s.context_repairs() != repairs {
+        return Err("the outputs report different repairs".into());
+    }
+    let report = s.validate();
+    if report.repairs != repairs {
+        return Err("validate() reports other repairs".into());
+    }
+    for r in &repairs {
+        let code = match r.kind {
+            RepairKind::MissingToolResult => IssueKind::UnansweredToolCall,
+            RepairKind::OrphanToolResult | RepairKind::DuplicateToolResult => IssueKind::OrphanToolResult,
+            RepairKind::MovedAfterToolResults => continue,
+        };
+        if !report.issues.iter().any(|i| i.code == code && i.id == r.entry_id && i.related_id == r.tool_call_id) {
+            return Err(format!("repair {r:?} has no {code:?} issue in validate()"));
+        }
+    }
+    if let Some(i) = report.issues.iter().find(|i| i.code == IssueKind::KeptEntryNotOnPath) {
+        return Err(format!("compaction off its branch: {}", i.message));
+    }
+    for i in 0..s.entry_count() {
+        if s.meta(i).kind != EntryKind::Compaction {
+            continue;
+        }
+        let path = s.tree_index().branch_to(s, i);
+        let kept = s.meta(i).first_kept_entry_id.clone();
+        let pos = path.iter().position(|&p| s.meta(p).id == kept).ok_or("firstKeptEntryId off the path")?;
+        let before = &path[..path.len() - 1];
+        if !is_valid_first_kept(&Selection::new(s, before), pos) {
+            return Err(format!("compaction {:?} keeps from {kept:?}, not a valid cut point", s.meta(i).id));
+        }
+    }
+    Ok(())
+}
+
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(24)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_step_keeps_provider_outputs_valid_and_compactions_on_their_branch(ops in prop::collection::vec(op(), 1..45)) {
+        let mut world = World::new();
+        for (k, op) in ops.iter().enumerate() {
+            world.apply(op).map_err(|e| TestCaseError::fail(format!("step {k} {op:?}: {e}")))?;
+            check(&world.engine.session().borrow()).map_err(|e| TestCaseError::fail(format!("after step {k} {op:?}: {e}")))?;
+        }
+    }
+}
