@@ -14,16 +14,12 @@ const complete = anthropicComplete({ baseUrl: `${baseURL}/v1`, model, apiKey });
 const check = await tree.checkCompaction(/** @type {any} */ (last), { contextWindow: 190000, complete });
 console.log('compacted:', check.reason ?? 'no', check.errorMessage ?? '', '→', tree.estimateContextTokens(), 'tokens');
 
-const user = { role: 'user', content: check.continuePrompt ?? 'Go on.' };
+/** @type {import('../pkg/index.node.mjs').AgentMessage} */
+const user = { role: 'user', content: check.continuePrompt ?? 'Go on.', timestamp: Date.now() };
 for (const entry of messageEntries([user], { parentId: tree.leafId })) tree.appendEntry(entry);
 const client = new Anthropic({ baseURL, apiKey });
 const messages = toAnthropicMessages(tree.buildLlmMessages());
 const reply = await client.messages.create({ model, max_tokens: 4096, system: 'You are a coding agent.', messages });
 for (const entry of messageEntries(fromAnthropicMessages([reply]), { parentId: tree.leafId })) tree.appendEntry(entry);
-console.log(
-  'reply:',
-  reply.content
-    .map((b) => (b.type === 'text' ? b.text : ''))
-    .join('')
-    .split('\n')[0],
-);
+const text = reply.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
+console.log('reply:', text.split('\n')[0]);

@@ -14,7 +14,8 @@ const complete = openaiComplete({ baseUrl, model, apiKey });
 const check = await tree.checkCompaction(/** @type {any} */ (last), { contextWindow: 190000, complete });
 console.log('compacted:', check.reason ?? 'no', check.errorMessage ?? '', '→', tree.estimateContextTokens(), 'tokens');
 
-const user = { role: 'user', content: check.continuePrompt ?? 'Go on.' };
+/** @type {import('../pkg/index.node.mjs').AgentMessage} */
+const user = { role: 'user', content: check.continuePrompt ?? 'Go on.', timestamp: Date.now() };
 for (const entry of messageEntries([user], { parentId: tree.leafId })) tree.appendEntry(entry);
 const client = new OpenAI({ baseURL: baseUrl, apiKey });
 const messages = toChatMessages(tree.buildLlmMessages(), { system: 'You are a coding agent.' });

@@ -34,21 +34,6 @@ const sessionPath = (/** @type {string} */ name) =>
   fileURLToPath(new URL(`../../examples/sessions/${name}`, import.meta.url));
 const IMAGE = { type: 'image', mimeType: 'image/png', data: 'iVBORw0KGgo=' };
 const NOW = 1765233665000;
-/**
- * Whether the engine's `buildLlmMessages()` is provider-valid (every tool call answered, orphans
- * dropped; SPEC §13.1, reported as `repairs` of `buildSessionContext()`). The real example
- * sessions hold interrupted tool calls, so the tests that send their whole context to the rule
- * servers need it; until the engine has it they are skipped with that reason.
- */
-const REPAIRED = (() => {
-  const tree = SessionTree.fromBytes(readFileSync(sessionPath('pi-session-large.jsonl')));
-  try {
-    return 'repairs' in tree.buildSessionContext();
-  } finally {
-    tree.free();
-  }
-})();
-const NEEDS_REPAIR = !REPAIRED && 'needs the provider-valid buildLlmMessages() (SPEC §13.1: repairs)';
 
 /** A context in the engine's output shapes: every role and block kind the adapters map. */
 const CONTEXT = [
@@ -321,9 +306,7 @@ test('the rule servers refuse what the providers refuse (a result without its ca
   });
 });
 
-test('the real sessions: buildLlmMessages() of each example session, mapped by each adapter, is accepted by each rule server (the engine decides the content)', {
-  skip: NEEDS_REPAIR,
-}, async () => {
+test('the real sessions: buildLlmMessages() of each example session, mapped by each adapter, is accepted by each rule server (the engine decides the content)', {}, async () => {
   await withServer(async (server) => {
     for (const name of SESSIONS) {
       const tree = SessionTree.fromBytes(readFileSync(sessionPath(name)));
@@ -435,9 +418,7 @@ function withoutImageTurns(/** @type {any[]} */ context, /** @type {string} */ r
   return out;
 }
 
-test('turn by turn: an SDK reply mapped back and appended keeps the SessionTree in step with the SDK history', {
-  skip: NEEDS_REPAIR,
-}, async () => {
+test('turn by turn: an SDK reply mapped back and appended keeps the SessionTree in step with the SDK history', {}, async () => {
   await withServer(async (server) => {
     const tree = SessionTree.fromBytes(readFileSync(sessionPath('pi-session-large.jsonl')));
     try {
@@ -692,11 +673,7 @@ test('openaiComplete redacts credentials written into the base URL (fetch refuse
 
 // ai-sdk.mjs rebuilds the whole history of a real session (interrupted tool calls included) as
 // the app's SessionTree; the other two send what remains after the compaction.
-const EXAMPLES = [
-  { name: 'openai.mjs', skip: false },
-  { name: 'anthropic.mjs', skip: false },
-  { name: 'ai-sdk.mjs', skip: NEEDS_REPAIR },
-];
+const EXAMPLES = [{ name: 'openai.mjs', skip: false }, { name: 'anthropic.mjs', skip: false }, { name: 'ai-sdk.mjs' }];
 
 for (const { name, skip } of EXAMPLES) {
   test(`examples/${name} compacts a real session and sends the next request to the local server`, {
