@@ -34,7 +34,7 @@ fn normalized(input: &[u8]) -> String {
         parts.pop();
     }
     for p in parts {
-        out.push_str(p.strip_suffix('\r').unwrap_or(p));
+        out.push_str(p.trim_end_matches('\r'));
         out.push('\n');
     }
     out

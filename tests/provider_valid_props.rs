@@ -1,8 +1,9 @@
 //! Property (issue 9): random operation sequences on random trees — appends with interrupted
 //! turns, steering messages inside tool calls and parallel calls answered in any order, leaf
 //! moves, compactions whose hooks return random compactions or move the leaf, navigation with and
-//! without a summary, pruning — and after every step every provider-facing output satisfies
-//! SPEC §13.1 and no entry is on the wrong branch (§13.2).
+//! without a summary, pruning, saving and reloading with garbage lines inserted — and after every
+//! step every provider-facing output satisfies SPEC §13.1, no entry is on the wrong branch
+//! (§13.2), and a save after a reload gives back every line of the file that was loaded (§13.3).
 //!
 //! Cases: `PROPTEST_CASES` (default 24, kept small for `npm test`).
 
@@ -12,6 +13,7 @@ use serde_json::{json, Value};
 use session_compaction::context::convert::convert_to_llm_provider_valid;
 use session_compaction::context::repair::{check_provider_valid, RepairKind};
 use session_compaction::entry::{EntryKind, EntrySource, Selection};
+use session_compaction::io::ParseOptions;
 use session_compaction::plan::cut_point::is_valid_first_kept;
 use session_compaction::plan::prepare::CompactionSettings;
 use session_compaction::plan::prune::PruneConfig;
@@ -62,6 +64,9 @@ enum Op {
         summarize: bool,
     },
     Prune(u64),
+    /// Save (`toJsonl`), insert garbage lines (position seed, kind seed), reload leniently and
+    /// go on with the reloaded session at the same leaf.
+    SaveReload(Vec<(u8, u8)>),
 }
 
 fn hook_plan() -> impl Strategy<Value = HookPlan> {
@@ -85,6 +90,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (1u64..2500, hook_plan()).prop_map(|(keep, hook)| Op::Compact { keep, hook }),
         2 => (any::<u8>(), any::<bool>()).prop_map(|(target, summarize)| Op::Navigate { target, summarize }),
         1 => (0u64..3000).prop_map(Op::Prune),
+        1 => prop::collection::vec((any::<u8>(), any::<u8>()), 0..4).prop_map(Op::SaveReload),
     ]
 }
 
@@ -146,7 +152,9 @@ struct World {
 
 impl World {
     fn new() -> Self {
-        Self { engine: SessionEngine::new(SessionTree::new(None)), next: 0, ids: Rc::new(Cell::new(0)) }
+        let header =
+            json!({"type": "session", "version": 3, "id": "s1", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"});
+        Self { engine: SessionEngine::new(SessionTree::new(Some(header))), next: 0, ids: Rc::new(Cell::new(0)) }
     }
     fn append(&mut self, message: Value) -> String {
         self.next += 1;
@@ -240,6 +248,31 @@ impl World {
             Op::Prune(protect) => {
                 let config = PruneConfig { protect_tokens: *protect, minimum_savings: 0, ..PruneConfig::default() };
                 self.engine.session().borrow_mut().prune_tool_outputs(&config, 1.0e12);
+            }
+            Op::SaveReload(garbage) => {
+                let (saved, leaf) = {
+                    let s = self.engine.session().borrow();
+                    (s.to_jsonl(), s.leaf_id().map(str::to_owned))
+                };
+                let mut lines: Vec<String> = saved.lines().map(str::to_owned).collect();
+                for (pos, kind) in garbage {
+                    let line = match kind % 4 {
+                        0 => r#"{"type":"message","id":"cut"#.to_owned(),
+                        1 => "not json at all".to_owned(),
+                        2 => String::new(),
+                        _ => r#"{"type":"custom"}{"type":"label""#.to_owned(),
+                    };
+                    let at = 1 + usize::from(*pos) % lines.len().max(1);
+                    lines.insert(at.min(lines.len()), line);
+                }
+                let input = lines.join("\n") + "\n";
+                let (mut tree, _bad) =
+                    SessionTree::from_jsonl(input.clone(), &ParseOptions::lenient()).map_err(|e| e.to_string())?;
+                if tree.to_jsonl() != input {
+                    return Err("save after a reload did not give back every line".into());
+                }
+                tree.set_leaf(leaf.as_deref()).map_err(|e| e.to_string())?;
+                self.engine = SessionEngine::new(tree);
             }
         }
         Ok(())

@@ -73,7 +73,7 @@ pub struct RawLine {
     /// 1-based line number in the buffer (lines are separated by `\n`).
     pub line: usize,
     /// Byte range of the line's JSON text in the buffer. For a line holding one record: the whole
-    /// line without its line end (`\n`, and a `\r` before it), surrounding whitespace included,
+    /// line without its line end (`\n`, and the `\r`s before it), surrounding whitespace included,
     /// so that it is written back byte for byte. For a record of a glued line: that record's
     /// text only.
     pub range: Range<usize>,
@@ -91,7 +91,7 @@ pub struct OpaqueLine {
     /// Where it goes back: the number of records (the header, when there is one, and the
     /// entries) written before it. Lines with the same position keep their order.
     pub position: usize,
-    /// The line's text without its line end (`\n`, and a `\r` before it).
+    /// The line's text without its line end (`\n`, and the `\r`s before it).
     pub text: String,
 }
 
@@ -154,7 +154,7 @@ pub struct LineErrorShape {
 struct Segment {
     /// Line number and the JSON text's range (trimmed of JSON whitespace).
     raw: RawLine,
-    /// The whole line without its `\n` and one `\r` before it.
+    /// The whole line without its `\n` and the `\r`s before it.
     full: Range<usize>,
     /// A `\n` follows the line (the last line of a file may lack one).
     terminated: bool,
@@ -193,13 +193,14 @@ fn trim_json_ws(bytes: &[u8], start: usize, end: usize) -> (usize, usize) {
     (a, b)
 }
 
-/// `start..end` (a line without its `\n`) without one final `\r`.
-fn line_text_end(bytes: &[u8], start: usize, end: usize) -> usize {
-    if end > start && bytes[end - 1] == b'\r' {
-        end - 1
-    } else {
-        end
+/// `start..end` (a line without its `\n`) without the `\r`s that end it: a run of `\r` before
+/// the `\n` is part of the line end (`\r\r\n` ends a line like `\r\n`), so a saved line
+/// (written with `\n`) reads back as the same text.
+fn line_text_end(bytes: &[u8], start: usize, mut end: usize) -> usize {
+    while end > start && bytes[end - 1] == b'\r' {
+        end -= 1;
     }
+    end
 }
 
 /// The offset where the lines start: after a UTF-8 BOM at offset 0.

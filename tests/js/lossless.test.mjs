@@ -33,7 +33,7 @@ function normalized(text) {
   const body = text.startsWith('\uFEFF') ? text.slice(1) : text;
   const parts = body.split('\n');
   if (parts[parts.length - 1] === '') parts.pop();
-  return parts.map((p) => `${p.endsWith('\r') ? p.slice(0, -1) : p}\n`).join('');
+  return parts.map((p) => `${p.replace(/\r+$/, '')}\n`).join('');
 }
 
 /** What a handle holds: ids, parents, types and lines of its entries, in file order. @param {any} tree */
