@@ -106,52 +106,8 @@ function guard(name, value) {
   });
 }
 
-// A SessionTree used after free() throws E_FREED (async methods reject); free() twice is a no-op.
-const ASYNC_METHODS = new Set(['compact', 'navigateTree', 'checkCompaction']);
-
-function freedError(member) {
-  const error = new Error(`SessionTree.${member}: this session handle was freed`);
-  error.name = 'SessionCompactionError';
-  error.code = 'E_FREED';
-  return error;
-}
-
-function guardFreed(proto) {
-  for (const key of Object.getOwnPropertyNames(proto)) {
-    if (key === 'constructor' || key.startsWith('__')) continue;
-    const d = Object.getOwnPropertyDescriptor(proto, key);
-    if (key === 'free' && typeof d.value === 'function') {
-      const free = d.value;
-      d.value = function free_() {
-        if (this.__wbg_ptr === 0) return;
-        free.call(this);
-      };
-      Object.defineProperty(d.value, 'name', { value: 'free' });
-      if (typeof Symbol.dispose === 'symbol' && proto[Symbol.dispose] === free) proto[Symbol.dispose] = d.value;
-    } else if (typeof d.value === 'function') {
-      const method = d.value;
-      const rejects = ASYNC_METHODS.has(key);
-      d.value = {
-        [key](...args) {
-          if (this.__wbg_ptr === 0) {
-            if (rejects) return Promise.reject(freedError(key));
-            throw freedError(key);
-          }
-          return Reflect.apply(method, this, args);
-        },
-      }[key];
-    } else if (typeof d.get === 'function') {
-      const get = d.get;
-      d.get = {
-        [key]() {
-          if (this.__wbg_ptr === 0) throw freedError(key);
-          return get.call(this);
-        },
-      }[key];
-    } else continue;
-    Object.defineProperty(proto, key, d);
-  }
-}
+// The E_FREED guard: pkg-template/shared/freed-guard.js, inlined here by scripts/build.mjs.
+// @generated-freed-guard
 
 guardFreed(raw.SessionTree.prototype);
 

@@ -56,6 +56,8 @@ const RESERVED_EXPORTS = ['init', 'initSync', 'default'];
 const EXPORTS_MARKER = '// @generated-exports';
 /** Marker line in index.node.cjs, replaced by the default constants (values read from the module). */
 const DEFAULTS_MARKER = '// @generated-defaults';
+/** Marker line in both entries, replaced by pkg-template/shared/freed-guard.js (not shipped itself). */
+const FREED_GUARD_MARKER = '// @generated-freed-guard';
 
 const log = (message) => console.log(`[build] ${message}`);
 
@@ -282,9 +284,14 @@ function packageFiles({ staging, meta, exportNames, defaults }) {
   });
   files.set(`web/${lib}.js`, { content: withoutSelfTypes(staged(`web/${lib}.js`).toString('utf8'), `web/${lib}.js`) });
   files.set(`web/${lib}_bg.wasm`, { content: staged(`web/${lib}_bg.wasm`) });
+  const freedGuard = readFileSync(join(TEMPLATE_DIR, 'shared', 'freed-guard.js'), 'utf8').trimEnd();
   for (const path of walk(TEMPLATE_DIR)) {
     const rel = relative(TEMPLATE_DIR, path).split(sep).join('/');
+    if (rel.startsWith('shared/')) continue;
     let content = readFileSync(path, 'utf8');
+    if (rel === 'index.web.mjs' || rel === 'index.node.cjs') {
+      content = fillMarker(rel, content, FREED_GUARD_MARKER, [freedGuard]);
+    }
     if (rel === 'package.json') content = packageJson(content, meta);
     if (rel === 'index.web.mjs') {
       content = fillExports(

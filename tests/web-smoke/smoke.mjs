@@ -3,7 +3,7 @@
 // mode "bytes": init(<the .wasm bytes>); "auto": init() finds and reads the file itself.
 // Checks: the E_NOT_INITIALIZED guard (functions, the class, the constants) before init(); then
 // parseSession, SessionTree.fromJsonl on a real session, prepareCompaction, buildSessionContext,
-// the frozen defaults, error codes and `using` disposal.
+// the frozen defaults, error codes, `using` disposal and E_FREED after free().
 import * as web from '../../pkg/index.web.mjs';
 
 /**
@@ -132,6 +132,24 @@ export async function smoke({ mode, expected, session, readWasm }) {
     using tree = web.SessionTree.fromJsonl(session);
     throwsCode('E_NOT_FOUND', () => tree.setLeaf('no-such-id'));
   });
+
+  check('a freed handle throws E_FREED (free() twice is a no-op)', () => {
+    const tree = web.SessionTree.fromJsonl(session);
+    tree.free();
+    tree.free();
+    throwsCode('E_FREED', () => tree.entryCount);
+    throwsCode('E_FREED', () => tree.buildSessionContext());
+  });
+
+  let rejected;
+  const freed = web.SessionTree.fromJsonl(session);
+  freed.free();
+  await freed.compact({ complete: async () => 'x' }).catch((error) => {
+    rejected = error;
+  });
+  check('an async method of a freed handle rejects with E_FREED', () =>
+    assert(rejected?.code === 'E_FREED', `got ${rejected?.code}`),
+  );
 
   return { passed, failed };
 }
