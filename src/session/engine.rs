@@ -285,19 +285,6 @@ pub struct NavigateOutcome {
     pub new_leaf_id: Option<String>,
 }
 
-fn text_of_content(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(blocks)) => blocks
-            .iter()
-            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join(""),
-        _ => String::new(),
-    }
-}
-
 impl SessionEngine {
     /// Wraps a session.
     pub fn new(session: SessionTree) -> Self {
@@ -562,8 +549,8 @@ impl SessionEngine {
             let (new_leaf, editor) = if back_to_editor {
                 let e = s.entry(ti);
                 let text = match m.kind {
-                    EntryKind::CustomMessage => text_of_content(e.get("content")),
-                    _ => text_of_content(e.get("message").and_then(|msg| msg.get("content"))),
+                    EntryKind::CustomMessage => crate::prompt::serialize::content_text(e.get("content")),
+                    _ => crate::prompt::serialize::content_text(e.get("message").and_then(|msg| msg.get("content"))),
                 };
                 (m.parent_id.clone().filter(|p| s.index_of(p).is_some()), Some(text))
             } else {
