@@ -19,7 +19,12 @@ export type InitInput = string | URL | Request | Response | ArrayBuffer | ArrayB
  * `session-compaction/web` anywhere) it must be awaited before any other call: until then every
  * engine function throws an `Error` with `code === "E_NOT_INITIALIZED"`. Idempotent: later and
  * concurrent calls return the same promise. Without an argument the `.wasm` file shipped next to
- * the entry is read from disk (`file:` URLs: Node, Deno, Bun) or fetched (browsers).
+ * the entry is read from disk (`file:` URLs: Node, Deno, Bun) or fetched (browsers); a string,
+ * `URL` or `Request` argument is loaded the same way (relative strings: to the page in a browser).
+ * When the file cannot be had (an HTTP error, an HTML page instead of the file, a missing or
+ * unreadable file, no `import.meta.url` as in Cloudflare Workers) it rejects with
+ * `code === "E_WASM_NOT_FOUND"`; the message names where it looked and how to pass the file
+ * (the README's "Runtimes and bundlers" says what each bundler needs).
  * On the Node entry (Node.js and Bun by default) it is a no-op that resolves at once.
  */
 export declare function init(input?: InitInput | Promise<InitInput>): Promise<void>;

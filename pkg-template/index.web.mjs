@@ -1,4 +1,6 @@
+/* @ts-self-types="./index.d.ts" */
 // session-compaction, ES-module entry for browsers, Deno, Bun, bundlers and workers.
+// (The line above points Deno at the package's declarations when this file is imported by path.)
 //
 // The WebAssembly module is instantiated by `await init()` (idempotent). Until it has finished,
 // every export of the engine throws an Error with `code === "E_NOT_INITIALIZED"` instead of
@@ -8,8 +10,6 @@
 // every property access throws E_NOT_INITIALIZED (and which, once initialized, reads as the same
 // frozen values, so a reference taken early keeps working).
 import * as raw from './web/session_compaction.js';
-
-const WASM_URL = new URL('./web/session_compaction_bg.wasm', import.meta.url);
 
 let ready = false;
 /** The one in-flight (or finished) initialization; reset when it fails so it can be retried. */
@@ -21,12 +21,16 @@ let pending = null;
  * otherwise (browsers; served as `application/wasm` it is compiled while streaming). Pass the
  * bytes, a `WebAssembly.Module`, a `Response` or a URL to load it some other way.
  * Calling it again (also concurrently) returns the same promise; later arguments are ignored.
+ * When the file cannot be had (HTTP error, an HTML page instead of the file, a missing file, no
+ * read permission, no `import.meta.url`), it rejects with `code === "E_WASM_NOT_FOUND"` and a
+ * message that names where it looked and how to pass the file instead.
  */
 export function init(input) {
   if (ready) return Promise.resolve();
   if (pending === null) {
     pending = (async () => {
-      const source = input === undefined ? await defaultSource() : await input;
+      const given = await input;
+      const source = given === undefined ? await load(defaultUrl()) : await loadIfLocation(given);
       await raw.default({ module_or_path: source });
       markReady();
     })();
@@ -56,14 +60,84 @@ function markReady() {
   ready = true;
 }
 
-async function defaultSource() {
-  if (WASM_URL.protocol !== 'file:') return WASM_URL;
-  if (typeof globalThis.Deno?.readFile === 'function') return globalThis.Deno.readFile(WASM_URL);
-  // Node and Bun. The specifier is a variable so that bundlers targeting browsers (where this
-  // branch never runs) do not try to resolve it.
-  const fsPromises = 'node:fs/promises';
-  const { readFile } = await import(/* webpackIgnore: true */ /* @vite-ignore */ fsPromises);
-  return readFile(WASM_URL);
+/**
+ * Where the .wasm lies by default: beside this file. Written as this exact `new URL('…',
+ * import.meta.url)` expression because Vite, webpack and Rollup's import-meta-assets plugin
+ * recognise it and emit the file. Computed on first use: a runtime without `import.meta.url`
+ * (Cloudflare Workers) can still import this module and pass the wasm module to init().
+ */
+function defaultUrl() {
+  try {
+    return new URL('./web/session_compaction_bg.wasm', import.meta.url);
+  } catch (cause) {
+    throw wasmNotFound(
+      'this module has no URL of its own (`import.meta.url` is not set, as in Cloudflare Workers)',
+      cause,
+    );
+  }
+}
+
+/** init()'s argument when it is a location (string, URL, Request): loaded as the default is. */
+function loadIfLocation(given) {
+  if (typeof given === 'string') {
+    let url;
+    try {
+      // Relative to the page in a browser (as `fetch` reads it), else to this file.
+      url = new URL(given, globalThis.location?.href ?? import.meta.url);
+    } catch (cause) {
+      throw wasmNotFound(`${JSON.stringify(given)} is not a URL this runtime can resolve`, cause);
+    }
+    return load(url);
+  }
+  if (given instanceof URL) return load(given);
+  if (typeof Request === 'function' && given instanceof Request) return fetchWasm(given, given.url);
+  return given;
+}
+
+/** Reads a `file:` URL from disk (Deno, Node, Bun); fetches anything else. */
+async function load(url) {
+  if (url.protocol !== 'file:') return fetchWasm(url, url.href);
+  try {
+    if (typeof globalThis.Deno?.readFile === 'function') return await globalThis.Deno.readFile(url);
+    // Node and Bun. The specifier is a variable so that bundlers targeting browsers (where this
+    // branch never runs) do not try to resolve it.
+    const fsPromises = 'node:fs/promises';
+    const { readFile } = await import(/* webpackIgnore: true */ /* @vite-ignore */ fsPromises);
+    return await readFile(url);
+  } catch (cause) {
+    throw wasmNotFound(`could not read ${url.href} (${cause?.name ?? 'Error'}: ${cause?.message ?? cause})`, cause);
+  }
+}
+
+/** Fetches the .wasm; a failed request, an HTTP error or an HTML page is E_WASM_NOT_FOUND. */
+async function fetchWasm(request, href) {
+  let response;
+  try {
+    response = await fetch(request);
+  } catch (cause) {
+    throw wasmNotFound(`could not fetch ${href} (${cause?.message ?? cause})`, cause);
+  }
+  if (!response.ok) throw wasmNotFound(`${href} answered HTTP ${response.status}`);
+  if (/\btext\/html\b/i.test(response.headers.get('content-type') ?? '')) {
+    throw wasmNotFound(`${href} is an HTML page, not the .wasm file`);
+  }
+  return response;
+}
+
+/** The error of a .wasm init() could not get: where it looked, and how to pass the file instead. */
+function wasmNotFound(what, cause) {
+  const error = new Error(
+    `session-compaction: init() could not load the WebAssembly file: ${what}. ` +
+      'Pass it yourself: `await init(urlOrBytesOrModule)` or `initSync(bytesOrModule)`, e.g. with the URL your bundler gives ' +
+      "for `import wasmUrl from 'session-compaction/session_compaction_bg.wasm'` (esbuild: `loader: { '.wasm': 'file' }`); " +
+      'Rollup: add @web/rollup-plugin-import-meta-assets, which emits the file; Cloudflare Workers: import that file ' +
+      '(a WebAssembly.Module) and call `initSync(wasmModule)`; Deno without --allow-read: pass the bytes. ' +
+      'See "Runtimes and bundlers" in the README of session-compaction.',
+    cause === undefined ? undefined : { cause },
+  );
+  error.name = 'SessionCompactionError';
+  error.code = 'E_WASM_NOT_FOUND';
+  return error;
 }
 
 function notInitialized(name) {

@@ -5,7 +5,9 @@
 //   node --test tests/js → Deno and Bun smoke tests of the web entry → the async suite under
 //   Deno (tests/deno/async.mjs: compaction with callbacks, hooks, abort, and a remote endpoint
 //   served on 127.0.0.1) → browser test of the web demo (tests/browser, Chromium) → packaging
-//   test (scripts/pack-test.mjs).
+//   test (scripts/pack-test.mjs) → the runtime and bundler matrix (scripts/matrix-test.mjs: the
+//   packed tarball installed and used from Node ESM/CJS, Bun, Deno, workerd, and pages built with
+//   Vite, webpack, esbuild and Rollup opened in Chromium).
 // A failing step does not stop the independent ones; steps that need the build are skipped
 // when the build fails. Exit code 1 when any step failed.
 // Usage: node scripts/test.mjs [step-name ...]   (npm test; names as in the summary, e.g. "bun")
@@ -103,6 +105,14 @@ const STEPS = [
     name: 'pack',
     needsBuild: true,
     run: () => run(node, ['scripts/pack-test.mjs'], { label: 'packaging test' }),
+  },
+  {
+    name: 'matrix',
+    needsBuild: true,
+    run: () =>
+      run(node, ['scripts/matrix-test.mjs'], {
+        label: 'runtime and bundler matrix (Node, Bun, Deno, workerd, Vite, webpack, esbuild, Rollup)',
+      }),
   },
 ];
 

@@ -47,6 +47,23 @@ test('initSync() without the module is a TypeError, not a silent no-op', () => {
   assert.throws(() => web.initSync(), TypeError);
 });
 
+test('init() without its .wasm rejects with E_WASM_NOT_FOUND naming where it looked and the fix; a retry works', async () => {
+  const missing = new URL('./no-such-dir/session_compaction_bg.wasm', import.meta.url);
+  const notFound = (/** @type {RegExp} */ where) => (/** @type {any} */ error) =>
+    error?.code === 'E_WASM_NOT_FOUND' &&
+    error.name === 'SessionCompactionError' &&
+    where.test(error.message) &&
+    error.message.includes('initSync(bytesOrModule)') &&
+    error.message.includes("loader: { '.wasm': 'file' }");
+  await assert.rejects(web.init(missing), notFound(/could not read file:.*no-such-dir.*ENOENT/));
+  await assert.rejects(web.init(missing.href), notFound(/could not read file:.*no-such-dir/));
+  await assert.rejects(web.init('http://127.0.0.1:9/session_compaction_bg.wasm'), notFound(/could not fetch http:/));
+  assert.throws(
+    () => web.version(),
+    (/** @type {any} */ error) => error?.code === 'E_NOT_INITIALIZED',
+  );
+});
+
 test('init() is idempotent: concurrent calls share one promise, later calls resolve', async () => {
   const first = web.init();
   const second = web.init();

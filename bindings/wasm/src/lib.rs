@@ -34,11 +34,12 @@ export type JsonObject = Record<string, unknown>;
 "#;
 
 /// The codes of the `ErrorCode` union: every [`session_compaction::Error::CODES`] entry, then
-/// the two codes the package entries throw themselves: `E_NOT_INITIALIZED` (the web entry before
-/// `init()`) and `E_FREED` (a `SessionTree` used after `free()`).
+/// the three codes the package entries throw themselves: `E_NOT_INITIALIZED` (the web entry before
+/// `init()`), `E_FREED` (a `SessionTree` used after `free()`) and `E_WASM_NOT_FOUND` (the web
+/// entry's `init()` could not get the `.wasm` file).
 #[allow(dead_code)] // read by the custom section below, which rustc does not see
-const ERROR_CODES: [&str; session_compaction::Error::CODES.len() + 2] = {
-    let mut all = [""; session_compaction::Error::CODES.len() + 2];
+const ERROR_CODES: [&str; session_compaction::Error::CODES.len() + 3] = {
+    let mut all = [""; session_compaction::Error::CODES.len() + 3];
     let mut i = 0;
     while i < session_compaction::Error::CODES.len() {
         all[i] = session_compaction::Error::CODES[i];
@@ -46,6 +47,7 @@ const ERROR_CODES: [&str; session_compaction::Error::CODES.len() + 2] = {
     }
     all[i] = "E_NOT_INITIALIZED";
     all[i + 1] = "E_FREED";
+    all[i + 2] = "E_WASM_NOT_FOUND";
     all
 };
 
