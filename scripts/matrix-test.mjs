@@ -9,7 +9,8 @@
 //     host passes the .wasm bytes (stdin) and the session (a local module). `init()` without
 //     bytes must then fail with E_WASM_NOT_FOUND naming the fix;
 //   - Cloudflare's `workerd` (npm): a Worker bundled as wrangler does (esbuild, the .wasm as a
-//     compiled module), serving 127.0.0.1; the test POSTs a real session and checks the answer;
+//     compiled module), serving 127.0.0.1; the test POSTs a real session and checks the answer
+//     (and that init() without the module failed there with E_WASM_NOT_FOUND naming initSync);
 //   - browser builds with Vite, webpack, esbuild and Rollup (the settings the README gives), each
 //     page opened in one Chromium and checked; plus an esbuild build without the setting, whose
 //     page must show the E_WASM_NOT_FOUND error that names it.
@@ -157,12 +158,17 @@ const WORKER = `import wasmModule from 'session-compaction/session_compaction_bg
 import * as sc from 'session-compaction';
 ${callSource()}
 const entry = entryOf(sc);
+// Without the module, init() has nothing to load here (no import.meta.url): the error names the fix.
+const defaultInit = await sc.init().then(
+  () => null,
+  (error) => ({ code: error.code, namesFix: error.message.includes('initSync(wasmModule)') }),
+);
 sc.initSync(wasmModule);
 export default {
   async fetch(request) {
     if (request.method !== 'POST') return new Response('POST a session (JSONL)', { status: 405 });
     try {
-      return Response.json({ entry, ...summarize(sc, await request.text()) });
+      return Response.json({ entry, defaultInit, ...summarize(sc, await request.text()) });
     } catch (error) {
       return Response.json({ error: { code: error.code, message: error.message } }, { status: 400 });
     }
@@ -179,7 +185,9 @@ ${callSource()}
   const entry = entryOf(sc);
   try {
     await ${init};
-    const text = await (await fetch('../sample.jsonl')).text();
+    const response = await fetch('../sample.jsonl');
+    if (!response.ok) throw new Error('the page could not fetch the sample session: HTTP ' + response.status);
+    const text = await response.text();
     document.body.dataset.result = JSON.stringify({ entry, ...summarize(sc, text) });
   } catch (error) {
     document.body.dataset.error = JSON.stringify({ code: error.code, message: String(error.message) });
@@ -405,7 +413,11 @@ const engine :Workerd.Worker = (
       }
       const body = await response.json();
       assert.equal(response.status, 200, JSON.stringify(body));
-      assert.deepEqual(body, { entry: 'web', ...expected });
+      assert.deepEqual(body, {
+        entry: 'web',
+        defaultInit: { code: 'E_WASM_NOT_FOUND', namesFix: true },
+        ...expected,
+      });
       const wrong = await fetch(url);
       assert.equal(wrong.status, 405);
     } finally {
@@ -526,39 +538,72 @@ async function browserChecks({ tmp, project, text, expected }) {
       const title = plain
         ? 'esbuild page without the setting: init() rejects with E_WASM_NOT_FOUND naming the fix'
         : `${name} page in Chromium: the engine's plan and context of the real session`;
-      await check(title, async () => {
-        const page = await browser.newPage();
-        const problems = [];
-        page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-        page.on('response', (response) => {
-          if (response.status() >= 400) problems.push(`HTTP ${response.status()} ${response.url()}`);
+      await check(title, () =>
+        checkPage(browser, `${server.url}/${name}/index.html`, {
+          expected,
+          missing: plain ? `${server.url}/${name}/web/session_compaction_bg.wasm` : undefined,
+        }),
+      );
+    }
+    if (built.includes('vite')) {
+      await check('Vite dev server (`vite`, dependency pre-bundling on): the page in Chromium', async () => {
+        const { createServer: viteServer } = await import('vite');
+        const root = join(project, 'vite');
+        writeFileSync(join(root, 'sample.jsonl'), text);
+        const dev = await viteServer({
+          root,
+          configFile: false,
+          logLevel: 'warn',
+          server: { host: '127.0.0.1', port: 0 },
         });
         try {
-          await page.goto(`${server.url}/${name}/index.html`);
-          await page.waitForFunction(() => document.body?.dataset.result || document.body?.dataset.error, null, {
-            timeout: 60_000,
-          });
-          const { result, error } = await page.evaluate(() => ({ ...document.body.dataset }));
-          if (plain) {
-            assert.equal(result, undefined);
-            const { code, message } = JSON.parse(error);
-            assert.equal(code, 'E_WASM_NOT_FOUND');
-            assert.match(message, /answered HTTP 404/);
-            assert.match(message, /loader: \{ '\.wasm': 'file' \}/);
-            assert.deepEqual(problems, [`HTTP 404 ${server.url}/${name}/web/session_compaction_bg.wasm`]);
-          } else {
-            assert.equal(error, undefined, `the page reported ${error}`);
-            assert.deepEqual(JSON.parse(result), { entry: 'web', ...expected });
-            assert.deepEqual(problems, []);
-          }
+          await dev.listen();
+          const [url] = dev.resolvedUrls?.local ?? [];
+          assert.ok(url, 'the Vite dev server has a local URL');
+          await checkPage(browser, `${url}index.html`, { expected });
         } finally {
-          await page.close();
+          await dev.close();
         }
       });
     }
   } finally {
     await browser.close();
     await server.close();
+  }
+}
+
+/**
+ * Opens one page and waits for its result. `missing`: the page is expected to fail with
+ * E_WASM_NOT_FOUND because that URL (the .wasm) answers 404; otherwise it must report the
+ * engine's `expected` answer with no failed request and no page error.
+ */
+async function checkPage(browser, url, { expected, missing }) {
+  const page = await browser.newPage();
+  const problems = [];
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('response', (response) => {
+    if (response.status() >= 400) problems.push(`HTTP ${response.status()} ${response.url()}`);
+  });
+  try {
+    await page.goto(url);
+    await page.waitForFunction(() => document.body?.dataset.result || document.body?.dataset.error, null, {
+      timeout: 60_000,
+    });
+    const { result, error } = await page.evaluate(() => ({ ...document.body.dataset }));
+    if (missing) {
+      assert.equal(result, undefined);
+      const { code, message } = JSON.parse(error);
+      assert.equal(code, 'E_WASM_NOT_FOUND');
+      assert.match(message, /answered HTTP 404/);
+      assert.match(message, /loader: \{ '\.wasm': 'file' \}/);
+      assert.deepEqual(problems, [`HTTP 404 ${missing}`]);
+    } else {
+      assert.equal(error, undefined, `the page reported ${error}`);
+      assert.deepEqual(JSON.parse(result), { entry: 'web', ...expected });
+      assert.deepEqual(problems, []);
+    }
+  } finally {
+    await page.close();
   }
 }
 
