@@ -511,6 +511,20 @@ async function buildPages({ project, site }) {
     writeFileSync(join(out('rollup'), 'index.html'), PAGE_HTML('main.js', true));
     built.push('rollup');
   });
+  await check('Rollup build without the asset plugin (its page must show the E_WASM_NOT_FOUND error)', async () => {
+    const { rollup } = await import('rollup');
+    const { nodeResolve } = await import('@rollup/plugin-node-resolve');
+    const dir = src('rollup-plain', { 'main.js': pageScript() });
+    const bundle = await rollup({
+      input: join(dir, 'main.js'),
+      plugins: [nodeResolve({ browser: true })],
+      logLevel: 'warn',
+    });
+    await bundle.write({ dir: out('rollup-plain'), format: 'es' });
+    await bundle.close();
+    writeFileSync(join(out('rollup-plain'), 'index.html'), PAGE_HTML('main.js', true));
+    built.push('rollup-plain');
+  });
   return built;
 }
 
@@ -534,14 +548,14 @@ async function browserChecks({ tmp, project, text, expected }) {
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   try {
     for (const name of built) {
-      const plain = name === 'esbuild-plain';
-      const title = plain
-        ? 'esbuild page without the setting: init() rejects with E_WASM_NOT_FOUND naming the fix'
+      const fix = FIX_NAMED[name];
+      const title = fix
+        ? `${name} page (no setting): init() rejects with E_WASM_NOT_FOUND naming the fix`
         : `${name} page in Chromium: the engine's plan and context of the real session`;
       await check(title, () =>
         checkPage(browser, `${server.url}/${name}/index.html`, {
           expected,
-          missing: plain ? `${server.url}/${name}/web/session_compaction_bg.wasm` : undefined,
+          missing: fix ? { url: `${server.url}/${name}/web/session_compaction_bg.wasm`, fix } : undefined,
         }),
       );
     }
@@ -572,10 +586,17 @@ async function browserChecks({ tmp, project, text, expected }) {
   }
 }
 
+/** The pages built without their bundler's setting, and the fix their error must name. */
+const FIX_NAMED = {
+  'esbuild-plain': "loader: { '.wasm': 'file' }",
+  'rollup-plain': '@web/rollup-plugin-import-meta-assets',
+};
+
 /**
  * Opens one page and waits for its result. `missing`: the page is expected to fail with
- * E_WASM_NOT_FOUND because that URL (the .wasm) answers 404; otherwise it must report the
- * engine's `expected` answer with no failed request and no page error.
+ * E_WASM_NOT_FOUND because `missing.url` (the .wasm) answers 404, with a message naming
+ * `missing.fix`; otherwise it must report the engine's `expected` answer with no failed request
+ * and no page error.
  */
 async function checkPage(browser, url, { expected, missing }) {
   const page = await browser.newPage();
@@ -595,8 +616,8 @@ async function checkPage(browser, url, { expected, missing }) {
       const { code, message } = JSON.parse(error);
       assert.equal(code, 'E_WASM_NOT_FOUND');
       assert.match(message, /answered HTTP 404/);
-      assert.match(message, /loader: \{ '\.wasm': 'file' \}/);
-      assert.deepEqual(problems, [`HTTP 404 ${missing}`]);
+      assert.ok(message.includes(missing.fix), `the message names ${missing.fix}: ${message}`);
+      assert.deepEqual(problems, [`HTTP 404 ${missing.url}`]);
     } else {
       assert.equal(error, undefined, `the page reported ${error}`);
       assert.deepEqual(JSON.parse(result), { entry: 'web', ...expected });
