@@ -101,7 +101,7 @@ async function load(url) {
     if (typeof globalThis.Deno?.readFile === 'function') return await globalThis.Deno.readFile(url);
     // Node and Bun. The specifier is a variable so that bundlers targeting browsers (where this
     // branch never runs) do not try to resolve it.
-    const fsPromises = 'node:fs/promises';
+    const fsPromises = ['node:fs', 'promises'].join('/');
     const { readFile } = await import(/* webpackIgnore: true */ /* @vite-ignore */ fsPromises);
     return await readFile(url);
   } catch (cause) {

@@ -14,6 +14,7 @@
 //   - browser builds with Vite, webpack, esbuild and Rollup (the settings the README gives), each
 //     page opened in one Chromium and checked; plus an esbuild build without the setting, whose
 //     page must show the E_WASM_NOT_FOUND error that names it.
+// Every bundler must build without a warning (Vite's dev server too).
 // Every consumer runs the same calls on the same real session (examples/sessions/) and must
 // report exactly what the engine reports here under Node: version, entry count, leaf, the cut
 // point of prepareCompaction, the context size and the pure parseSession's entry count.
@@ -441,14 +442,17 @@ async function buildPages({ project, site }) {
   const wasmImport = "import wasmUrl from 'session-compaction/session_compaction_bg.wasm';";
   await check('Vite build (no setting needed)', async () => {
     const { build } = await import('vite');
+    const warnings = [];
     const root = src('vite', { 'index.html': PAGE_HTML('./main.js', true), 'main.js': pageScript() });
     await build({
       root,
       base: './',
       configFile: false,
       logLevel: 'warn',
+      customLogger: await recordingLogger(warnings),
       build: { outDir: out('vite'), emptyOutDir: true },
     });
+    assert.deepEqual(warnings, [], 'Vite warned');
     built.push('vite');
   });
   await check('webpack build (no setting needed)', async () => {
@@ -466,14 +470,16 @@ async function buildPages({ project, site }) {
         (error, result) => (error ? reject(error) : resolve(result)),
       );
     });
-    if (stats.hasErrors()) throw new UserError(stats.toString({ all: false, errors: true }));
+    if (stats.hasErrors() || stats.hasWarnings()) {
+      throw new UserError(stats.toString({ all: false, errors: true, warnings: true }));
+    }
     writeFileSync(join(out('webpack'), 'index.html'), PAGE_HTML('main.js', false));
     built.push('webpack');
   });
   const esbuild = await import('esbuild');
   await check("esbuild build (loader: { '.wasm': 'file' }, init(wasmUrl))", async () => {
     const dir = src('esbuild', { 'main.js': pageScript({ imports: wasmImport, init: 'sc.init(wasmUrl)' }) });
-    await esbuild.build({
+    const result = await esbuild.build({
       entryPoints: [join(dir, 'main.js')],
       bundle: true,
       format: 'esm',
@@ -481,18 +487,20 @@ async function buildPages({ project, site }) {
       loader: { '.wasm': 'file' },
       logLevel: 'warning',
     });
+    assert.deepEqual(result.warnings, [], 'esbuild warned');
     writeFileSync(join(out('esbuild'), 'index.html'), PAGE_HTML('main.js', true));
     built.push('esbuild');
   });
   await check('esbuild build without the setting (its page must show the E_WASM_NOT_FOUND error)', async () => {
     const dir = src('esbuild-plain', { 'main.js': pageScript() });
-    await esbuild.build({
+    const result = await esbuild.build({
       entryPoints: [join(dir, 'main.js')],
       bundle: true,
       format: 'esm',
       outdir: out('esbuild-plain'),
       logLevel: 'error',
     });
+    assert.deepEqual(result.warnings, [], 'esbuild warned');
     writeFileSync(join(out('esbuild-plain'), 'index.html'), PAGE_HTML('main.js', true));
     built.push('esbuild-plain');
   });
@@ -501,13 +509,15 @@ async function buildPages({ project, site }) {
     const { nodeResolve } = await import('@rollup/plugin-node-resolve');
     const { importMetaAssets } = await import('@web/rollup-plugin-import-meta-assets');
     const dir = src('rollup', { 'main.js': pageScript() });
+    const warnings = [];
     const bundle = await rollup({
       input: join(dir, 'main.js'),
       plugins: [nodeResolve({ browser: true }), importMetaAssets()],
-      logLevel: 'warn',
+      onwarn: (warning) => warnings.push(warning.message),
     });
     await bundle.write({ dir: out('rollup'), format: 'es' });
     await bundle.close();
+    assert.deepEqual(warnings, [], 'Rollup warned');
     writeFileSync(join(out('rollup'), 'index.html'), PAGE_HTML('main.js', true));
     built.push('rollup');
   });
@@ -515,13 +525,15 @@ async function buildPages({ project, site }) {
     const { rollup } = await import('rollup');
     const { nodeResolve } = await import('@rollup/plugin-node-resolve');
     const dir = src('rollup-plain', { 'main.js': pageScript() });
+    const warnings = [];
     const bundle = await rollup({
       input: join(dir, 'main.js'),
       plugins: [nodeResolve({ browser: true })],
-      logLevel: 'warn',
+      onwarn: (warning) => warnings.push(warning.message),
     });
     await bundle.write({ dir: out('rollup-plain'), format: 'es' });
     await bundle.close();
+    assert.deepEqual(warnings, [], 'Rollup warned');
     writeFileSync(join(out('rollup-plain'), 'index.html'), PAGE_HTML('main.js', true));
     built.push('rollup-plain');
   });
@@ -564,10 +576,12 @@ async function browserChecks({ tmp, project, text, expected }) {
         const { createServer: viteServer } = await import('vite');
         const root = join(project, 'vite');
         writeFileSync(join(root, 'sample.jsonl'), text);
+        const warnings = [];
         const dev = await viteServer({
           root,
           configFile: false,
           logLevel: 'warn',
+          customLogger: await recordingLogger(warnings),
           server: { host: '127.0.0.1', port: 0 },
         });
         try {
@@ -575,6 +589,7 @@ async function browserChecks({ tmp, project, text, expected }) {
           const [url] = dev.resolvedUrls?.local ?? [];
           assert.ok(url, 'the Vite dev server has a local URL');
           await checkPage(browser, `${url}index.html`, { expected });
+          assert.deepEqual(warnings, [], 'the Vite dev server warned');
         } finally {
           await dev.close();
         }
@@ -584,6 +599,16 @@ async function browserChecks({ tmp, project, text, expected }) {
     await browser.close();
     await server.close();
   }
+}
+
+/** A Vite logger that collects warnings and errors (a clean package makes Vite print none). */
+async function recordingLogger(sink) {
+  const { createLogger } = await import('vite');
+  const logger = createLogger('warn');
+  logger.warn = (message) => sink.push(message);
+  logger.warnOnce = (message) => sink.push(message);
+  logger.error = (message) => sink.push(message);
+  return logger;
 }
 
 /** The pages built without their bundler's setting, and the fix their error must name. */
