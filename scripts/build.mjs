@@ -49,7 +49,9 @@ const FLAVOURS = [
 // (FinalizationRegistry). Since wasm-bindgen 0.2.91 this is the default (with run-time detection)
 // and the flag is a deprecated no-op that 0.2.130 still accepts; drop it if a later CLI rejects it.
 const WASM_BINDGEN_FLAGS = ['--weak-refs'];
-const WASM_OPT_FLAGS = ['-Oz', '--strip-debug', '--strip-producers', '--strip-target-features'];
+// -Oz --converge: binaryen's size passes, repeated while the module still shrinks (a few KB more
+// than one -Oz round; measured in docs/BENCHMARKS.md, "Size").
+const WASM_OPT_FLAGS = ['-Oz', '--converge', '--strip-debug', '--strip-producers', '--strip-target-features'];
 /** Names the package entries define themselves; a Rust export with one of them would clash. */
 const RESERVED_EXPORTS = ['init', 'initSync', 'default'];
 /** Marker line in the entry templates, replaced by the generated export list. */
@@ -278,11 +280,18 @@ function packageFiles({ staging, meta, exportNames, defaults }) {
   const staged = (rel) => readFileSync(join(staging, rel));
   const lib = meta.libName;
   for (const { dir } of FLAVOURS) files.set(`${dir}/package.json`, { content: staged(`${dir}/package.json`) });
-  files.set(`node/${lib}.js`, { content: lazyNodeGlue(staged(`node/${lib}.js`).toString('utf8'), lib) });
+  files.set(`node/${lib}.js`, {
+    content: withoutDocComments(lazyNodeGlue(staged(`node/${lib}.js`).toString('utf8'), lib), `node/${lib}.js`),
+  });
   files.set(`node/${lib}.d.ts`, {
     content: sameApiDeclarations(staged(`node/${lib}.d.ts`), staged(`web/${lib}.d.ts`)),
   });
-  files.set(`web/${lib}.js`, { content: withoutSelfTypes(staged(`web/${lib}.js`).toString('utf8'), `web/${lib}.js`) });
+  files.set(`web/${lib}.js`, {
+    content: withoutDocComments(
+      withoutSelfTypes(staged(`web/${lib}.js`).toString('utf8'), `web/${lib}.js`),
+      `web/${lib}.js`,
+    ),
+  });
   files.set(`web/${lib}_bg.wasm`, { content: staged(`web/${lib}_bg.wasm`) });
   const freedGuard = readFileSync(join(TEMPLATE_DIR, 'shared', 'freed-guard.js'), 'utf8').trimEnd();
   for (const path of walk(TEMPLATE_DIR)) {
@@ -385,6 +394,20 @@ function sameApiDeclarations(nodeDts, webDts) {
     throw new UserError('the nodejs and web builds declare different APIs in their .d.ts');
   }
   return nodeDts;
+}
+
+/**
+ * Drops the `/** … *\/` doc comments wasm-bindgen copies from the Rust doc comments into the JS
+ * glue (about a quarter of each glue file): the package's types and their docs come from the
+ * shipped .d.ts, nothing reads the comments in the .js. Only whole-line comment blocks are
+ * removed (a block ends at its first `*\/`, as in JavaScript); any other `/**` left is an error.
+ */
+function withoutDocComments(glue, rel) {
+  const stripped = glue.replace(/^[ \t]*\/\*\*[\s\S]*?\*\/[ \t]*\r?\n/gm, '');
+  if (stripped.includes('/**')) {
+    throw new UserError(`${rel}: a \`/**\` that is not a whole-line doc comment (a new wasm-bindgen version?)`);
+  }
+  return stripped;
 }
 
 /** Drops the `@ts-self-types` pointer of a glue file whose .d.ts the package does not ship. */

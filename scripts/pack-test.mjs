@@ -3,15 +3,17 @@
 // it the way a consumer would:
 //   - an ESM project and a CommonJS project under Node (`import` / `require`, the `node` condition)
 //   - the same ESM project under Deno (`deno` condition → web entry) and Bun
-//   - the tarball's exact file list (one .wasm, no sample session, no unused .d.ts) and size budget
+//   - the tarball's exact file list (one .wasm, no sample session, no unused .d.ts), its size budget
+//     and the gzipped .wasm's budget
 //   - the installed `session-compaction` bin (with a file; without one: the clear error)
 //   - TypeScript (import and require) type-checked against the installed .d.ts / .d.cts
 // Usage: node scripts/pack-test.mjs [--keep]   (--keep leaves the temp folder for inspection)
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { capture, crateVersion, npmBin, PKG_DIR, ROOT, run, UserError } from './lib.mjs';
 
 const keep = process.argv.includes('--keep');
@@ -55,12 +57,16 @@ const EXPECTED_FILES = [
   'web/session_compaction_bg.wasm',
 ];
 /**
- * Size budget of the tarball (npm prints it in kB of 1000 B): a guard against regressions. Issue
- * 10's target is 450,000 B; with provider-valid repair, lossless storage, staleness pruning,
- * previews and the progress guard the wasm grew to ~913 KB raw and the tarball to ~498 kB, so the
- * target is not met yet (the wasm needs trimming: see docs/ and the CHANGELOG).
+ * Size budgets (guards against regressions; the figures are in docs/BENCHMARKS.md, "Size"). The
+ * tarball as npm reports it (B; npm prints kB of 1000 B) and the shipped .wasm gzipped at level 9
+ * (as `npm run build` reports it). Issue 10's targets are 450,000 B packed and 250 KB
+ * of gzipped wasm; after trimming the build (wasm-opt --converge, no doc comments in the JS glue,
+ * one serde_json reader) they stand at ~489 kB and ~395 KB: the targets are not met yet, the
+ * budgets keep ~10 kB of room for the features being added.
  */
-const MAX_PACKED_BYTES = 510_000;
+const MAX_PACKED_BYTES = 500_000;
+const MAX_WASM_GZIP_BYTES = 410_000;
+const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
 let passed = 0;
 const log = (message) => console.log(`[pack-test] ${message}`);
@@ -164,6 +170,17 @@ function main() {
       `tarball is ${packed.size.toLocaleString('en-US')} B packed, over the ${MAX_PACKED_BYTES.toLocaleString('en-US')} B budget`,
     );
     ok(`tarball ${packed.filename}: ${files.length} files, ${packed.size.toLocaleString('en-US')} B packed`);
+    const wasmGzip = gzipSync(readFileSync(WASM), { level: 9 }).length;
+    assert.ok(
+      wasmGzip <= MAX_WASM_GZIP_BYTES,
+      `web/session_compaction_bg.wasm is ${wasmGzip.toLocaleString('en-US')} B gzipped, over the ` +
+        `${MAX_WASM_GZIP_BYTES.toLocaleString('en-US')} B budget`,
+    );
+    ok(`wasm: ${wasmGzip.toLocaleString('en-US')} B gzipped (level 9)`);
+    for (const glue of ['node/session_compaction.js', 'web/session_compaction.js']) {
+      // build.mjs drops wasm-bindgen's copies of the Rust doc comments (the .d.ts has them).
+      assert.doesNotMatch(readFileSync(join(PKG_DIR, glue), 'utf8'), /\/\*\*/, `${glue} still holds doc comments`);
+    }
     const tarball = join(tmp, packed.filename);
 
     const esmDir = join(tmp, 'esm');

@@ -457,7 +457,8 @@ impl SessionEntry {
     /// Parses one JSONL line. Errors with [`Error::Parse`] (`line: 1`) when the text is not
     /// JSON, with [`Error::InvalidArgument`] when it is not an object.
     pub fn from_json(line: &str) -> Result<Self> {
-        let value: Value = serde_json::from_str(line).map_err(|e| Error::Parse { line: 1, reason: e.to_string() })?;
+        let value: Value =
+            serde_json::from_slice(line.as_bytes()).map_err(|e| Error::Parse { line: 1, reason: e.to_string() })?;
         match value {
             Value::Object(map) => Ok(Self::from_map(map)),
             other => Self::from_value(&other),

@@ -750,7 +750,7 @@ impl SessionTree {
             #[serde(rename = "type")]
             ty: Option<Value>,
         }
-        let ty = serde_json::from_str::<T>(self.raw(i)).ok().and_then(|t| t.ty);
+        let ty = serde_json::from_slice::<T>(self.raw(i).as_bytes()).ok().and_then(|t| t.ty);
         Cow::Owned(ty.and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default())
     }
 
@@ -768,7 +768,7 @@ impl SessionTree {
         struct E {
             message: Option<R>,
         }
-        let role = serde_json::from_str::<E>(self.raw(i)).ok()?.message?.role?;
+        let role = serde_json::from_slice::<E>(self.raw(i).as_bytes()).ok()?.message?.role?;
         role.as_str().map(|r| Cow::Owned(r.to_owned()))
     }
 }
@@ -780,7 +780,7 @@ fn message_span(raw: &str) -> Option<&str> {
         #[serde(borrow)]
         message: Option<&'a serde_json::value::RawValue>,
     }
-    serde_json::from_str::<M>(raw).ok()?.message.map(|m| m.get())
+    serde_json::from_slice::<M>(raw.as_bytes()).ok()?.message.map(|m| m.get())
 }
 
 #[cfg(test)]

@@ -26,8 +26,8 @@ pub fn summary_of_reply(status: u16, status_text: &str, text: &str) -> Result<St
     if !(200..300).contains(&status) {
         return Err(Error::Remote { status, message: format!("the summarizer answered HTTP {status} {status_text}") });
     }
-    let v: Value =
-        serde_json::from_str(text).map_err(|_| Error::Remote { status, message: "the reply is not JSON".into() })?;
+    let v: Value = serde_json::from_slice(text.as_bytes())
+        .map_err(|_| Error::Remote { status, message: "the reply is not JSON".into() })?;
     v.get("summary")
         .and_then(Value::as_str)
         .map(str::to_owned)

@@ -271,7 +271,7 @@ pub fn serialize_session(
         return Err(bad_arg("session", "expected {header?, entries, opaqueLines?}"));
     }
     let text = stringify(&session, "session")?;
-    let file: Raw<'_> = serde_json::from_str(&text).map_err(|e| bad_arg("session", e))?;
+    let file: Raw<'_> = serde_json::from_slice(text.as_bytes()).map_err(|e| bad_arg("session", e))?;
     let entries = file.entries.ok_or_else(|| bad_arg("session.entries", "expected an array"))?;
     let entries: Vec<&str> = entries.iter().map(|e| e.get()).collect();
     let opaque = file.opaque_lines.unwrap_or_default();

@@ -75,7 +75,7 @@ pub fn to_required<T: DeserializeOwned>(v: &JsValue, what: &str) -> Result<T, Js
         .map_err(|_| bad_arg(what, "cannot be converted to JSON (cycle or BigInt?)"))?
         .as_string()
         .ok_or_else(|| bad_arg(what, "expected a JSON value"))?;
-    serde_json::from_str(&text).map_err(|e| bad_arg(what, e))
+    serde_json::from_slice(text.as_bytes()).map_err(|e| bad_arg(what, e))
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -128,7 +128,7 @@ pub fn arg_strings(v: &JsValue, what: &str) -> Result<Vec<String>, JsValue> {
     if super::safe::is_array(v) != Ok(true) {
         return Err(bad_arg(what, format!("expected an array of strings, got {}", js_kind(v))));
     }
-    let items: Vec<Value> = serde_json::from_str(&stringify(v, what)?).map_err(|e| bad_arg(what, e))?;
+    let items: Vec<Value> = serde_json::from_slice(stringify(v, what)?.as_bytes()).map_err(|e| bad_arg(what, e))?;
     items
         .into_iter()
         .enumerate()

@@ -117,7 +117,7 @@ pub(super) fn parse_calls(s: &str) -> Vec<Call> {
 fn parse_value(s: &str) -> Option<(Value, usize)> {
     match s.as_bytes().first()? {
         b'"' | b'[' | b'{' => {
-            let mut it = serde_json::Deserializer::from_str(s).into_iter::<Value>();
+            let mut it = serde_json::Deserializer::from_slice(s.as_bytes()).into_iter::<Value>();
             match it.next() {
                 Some(Ok(v)) => Some((v, it.byte_offset())),
                 _ if s.starts_with('"') => {
@@ -131,7 +131,7 @@ fn parse_value(s: &str) -> Option<(Value, usize)> {
         _ => {
             let end = s.find([',', ')']).unwrap_or(s.len());
             let raw = &s[..end];
-            Some((serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string())), end))
+            Some((serde_json::from_slice(raw.as_bytes()).unwrap_or_else(|_| Value::String(raw.to_string())), end))
         }
     }
 }
