@@ -49,9 +49,17 @@ const FLAVOURS = [
 // (FinalizationRegistry). Since wasm-bindgen 0.2.91 this is the default (with run-time detection)
 // and the flag is a deprecated no-op that 0.2.130 still accepts; drop it if a later CLI rejects it.
 const WASM_BINDGEN_FLAGS = ['--weak-refs'];
-// -Oz --converge: binaryen's size passes, repeated while the module still shrinks (a few KB more
-// than one -Oz round; measured in docs/BENCHMARKS.md, "Size").
-const WASM_OPT_FLAGS = ['-Oz', '--converge', '--strip-debug', '--strip-producers', '--strip-target-features'];
+// --merge-similar-functions (functions that differ only in constants become one, the constants
+// passed as parameters; the generic instantiations of serde and of the engine), then -Oz --converge:
+// binaryen's size passes, repeated while the module still shrinks. Figures: docs/BENCHMARKS.md, "Size".
+const WASM_OPT_FLAGS = [
+  '--merge-similar-functions',
+  '-Oz',
+  '--converge',
+  '--strip-debug',
+  '--strip-producers',
+  '--strip-target-features',
+];
 /** Names the package entries define themselves; a Rust export with one of them would clash. */
 const RESERVED_EXPORTS = ['init', 'initSync', 'default'];
 /** Marker line in the entry templates, replaced by the generated export list. */
