@@ -59,13 +59,14 @@ const EXPECTED_FILES = [
 /**
  * Size budgets (guards against regressions; the figures are in docs/BENCHMARKS.md, "Size"). The
  * tarball as npm reports it (B; npm prints kB of 1000 B) and the shipped .wasm gzipped at level 9
- * (as `npm run build` reports it). Issue 10's targets are 450,000 B packed and 250 KB
- * of gzipped wasm; after trimming the build (wasm-opt --merge-similar-functions and --converge, no
- * doc comments in the JS glue, one serde_json reader) they stand at ~488 kB and ~395 KB: the targets are not met yet, the
- * budgets keep ~10 kB of room for the features being added.
+ * (as `npm run build` reports it). Issue 10's targets are 450,000 B packed and 250 KB of gzipped
+ * wasm; after trimming the build (wasm-opt --merge-similar-functions and --converge, no doc
+ * comments in the JS glue, one serde_json reader) main stood at 488,073 B and 394,565 B, and the
+ * features still being landed that round added ~16–19 kB and ~8 KB in their worktrees: the
+ * budgets leave room for them (the targets are not met). Lower both as the figures fall.
  */
-const MAX_PACKED_BYTES = 500_000;
-const MAX_WASM_GZIP_BYTES = 410_000;
+const MAX_PACKED_BYTES = 510_000;
+const MAX_WASM_GZIP_BYTES = 412_000;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
 let passed = 0;
