@@ -3,19 +3,25 @@
 // session into it, then a static server on 127.0.0.1), and checks the page against the engine's
 // own results computed here in Node with the built package:
 //   load the bundled session → tree entry count, leaf, context size and cut point as the engine
-//   says; keepRecentTokens moves the cut; clicking a node moves the leaf (keyboard too); an
+//   says; keepRecentTokens moves the cut and the reason shown for the cut is the engine's plan
+//   (adaptive ratio, turn start); clicking a node selects it without moving the leaf, "Make leaf"
+//   (and Enter) moves it; an
 //   extractive compaction adds a compaction node (with the engine's own extractive summary);
 //   "Navigate with summary" adds a branch summary; "Compact" through an OpenAI-compatible
-//   endpoint (a local stand-in server) sends the expected request; on a branched session the
+//   endpoint (a local stand-in server) sends the expected request; Cancel during a compaction
+//   aborts the model call and leaves the session unchanged; on a branched session the
 //   prune preview marks the engine's candidates at their branch positions; a malformed file lists its
-//   bad lines; a 50,000-entry session stays virtualized. Saves web-demo/screenshot.png
+//   bad lines; a 50,000-entry session stays virtualized, the page stays responsive (a timer
+//   heartbeat keeps ticking) while the engine worker loads and compacts it, and the panels are
+//   marked stale while a new plan is computed. Saves web-demo/screenshot.png
 //   (gitignored) right after the sample is loaded.
 // Needs `npm run build` first (npm test runs it as the "browser" step after the build).
 // Without /usr/bin/chromium the test is skipped with a message, except in CI (CI=true): there it
 // fails, since .ci/run installs Chromium.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { DEMO_DIR, prepareDemo, SAMPLE_SOURCE, startServer } from '../../scripts/demo.mjs';
@@ -33,6 +39,8 @@ const CHROMIUM_ARGS = [
 ];
 const IN_CI = ['true', '1'].includes(String(process.env.CI ?? '').toLowerCase());
 const SCREENSHOT = join(DEMO_DIR, 'screenshot.png');
+/** The longest the page may stop responding while the engine worker loads or compacts (ms). */
+const MAX_PAGE_GAP_MS = 800;
 
 if (!existsSync(CHROMIUM) && !IN_CI) {
   test('web demo in Chromium', {
@@ -101,6 +109,27 @@ function defineTests() {
       value,
     );
   let originalLeaf = '';
+  /** Starts (or restarts) a 25 ms timer heartbeat on the page, recording the longest gap. */
+  const startHeartbeat = () =>
+    page.evaluate(() => {
+      const w = /** @type {any} */ (window);
+      clearInterval(w.__beat);
+      w.__beatMax = 0;
+      w.__beatTicks = 0;
+      w.__beatLast = performance.now();
+      w.__beat = setInterval(() => {
+        const now = performance.now();
+        w.__beatMax = Math.max(w.__beatMax, now - w.__beatLast);
+        w.__beatLast = now;
+        w.__beatTicks++;
+      }, 25);
+    });
+  /** The longest gap so far (including the one still open) and the number of ticks. */
+  const readHeartbeat = () =>
+    page.evaluate(() => {
+      const w = /** @type {any} */ (window);
+      return { maxGap: Math.max(w.__beatMax, performance.now() - w.__beatLast), ticks: w.__beatTicks };
+    });
 
   test('loads the bundled session: entry count, leaf, context and cut point are the engine’s', async () => {
     await page.goto(server.url);
@@ -171,6 +200,24 @@ function defineTests() {
       (want) => document.querySelector('[data-stat="after"] .v')?.textContent === want,
       `${Math.round(outcome.contextTokensAfter).toLocaleString('en-US')} tok`,
     );
+    // The reason for the cut, next to the branch bar: the engine's plan (this session's last
+    // provider usage is above the estimate, so the adaptive ratio shrinks the budget; the cut
+    // splits a turn).
+    const plan = expected.planCompaction({ keepRecentTokens: 50000, reserveTokens });
+    assert.ok(plan.effectiveKeepRecentTokens < 50000 && plan.cutPoint.isSplitTurn, 'the sample is adaptive, split');
+    await waitForAttr('#cut-reason', 'data-effective-keep-recent-tokens', String(plan.effectiveKeepRecentTokens));
+    assert.equal(await page.getAttribute('#cut-reason', 'data-reason'), 'adaptive-ratio');
+    assert.equal(await page.getAttribute('#cut-reason', 'data-split-turn'), 'true');
+    const reason = await page.textContent('#cut-reason');
+    const branchIds = expected.getBranch().map((/** @type {any} */ e) => e.id);
+    for (const part of [
+      prep.firstKeptEntryId,
+      branchIds[plan.cutPoint.turnStartIndex],
+      plan.effectiveKeepRecentTokens.toLocaleString('en-US'),
+      Math.round(plan.promptTokens).toLocaleString('en-US'),
+      plan.estimatedTokens.toLocaleString('en-US'),
+    ])
+      assert.ok(reason.includes(part), `the cut reason names ${part}: ${reason}`);
 
     // Keyboard: the slider moves by one step with an arrow key, and the number field follows.
     await page.focus('[data-control="keepRecentTokens"]');
@@ -181,7 +228,7 @@ function defineTests() {
     expected.free();
   });
 
-  test('clicking a node makes it the leaf; Enter on the last row restores the old leaf', async () => {
+  test('clicking a node selects it and leaves the leaf; “Make leaf” moves it; Enter on the last row restores it', async () => {
     // A user message row inside the visible part of the tree (rows above and below are rendered
     // too, for smooth scrolling).
     const target = await page.$eval('#tree', (tree) => {
@@ -195,6 +242,15 @@ function defineTests() {
     });
     assert.ok(target, 'a user message is visible in the tree');
     await page.click(`#tree .row[data-entry-id="${target}"] .text`);
+    await page.waitForSelector(`#tree .row.active[data-entry-id="${target}"]`);
+    assert.match(await page.textContent('#tree-selection'), new RegExp(`Selected ${target}\\b`));
+    // Selecting is not moving: the leaf stays, nothing is recomputed.
+    await page.waitForTimeout(300);
+    assert.equal(await page.getAttribute('#tree', 'data-leaf-id'), originalLeaf);
+    assert.equal(await page.getAttribute('[data-leaf="true"]', 'data-entry-id'), originalLeaf);
+    assert.equal(await page.locator('.stale').count(), 0);
+
+    await page.click('[data-action="set-leaf"]');
     await page.waitForSelector(`#tree .row[data-leaf="true"][data-entry-id="${target}"]`);
     await waitForAttr('#tree', 'data-leaf-id', target);
 
@@ -308,6 +364,46 @@ function defineTests() {
     } finally {
       await page.check('input[name="summarizer"][value="extractive"]');
       await mock.close();
+    }
+  });
+
+  test('Cancel during a compaction: the model call is aborted, the session is unchanged, the page stays usable', async () => {
+    const held = await startHeldOpenAi();
+    try {
+      const entries = sampleTree().entryCount;
+      await page.click('[data-action="load-sample"]');
+      await page.waitForSelector(`#tree[data-entry-count="${entries}"]`);
+      await page.waitForSelector('[data-action="compact"]:not([disabled])');
+      const leaf = await page.getAttribute('#tree', 'data-leaf-id');
+      await page.check('input[name="summarizer"][value="openai"]');
+      await page.fill('#ep-base', `${held.url}v1`);
+      await page.fill('#ep-model', 'slow-model');
+      await page.fill('#ep-key', '');
+      await page.click('[data-action="compact"]');
+      // The engine worker is waiting on the model (the stand-in never answers).
+      await until(() => held.requests.length >= 1, 'the endpoint was called');
+      await page.waitForTimeout(100);
+      const calls = held.requests.length;
+      assert.equal(await page.getAttribute('#app', 'data-state'), 'busy');
+      assert.equal(await page.isVisible('[data-action="abort"]'), true);
+      await page.click('[data-action="abort"]');
+      await page.waitForSelector('#act-result[data-outcome="cancelled"]', { timeout: 15000 });
+      assert.match(await page.textContent('#act-result'), /cancelled: the session is unchanged/);
+      // The abort reached the model call: the request was dropped by the page.
+      await until(() => held.aborted === calls, 'every model request was aborted');
+      assert.equal(await page.getAttribute('#app', 'data-state'), 'ready');
+      assert.equal(await page.isVisible('[data-action="abort"]'), false);
+      assert.equal(await page.getAttribute('#tree', 'data-entry-count'), String(entries));
+      assert.equal(await page.getAttribute('#tree', 'data-leaf-id'), leaf);
+      // Usable: a compaction right after runs to its end.
+      await page.check('input[name="summarizer"][value="extractive"]');
+      await page.click('[data-action="compact"]');
+      await page.waitForSelector(`#tree[data-entry-count="${entries + 1}"]`, { timeout: 30000 });
+      assert.equal(await page.getAttribute('#tree .row[data-leaf="true"]', 'data-entry-type'), 'compaction');
+      assert.equal(held.requests.length, calls, 'the extractive compaction did not call the endpoint');
+    } finally {
+      await page.check('input[name="summarizer"][value="extractive"]');
+      await held.close();
     }
   });
 
@@ -449,19 +545,38 @@ function defineTests() {
     expected.free();
   });
 
-  test('a 50,000-entry session: the tree stays virtualized and the plan follows the slider', async (t) => {
+  test('a 50,000-entry session: the page stays responsive while the worker loads, plans and compacts it', async (t) => {
     const bytes = Buffer.from(syntheticSession(50000));
     const expected = engine.SessionTree.fromBytes(bytes);
     assert.equal(expected.entryCount, 50000);
+    // A heartbeat on the page's thread: a timer every 25 ms; the longest gap between two ticks is
+    // how long the page could not respond. The engine runs in a worker, so the gap stays far
+    // below the seconds the worker takes. MAX_PAGE_GAP_MS leaves room for a loaded 2-core
+    // machine: with 8 parallel builds (load average 15) gaps of 100–490 ms were measured while
+    // the worker took 4 s to load and 11 s to compact; the engine on the page's thread froze it
+    // for the whole load (0.8 s unloaded) and compaction (2 s unloaded).
+    // From a file on disk: a `buffer` would be copied into the page by Playwright itself, which
+    // blocks the page's thread for seconds and would be measured as the demo's.
+    const dir = mkdtempSync(join(tmpdir(), 'demo-50k-'));
+    const file = join(dir, 'synthetic-50k.jsonl');
+    writeFileSync(file, bytes);
+    await startHeartbeat();
     let started = Date.now();
-    await page.setInputFiles('#file-input', {
-      name: 'synthetic-50k.jsonl',
-      mimeType: 'application/x-ndjson',
-      buffer: bytes,
-    });
+    await page.setInputFiles('#file-input', file);
     await page.waitForSelector('#tree[data-entry-count="50000"]', { timeout: 60000 });
+    const { reserveTokens } = await settingsOnPage();
+    const prep0 = expected.prepareCompaction({
+      keepRecentTokens: Number(await page.inputValue('[data-control="keepRecentTokens"]')),
+      reserveTokens,
+    });
+    await waitForAttr('[data-cut-entry-id]', 'data-cut-entry-id', prep0.firstKeptEntryId);
     const loadMs = Date.now() - started;
+    const loadBeat = await readHeartbeat();
+    assert.ok(loadBeat.maxGap < MAX_PAGE_GAP_MS, `the page froze for ${Math.round(loadBeat.maxGap)} ms while loading`);
     assert.equal(await page.getAttribute('[data-leaf="true"]', 'data-entry-id'), expected.leafId);
+    // The reason for this cut: the budget (the usage of this session is below the estimate).
+    await waitForAttr('#cut-reason', 'data-reason', 'budget');
+
     // Only the rows in view (plus a margin) are in the DOM, also with folding off.
     await page.uncheck('#collapse-runs');
     assert.equal(await page.getAttribute('#tree', 'data-visible-rows'), '50000');
@@ -472,16 +587,46 @@ function defineTests() {
     );
     await page.check('#collapse-runs');
 
-    const { reserveTokens } = await settingsOnPage();
+    // A new plan: the panels it replaces are marked stale at once, and unmarked when it arrives.
     const prep = expected.prepareCompaction({ keepRecentTokens: 30000, reserveTokens });
     assert.ok(prep);
     started = Date.now();
-    await setRange('keepRecentTokens', 30000);
+    const marked = await page.$eval('[data-control="keepRecentTokens"]', (input) => {
+      input.value = '30000';
+      input.dispatchEvent(new Event('input', { bubbles: true }));
+      const stale = (/** @type {string} */ s) => document.querySelector(s)?.classList.contains('stale');
+      return {
+        prep: stale('#panel-prep'),
+        stats: stale('#stats'),
+        bar: stale('.bar-section'),
+        attr: document.querySelector('#panel-prep')?.getAttribute('data-stale'),
+        label: getComputedStyle(document.querySelector('#panel-prep'), '::after').content,
+      };
+    });
+    assert.deepEqual(marked, { prep: true, stats: true, bar: true, attr: 'true', label: '"updating…"' });
     await waitForAttr('[data-cut-entry-id]', 'data-cut-entry-id', prep.firstKeptEntryId);
+    await page.waitForFunction(() => document.querySelectorAll('.stale, [data-stale]').length === 0);
     const sliderMs = Date.now() - started;
+
+    // Compaction in the worker: the page keeps ticking.
+    await startHeartbeat();
+    started = Date.now();
+    await page.click('[data-action="compact"]');
+    await page.waitForSelector('#tree[data-entry-count="50001"]', { timeout: 120000 });
+    await waitForAttr('[data-cut-entry-id]', 'data-cut-entry-id', '');
+    const compactMs = Date.now() - started;
+    const compactBeat = await readHeartbeat();
+    assert.ok(
+      compactBeat.maxGap < MAX_PAGE_GAP_MS,
+      `the page froze for ${Math.round(compactBeat.maxGap)} ms while compacting`,
+    );
+    assert.equal(await page.getAttribute('#tree .row[data-leaf="true"]', 'data-entry-type'), 'compaction');
     expected.free();
+    rmSync(dir, { recursive: true, force: true });
     t.diagnostic(
-      `50,000 entries: loaded and rendered in ${loadMs} ms; cut updated ${sliderMs} ms after the slider moved`,
+      `50,000 entries: loaded and planned in ${loadMs} ms (longest page gap ${Math.round(loadBeat.maxGap)} ms, ` +
+        `${loadBeat.ticks} ticks); cut updated ${sliderMs} ms after the slider moved; compacted in ${compactMs} ms ` +
+        `(longest page gap ${Math.round(compactBeat.maxGap)} ms, ${compactBeat.ticks} ticks)`,
     );
   });
 
@@ -600,4 +745,54 @@ function syntheticSession(count) {
     parent = id;
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Polls `check` in Node (every 25 ms, up to 15 s).
+ * @param {() => boolean} check
+ * @param {string} what
+ */
+async function until(check, what) {
+  const deadline = Date.now() + 15000;
+  while (!check()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting: ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/**
+ * A stand-in OpenAI-compatible server on 127.0.0.1 (with CORS) that never answers a completion:
+ * it records each request and counts those the client dropped before an answer (`aborted`).
+ */
+function startHeldOpenAi() {
+  const cors = {
+    'access-control-allow-origin': '*',
+    'access-control-allow-headers': 'content-type, authorization',
+    'access-control-allow-methods': 'POST, OPTIONS',
+  };
+  const state = { requests: /** @type {string[]} */ ([]), aborted: 0, url: '', close: async () => {} };
+  const server = createServer((req, res) => {
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, cors);
+      res.end();
+      return;
+    }
+    state.requests.push(req.url ?? '');
+    req.resume();
+    res.on('close', () => {
+      if (!res.writableEnded) state.aborted++;
+    });
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      const address = /** @type {import('node:net').AddressInfo} */ (server.address());
+      state.url = `http://127.0.0.1:${address.port}/`;
+      state.close = () =>
+        new Promise((done) => {
+          server.closeAllConnections();
+          server.close(() => done(undefined));
+        });
+      resolve(state);
+    });
+  });
 }

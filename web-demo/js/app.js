@@ -1,9 +1,14 @@
-// The web demo of session-compaction: loads a session into the WebAssembly engine (the package's
-// `web` entry) and shows its decisions. Plain ES modules, no framework.
+// The web demo of session-compaction: loads a session into the WebAssembly engine and shows its
+// decisions. Plain ES modules, no framework. The engine (the package's `web` entry) runs in a
+// module Web Worker (js/engine-worker.js): loading, planning, preparing, pruning, the context and
+// compaction happen there, and this thread only renders what the worker hands back, so the page
+// stays responsive on big sessions and Cancel can stop a running compaction. While a new plan is
+// computed, the panels it will replace are marked stale (class `stale`, `data-stale`, a label).
 import { BranchBar, REGION, REGION_NAMES } from './branch-bar.js';
-import { extractiveSummarizer, fetchSample, loadEngine } from './engine.js';
-import { describeEntry, el, num, short } from './format.js';
+import { EngineClient } from './engine-client.js';
+import { el, num, short } from './format.js';
 import { renderContext, renderPreparation, renderPrune, renderResult, renderValidation } from './panels.js';
+import { unpackNodes } from './tree-layout.js';
 import { TreeView } from './tree-view.js';
 
 const $ = (selector) => /** @type {HTMLElement} */ (document.querySelector(selector));
@@ -12,14 +17,28 @@ const button = (selector) => /** @type {HTMLButtonElement} */ (document.querySel
 const COMPACTION_CONTROLS = ['keepRecentTokens', 'reserveTokens'];
 const PRUNE_CONTROLS = ['protectTokens', 'minimumSavings', 'protectedTools'];
 const DEFAULT_CONTEXT_WINDOW = 200000;
-const PREP_DELAY_MS = 120;
+
+/** What each kind of change makes stale (the selectors of the panels it replaces). */
+const STALE_TARGETS = {
+  branch: ['.bar-section', '#stats', '#panel-prep', '#panel-context', '#panel-prune'],
+  plan: ['.bar-section', '#stats', '#panel-prep'],
+  prune: ['.bar-section', '#stats', '#panel-prune'],
+  stats: ['#stats'],
+};
 
 const state = {
-  api: /** @type {any} */ (null),
-  openai: /** @type {any} */ (null),
-  extractive: /** @type {((request: any) => Promise<string>) | null} */ (null),
-  tree: /** @type {any} */ (null),
+  /** @type {EngineClient | null} */ client: null,
+  /** @type {any} */ info: null,
+  loaded: false,
+  loading: false,
   fileName: '',
+  structureGen: 0,
+  entryCount: 0,
+  leafId: /** @type {string | null} */ (null),
+  loadErrors: /** @type {any[]} */ ([]),
+  header: /** @type {any} */ (null),
+  sourceVersion: /** @type {number | undefined} */ (undefined),
+  migrated: false,
   nodes: /** @type {any[]} */ ([]),
   byId: new Map(),
   branch: new Int32Array(0),
@@ -29,13 +48,16 @@ const state = {
   prunedPos: new Uint8Array(0),
   prunedNodes: new Set(),
   issueNodes: new Set(),
-  plan: /** @type {any} */ (undefined),
-  prep: /** @type {any} */ (undefined),
-  prepPending: false,
+  plan: /** @type {any} */ (null),
+  prep: /** @type {any} */ (null),
+  nothing: /** @type {any} */ (null),
+  fileLists: /** @type {any} */ (null),
   prune: /** @type {any} */ (null),
   validation: /** @type {any} */ (null),
   contextTokens: 0,
   contextMessages: 0,
+  threshold: 0,
+  triggers: false,
   cut: /** @type {{pos: number, id: string} | null} */ (null),
   turn: /** @type {{pos: number, id: string} | null} */ (null),
   prevKept: /** @type {any} */ (null),
@@ -46,12 +68,22 @@ const state = {
   defaults: /** @type {Record<string, any>} */ ({}),
   busy: false,
   describeCache: new Map(),
+  describeAsked: new Set(),
   lastAction: /** @type {any} */ (null),
   scale: 'branch',
 };
 
 let treeView;
 let bar;
+
+/** One operation of the engine worker. */
+const engine = (op, args = {}, transfer = []) => {
+  if (!state.client) return Promise.reject(new Error('the engine is not loaded'));
+  return state.client.call(op, args, transfer);
+};
+/** Lets the page paint and handle input between two parts of a big update (a new task). */
+const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
+const errorText = (error) => `${error?.code ? `${error.code}: ` : ''}${error?.message ?? error}`;
 
 // ── startup ──────────────────────────────────────────────────────────────────────────────────
 
@@ -72,27 +104,30 @@ async function main() {
   bindUi();
   renderEmptyTree('Loading the WebAssembly engine…');
   try {
-    const { api, openai } = await loadEngine();
-    state.api = api;
-    state.openai = openai;
+    state.client = new EngineClient({
+      onCrash: (message) => {
+        setStatus(message, true);
+        $('#app').dataset.state = 'error';
+      },
+    });
+    state.info = await engine('init');
   } catch (error) {
     setStatus(`Could not load the engine: ${error.message}`, true);
     renderEmptyTree('The engine could not be loaded.');
     $('#app').dataset.state = 'error';
     return;
   }
-  const api = state.api;
-  state.extractive = extractiveSummarizer(api);
+  const { compactionDefaults, pruneDefaults } = state.info;
   state.defaults = {
-    keepRecentTokens: api.DEFAULT_COMPACTION_SETTINGS.keepRecentTokens,
-    reserveTokens: api.DEFAULT_COMPACTION_SETTINGS.reserveTokens,
+    keepRecentTokens: compactionDefaults.keepRecentTokens,
+    reserveTokens: compactionDefaults.reserveTokens,
     contextWindow: DEFAULT_CONTEXT_WINDOW,
-    protectTokens: api.DEFAULT_PRUNE_CONFIG.protectTokens,
-    minimumSavings: api.DEFAULT_PRUNE_CONFIG.minimumSavings,
-    protectedTools: [...api.DEFAULT_PRUNE_CONFIG.protectedTools],
+    protectTokens: pruneDefaults.protectTokens,
+    minimumSavings: pruneDefaults.minimumSavings,
+    protectedTools: [...pruneDefaults.protectedTools],
   };
   applySettings(state.defaults);
-  $('#engine-version').textContent = `engine ${api.version()} · WebAssembly, runs in this tab`;
+  $('#engine-version').textContent = `engine ${state.info.version} · WebAssembly, in a worker of this tab`;
   updateSummarizerNote();
   button('[data-action="load-sample"]').disabled = false;
   renderEmptyTree('Load a session: the bundled real session, a .jsonl file, or drop one here.');
@@ -111,13 +146,13 @@ function bindUi() {
   });
   document.querySelector('[data-action="download"]').addEventListener('click', download);
   document.querySelector('[data-action="compact"]').addEventListener('click', compact);
-  document.querySelector('[data-action="abort"]').addEventListener('click', () => state.tree?.abortCompaction());
+  document.querySelector('[data-action="abort"]').addEventListener('click', cancel);
   document.querySelector('[data-action="reset-settings"]').addEventListener('click', () => {
     applySettings(state.defaults);
-    invalidate({ plan: true, prune: true });
+    invalidate({ plan: true, prune: true, stats: true });
   });
   document.querySelector('[data-action="jump-leaf"]').addEventListener('click', () => {
-    const leaf = state.tree?.leafId;
+    const leaf = state.leafId;
     if (leaf && state.byId.has(leaf)) treeView.reveal(state.byId.get(leaf));
   });
   document.querySelector('[data-action="set-leaf"]').addEventListener('click', () => {
@@ -201,56 +236,54 @@ const pruneConfig = () => ({
 
 // ── loading ──────────────────────────────────────────────────────────────────────────────────
 
-async function loadSample() {
-  if (state.busy) return;
-  setStatus('Loading the sample session…');
+function loadSample() {
+  return runLoad('the sample session', 'Loading the sample session…', () => engine('loadSample'));
+}
+
+function loadFile(file) {
+  return runLoad(file.name, `Reading ${file.name}…`, async () => {
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    // The bytes move to the worker (transferred, not copied).
+    return engine('loadBytes', { bytes, name: file.name }, [bytes.buffer]);
+  });
+}
+
+/** Loads in the worker; the page keeps rendering meanwhile. */
+async function runLoad(name, message, start) {
+  if (state.busy || state.loading) return;
+  state.loading = true;
+  $('#app').dataset.state = 'loading';
+  setStatus(message);
+  updateButtons();
   try {
-    const { bytes, name } = await fetchSample();
-    loadBytes(bytes, name);
+    await applyLoad(await start());
   } catch (error) {
-    setStatus(String(error.message ?? error), true);
+    setStatus(`${name} could not be loaded: ${errorText(error)}`, true);
+  } finally {
+    state.loading = false;
+    $('#app').dataset.state = state.busy ? 'busy' : state.loaded ? 'ready' : 'empty';
+    updateButtons();
   }
 }
 
-async function loadFile(file) {
-  if (state.busy) return;
-  setStatus(`Reading ${file.name}…`);
-  try {
-    loadBytes(new Uint8Array(await file.arrayBuffer()), file.name);
-  } catch (error) {
-    setStatus(`${file.name}: ${error.message ?? error}`, true);
-  }
-}
-
-function loadBytes(bytes, name) {
-  const started = performance.now();
-  let tree;
-  try {
-    tree = state.api.SessionTree.fromBytes(bytes);
-  } catch (error) {
-    setStatus(`${name} could not be loaded: ${error.code ? `${error.code}: ` : ''}${error.message}`, true);
-    return;
-  }
-  if (state.tree) state.tree.free();
-  state.tree = tree;
-  state.fileName = name;
+async function applyLoad(loaded) {
+  state.fileName = loaded.name;
   state.lastAction = null;
   renderResult($('#panel-result'), null, jumpTo);
   $('#act-result').textContent = '';
-  renderLoadErrors(tree.loadErrors);
-  reloadStructure();
-  const leaf = state.tree.leafId;
+  delete $('#act-result').dataset.outcome;
+  await applyStructure(loaded);
+  renderLoadErrors(loaded.loadErrors);
+  const leaf = state.leafId;
   if (leaf && state.byId.has(leaf)) treeView.reveal(state.byId.get(leaf), { align: 'center' });
-  const errors = tree.loadErrors.length;
+  const errors = loaded.loadErrors.length;
   setStatus(
-    `Loaded ${name}: ${num(tree.entryCount)} entries in ${num(performance.now() - started)} ms` +
+    `Loaded ${loaded.name}: ${num(loaded.entryCount)} entries in ${num(loaded.ms)} ms (in the engine worker)` +
       (errors
-        ? ` — ${num(errors)} line${errors === 1 ? '' : 's'} could not be read (listed above${tree.entryCount ? '; the good lines loaded' : ''})`
+        ? ` — ${num(errors)} line${errors === 1 ? '' : 's'} could not be read (listed above${loaded.entryCount ? '; the good lines loaded' : ''})`
         : ''),
     errors > 0,
   );
-  $('#app').dataset.state = 'ready';
-  button('[data-action="download"]').disabled = false;
 }
 
 function renderLoadErrors(errors) {
@@ -280,76 +313,161 @@ function renderLoadErrors(errors) {
 
 // ── state updates ────────────────────────────────────────────────────────────────────────────
 
-/** After a load, a compaction or a navigation: the entries changed. */
-function reloadStructure() {
-  const tree = state.tree;
-  const nodes = tree.getTree();
+/**
+ * After a load, a compaction or a navigation: the entries changed (the worker's snapshot). In
+ * two tasks (the tree first, then the rest), so that a big session never holds the page in one.
+ */
+async function applyStructure(s) {
+  const gen = ++state.structureGen;
+  state.loaded = true;
+  state.entryCount = s.entryCount;
+  state.leafId = s.leafId;
+  state.loadErrors = s.loadErrors;
+  state.header = s.header;
+  state.sourceVersion = s.sourceVersion;
+  state.migrated = s.migrated;
+  const nodes = unpackNodes(s.nodes);
   state.nodes = nodes;
   state.byId = new Map();
   nodes.forEach((n, i) => {
     if (n.id !== null && n.id !== undefined) state.byId.set(n.id, i);
   });
   state.describeCache.clear();
-  treeView.setNodes(nodes, state.byId);
+  state.describeAsked.clear();
+  // The branch of the new structure comes with the next view: until then, no regions.
+  state.branch = new Int32Array(0);
+  state.branchPos = new Int32Array(nodes.length).fill(-1);
+  state.region = new Uint8Array(0);
+  state.regionOfNode = new Int8Array(nodes.length).fill(-1);
+  state.prunedPos = new Uint8Array(0);
+  state.prunedNodes = new Set();
+  state.cut = null;
+  state.turn = null;
+  // The old decorations name indices of the old nodes: none until the new view arrives.
+  treeView.setDecor(null);
+  treeView.setNodes(nodes, s.layout);
   const root = $('#tree');
-  root.dataset.entryCount = String(tree.entryCount);
-  $('#tree-caption').textContent = `· ${num(tree.entryCount)} entries`;
-  state.validation = tree.validate();
+  root.dataset.entryCount = String(s.entryCount);
+  $('#tree-caption').textContent = `· ${num(s.entryCount)} entries`;
+  await nextTask();
+  if (gen !== state.structureGen) return;
+  state.validation = s.validation;
   state.issueNodes = new Set(
     state.validation.issues.map((issue) => state.byId.get(issue.id)).filter((i) => i !== undefined),
   );
   renderValidation($('#panel-validation'), state.validation, jumpTo);
   setTabCount('validation', state.validation.issues.length);
   renderSessionInfo();
-  invalidate({ leaf: true }, true);
-}
-
-let dirty = { leaf: false, plan: false, prune: false, stats: false };
-let frame = 0;
-
-/** Marks what changed and updates on the next frame (or now with `sync`). */
-function invalidate(what, sync = false) {
-  Object.assign(dirty, what);
-  if (sync) {
-    if (frame) cancelAnimationFrame(frame);
-    frame = 0;
-    flush();
-  } else if (!frame) {
-    frame = requestAnimationFrame(() => {
-      frame = 0;
-      flush();
-    });
-  }
-}
-
-function flush() {
-  const d = dirty;
-  dirty = { leaf: false, plan: false, prune: false, stats: false };
-  if (!state.tree) return;
-  if (d.leaf) {
-    computeBranch();
-    d.plan = true;
-    d.prune = true;
-  }
-  if (d.plan) computePlan();
-  if (d.prune) computePrune();
+  if (!nodes.length) renderEmptyTree('This file holds no entries that could be read.');
   renderDecor();
-  if (!state.nodes.length) renderEmptyTree('This file holds no entries that could be read.');
-  $('#tree').dataset.leafId = state.tree.leafId ?? '';
+  invalidate({ branch: true });
+}
+
+let dirty = { branch: false, plan: false, prune: false, stats: false };
+let viewScheduled = false;
+let viewInFlight = false;
+
+/**
+ * Marks what changed (its panels turn stale at once) and asks the worker for a new view; while
+ * one is being computed, changes collect and the next request carries all of them (the latest
+ * settings win, and the worker never queues a backlog while a slider moves).
+ */
+function invalidate(what) {
+  Object.assign(dirty, what);
+  markStale(what);
+  if (!viewScheduled && !viewInFlight) {
+    viewScheduled = true;
+    setTimeout(requestView, 0);
+  }
+}
+
+function markStale(what) {
+  if (!state.loaded) return;
+  for (const [kind, selectors] of Object.entries(STALE_TARGETS)) {
+    if (!what[kind]) continue;
+    for (const selector of selectors) {
+      const node = $(selector);
+      node.classList.add('stale');
+      node.dataset.stale = 'true';
+      node.setAttribute('aria-busy', 'true');
+    }
+  }
+}
+
+function clearStale() {
+  for (const node of document.querySelectorAll('.stale')) {
+    node.classList.remove('stale');
+    delete (/** @type {HTMLElement} */ (node).dataset.stale);
+    node.removeAttribute('aria-busy');
+  }
+}
+
+async function requestView() {
+  viewScheduled = false;
+  if (viewInFlight || !state.loaded) return;
+  const parts = dirty;
+  dirty = { branch: false, plan: false, prune: false, stats: false };
+  if (parts.branch) {
+    parts.plan = true;
+    parts.prune = true;
+  }
+  if (!parts.branch && !parts.plan && !parts.prune && !parts.stats) return;
+  viewInFlight = true;
+  const gen = state.structureGen;
+  let view = null;
+  try {
+    view = await engine('view', {
+      compaction: compactionSettings(),
+      pruneConfig: pruneConfig(),
+      contextWindow: state.settings.contextWindow,
+      parts,
+    });
+  } catch (error) {
+    setStatus(`The engine could not update the plan: ${errorText(error)}`, true);
+  }
+  viewInFlight = false;
+  // A view of an older structure (a compaction or load landed meanwhile) is dropped: the new
+  // structure asked for its own.
+  if (view && gen === state.structureGen) await applyView(view, parts, gen);
+  if (dirty.branch || dirty.plan || dirty.prune || dirty.stats) requestView();
+  else clearStale();
+}
+
+/** A view from the worker, in two tasks: the numbers and panels, then the bar and the tree. */
+async function applyView(v, parts, gen) {
+  state.leafId = v.leafId;
+  state.contextTokens = v.contextTokens;
+  state.threshold = v.threshold;
+  state.triggers = v.triggers;
+  if (parts.branch) {
+    state.branch = v.branch;
+    state.branchPos = new Int32Array(state.nodes.length).fill(-1);
+    for (const [p, i] of state.branch.entries()) state.branchPos[i] = p;
+    state.contextMessages = v.context.count;
+    renderContext($('#panel-context'), v.context, state.contextTokens, (from, to) =>
+      engine('contextRange', { from, to }),
+    );
+    setTabCount('context', v.context.count);
+  }
+  if (parts.plan) applyPlan(v);
+  if (parts.prune) applyPrune(v.prune);
+  await nextTask();
+  if (gen !== state.structureGen) return;
+  renderDecor();
+  $('#tree').dataset.leafId = state.leafId ?? '';
   renderStats();
-  if (d.leaf) renderContextSoon();
-  if (d.plan) schedulePreparation();
-  if (d.prune) renderPrune($('#panel-prune'), state.prune, state.settings, jumpTo);
+  if (parts.prune) renderPrune($('#panel-prune'), state.prune, state.settings, jumpTo);
   updateButtons();
 }
 
 /** The bar and the tree's decorations (regions, leaf, cut, turn start, prunable, issues). */
 function renderDecor() {
   renderBar();
+  renderCutReason();
   const at = (pos) => (pos >= 0 && pos < state.branch.length ? state.branch[pos] : -1);
   treeView.setDecor({
     region: state.regionOfNode,
-    leaf: state.byId.get(state.tree.leafId) ?? -1,
+    leaf: state.byId.get(state.leafId) ?? -1,
     cut: state.cut ? at(state.cut.pos) : -1,
     turn: state.turn ? at(state.turn.pos) : -1,
     boundary: state.boundaryStart > 0 ? at(state.boundaryStart) : -1,
@@ -359,23 +477,17 @@ function renderDecor() {
   treeView.refresh();
 }
 
-/** The root→leaf path: the engine's branchIndices() (entry indices = positions in getTree()). */
-function computeBranch() {
-  const { nodes } = state;
-  state.branch = Int32Array.from(state.tree.branchIndices());
-  state.branchPos = new Int32Array(nodes.length).fill(-1);
-  for (const [p, i] of state.branch.entries()) state.branchPos[i] = p;
-  state.contextTokens = state.tree.estimateContextTokens();
-}
-
-/** planCompaction → regions, cut point, turn start, previous compaction's kept region. */
-function computePlan() {
+/** planCompaction + prepareCompaction → regions, cut point, turn start, previous kept region. */
+function applyPlan(v) {
   const { nodes, branch } = state;
   const n = branch.length;
-  const plan = state.tree.planCompaction(compactionSettings());
+  const plan = v.plan;
   state.plan = plan;
+  state.prep = v.prep;
+  state.nothing = v.nothing;
+  state.fileLists = v.fileLists;
   // The latest compaction's kept region (branch positions), the engine's rule (SPEC §12.1).
-  const prev = state.tree.previousCompaction();
+  const prev = v.previous;
   state.prevKept = prev ? { start: prev.keptStart, end: prev.branchPosition, id: prev.entryId ?? '' } : null;
   let boundaryStart = 0;
   let firstKept = n;
@@ -394,7 +506,33 @@ function computePlan() {
   state.cut = plan && firstKept < n ? { pos: firstKept, id: nodes[branch[firstKept]].id ?? '' } : null;
   state.turn =
     plan && turnStart >= 0 && turnStart < n ? { pos: turnStart, id: nodes[branch[turnStart]].id ?? '' } : null;
-  state.prepPending = true;
+  // The engine's preparation is the authority on the cut point.
+  const prep = state.prep;
+  if (!prep) {
+    if (plan) {
+      // The plan found a cut, but there is nothing to summarize before it: nothing to compact,
+      // so everything since the boundary stays as it is.
+      assignRegions(state.boundaryStart, state.boundaryStart, -1);
+    }
+    state.cut = null;
+    state.turn = null;
+  } else if (state.cut?.id !== prep.firstKeptEntryId) {
+    console.warn(`plan and preparation disagree on the cut: ${state.cut?.id} vs ${prep.firstKeptEntryId}`);
+    const i = state.byId.get(prep.firstKeptEntryId);
+    state.cut = { pos: i === undefined ? -1 : state.branchPos[i], id: prep.firstKeptEntryId };
+  }
+  renderPreparation($('#panel-prep'), {
+    prep,
+    plan,
+    sums: state.sums,
+    counts: state.counts,
+    fileLists: state.fileLists,
+    settings: state.settings,
+    cutId: state.cut?.id ?? '',
+    turnId: state.turn?.id ?? '',
+    nothing: prep ? undefined : state.nothing,
+    onJump: jumpTo,
+  });
 }
 
 /** Region of every branch entry, and the tokens and entries per region. */
@@ -424,8 +562,7 @@ function assignRegions(boundaryStart, firstKept, turnStart) {
   state.boundaryStart = boundaryStart;
 }
 
-function computePrune() {
-  const prune = state.tree.planPrune(pruneConfig());
+function applyPrune(prune) {
   state.prune = prune;
   state.prunedNodes = new Set();
   state.prunedPos = new Uint8Array(state.branch.length);
@@ -433,7 +570,7 @@ function computePrune() {
   const positions = [];
   for (const c of prune.candidates) {
     state.prunedNodes.add(c.entryIndex);
-    if (c.branchPosition !== undefined) {
+    if (c.branchPosition !== undefined && c.branchPosition < state.branch.length) {
       state.prunedPos[c.branchPosition] = 1;
       positions.push(c.branchPosition);
     }
@@ -442,80 +579,8 @@ function computePrune() {
   setTabCount('prune', prune.candidates.length);
 }
 
-let prepTimer = 0;
-
-/** prepareCompaction materializes the messages (slower on big sessions): debounced. */
-function schedulePreparation() {
-  clearTimeout(prepTimer);
-  // Big branches take a few hundred ms to materialize: wait until the slider rests.
-  prepTimer = setTimeout(computePreparation, state.branch.length > 5000 ? 300 : PREP_DELAY_MS);
-}
-
-function computePreparation() {
-  if (!state.tree) return;
-  // An update is queued for the next frame (the settings may have moved): wait for it.
-  if (frame) {
-    schedulePreparation();
-    return;
-  }
-  const prep = state.tree.prepareCompaction(compactionSettings());
-  state.prep = prep;
-  state.prepPending = false;
-  // The engine's preparation is the authority on the cut point.
-  if (!prep) {
-    if (state.plan) {
-      // The plan found a cut, but there is nothing to summarize before it: nothing to compact,
-      // so everything since the boundary stays as it is.
-      assignRegions(state.boundaryStart, state.boundaryStart, -1);
-    }
-    state.cut = null;
-    state.turn = null;
-    renderDecor();
-  } else if (state.cut?.id !== prep.firstKeptEntryId) {
-    console.warn(`plan and preparation disagree on the cut: ${state.cut?.id} vs ${prep.firstKeptEntryId}`);
-    const i = state.byId.get(prep.firstKeptEntryId);
-    state.cut = { pos: i === undefined ? -1 : state.branchPos[i], id: prep.firstKeptEntryId };
-    renderDecor();
-  }
-  let fileLists = null;
-  try {
-    if (prep) fileLists = state.api.computeFileLists(prep.fileOps);
-  } catch {
-    fileLists = null;
-  }
-  renderPreparation($('#panel-prep'), {
-    prep,
-    plan: state.plan,
-    sums: state.sums,
-    counts: state.counts,
-    fileLists,
-    settings: state.settings,
-    cutId: state.cut?.id ?? '',
-    turnId: state.turn?.id ?? '',
-    nothing: prep ? undefined : state.tree.nothingToCompact(compactionSettings()),
-    onJump: jumpTo,
-  });
-  renderStats();
-  updateButtons();
-}
-
-let contextTimer = 0;
-
-/** The context panel (after convertToLlm), after the current frame has painted. */
-function renderContextSoon() {
-  clearTimeout(contextTimer);
-  contextTimer = setTimeout(() => {
-    if (!state.tree) return;
-    const messages = state.tree.buildLlmMessages();
-    state.contextMessages = messages.length;
-    renderContext($('#panel-context'), messages, (m) => state.api.estimateTokens(m), state.contextTokens);
-    setTabCount('context', messages.length);
-    renderStats();
-  }, 0);
-}
-
 function renderBar() {
-  if (!state.tree) return;
+  if (!state.loaded) return;
   bar.update({
     nodes: state.nodes,
     branch: state.branch,
@@ -533,21 +598,101 @@ function renderBar() {
   });
 }
 
+/**
+ * Why the cut falls where it does, next to the branch bar, from the engine's plan: the
+ * keepRecentTokens budget (`effectiveKeepRecentTokens`, after the adaptive ratio when the last
+ * provider usage is above the estimate) and whether the cut splits a turn (its start).
+ * `data-reason` is `budget`, `adaptive-ratio` or `none`.
+ */
+function renderCutReason() {
+  const box = $('#cut-reason');
+  const plan = state.plan;
+  if (!state.loaded || !state.branch.length) {
+    box.dataset.reason = '';
+    box.replaceChildren();
+    return;
+  }
+  if (!plan || !state.prep || !state.cut) {
+    box.dataset.reason = 'none';
+    delete box.dataset.effectiveKeepRecentTokens;
+    delete box.dataset.splitTurn;
+    box.replaceChildren(
+      el('strong', { text: 'No cut: ' }),
+      `nothing to compact (${state.nothing?.message ?? 'see the preparation tab'}).`,
+    );
+    return;
+  }
+  const asked = state.settings.keepRecentTokens;
+  const used = plan.effectiveKeepRecentTokens;
+  const adaptive = used !== asked;
+  const split = plan.cutPoint.isSplitTurn;
+  box.dataset.reason = adaptive ? 'adaptive-ratio' : 'budget';
+  box.dataset.effectiveKeepRecentTokens = String(used);
+  box.dataset.splitTurn = String(split);
+  const id = (value) => el('button', { type: 'button', class: 'id-link', text: value, onclick: () => jumpTo(value) });
+  box.replaceChildren(
+    el('strong', { text: '✂ Why the cut is at ' }),
+    id(state.cut.id),
+    ': ',
+    adaptive
+      ? el(
+          'span',
+          { 'data-part': 'adaptive' },
+          `keeps the newest ≈${num(used)} estimated tokens — keepRecentTokens ${num(asked)} scaled down by the adaptive ratio (the last provider usage, ${num(plan.promptTokens)} prompt tokens, is above the estimate of ${num(plan.estimatedTokens)} tokens)`,
+        )
+      : el(
+          'span',
+          { 'data-part': 'budget' },
+          `keeps the newest ≈${num(used)} estimated tokens (the keepRecentTokens budget; the last provider usage, ${num(plan.promptTokens)} prompt tokens, is not above the estimate of ${num(plan.estimatedTokens)})`,
+        ),
+    split && state.turn
+      ? el(
+          'span',
+          { 'data-part': 'turn-start' },
+          '; the cut splits a turn: from its start ',
+          id(state.turn.id),
+          ' up to the cut is summarized as the turn prefix.',
+        )
+      : el('span', { 'data-part': 'turn-boundary' }, '; the kept part starts at a turn boundary (no split turn).'),
+  );
+}
+
 // ── rendering helpers ────────────────────────────────────────────────────────────────────────
 
+let describeTimer = 0;
+
+/**
+ * A tree row's [kind, text]: from the worker (the entry itself stays there), asked for in
+ * batches; until the answer arrives the row shows its type, then it is redrawn.
+ */
 function describe(i) {
-  let d = state.describeCache.get(i);
+  const d = state.describeCache.get(i);
   if (d) return d;
   const node = state.nodes[i];
-  let entry = null;
-  try {
-    entry = node.id ? state.tree.getEntry(node.id) : null;
-  } catch {
-    entry = null;
+  if (node?.id && !state.describeAsked.has(i)) {
+    state.describeAsked.add(i);
+    if (!describeTimer) describeTimer = setTimeout(fetchDescriptions, 0);
   }
-  d = entry ? describeEntry(entry, state.api.contentText) : [node.role ?? node.type, ''];
-  state.describeCache.set(i, d);
-  return d;
+  return [node?.role ?? node?.type ?? '?', ''];
+}
+
+async function fetchDescriptions() {
+  describeTimer = 0;
+  const gen = state.structureGen;
+  const wanted = [...state.describeAsked].filter((i) => !state.describeCache.has(i));
+  if (!wanted.length) return;
+  let answers;
+  try {
+    answers = await engine('describe', { ids: wanted.map((i) => state.nodes[i].id) });
+  } catch {
+    return;
+  }
+  if (gen !== state.structureGen) return;
+  wanted.forEach((i, k) => {
+    const node = state.nodes[i];
+    state.describeCache.set(i, answers[k] ?? [node.role ?? node.type, '']);
+  });
+  treeView.redraw();
 }
 
 function describeBranchPos(p) {
@@ -560,27 +705,21 @@ function describeBranchPos(p) {
 
 function renderStats() {
   const s = state.settings;
-  const api = state.api;
   const box = $('#stats');
-  if (!state.tree) {
+  if (!state.loaded) {
     box.replaceChildren();
     return;
   }
   const ctx = state.contextTokens;
   const window = s.contextWindow;
-  const threshold = api.compactionThreshold(window, compactionSettings());
-  let triggers = false;
-  try {
-    triggers = api.shouldCompact(ctx, window, compactionSettings());
-  } catch {
-    triggers = false;
-  }
+  const threshold = state.threshold;
+  const triggers = state.triggers;
   const summarize = state.sums[REGION.SUMMARIZE] + state.sums[REGION.PREFIX];
   // The engine's outcome preview: the summary budgeted at its maxTokens, and prune first.
   const preview = state.plan?.preview;
   const outcome = preview?.compaction;
-  const nothing = !state.plan || !outcome || (!state.prepPending && !state.prep);
-  const nothingWhy = nothing ? state.tree.nothingToCompact(compactionSettings())?.message : undefined;
+  const nothing = !state.plan || !outcome || !state.prep;
+  const nothingWhy = nothing ? state.nothing?.message : undefined;
   const tile = (key, value, sub, extra = {}) =>
     el(
       'div',
@@ -648,22 +787,24 @@ function renderStats() {
 }
 
 function renderSessionInfo() {
-  const t = state.tree;
-  const header = t.header;
+  const header = state.header;
   const info = $('#session-info');
   // The file's format version as the engine read it (before a v1/v2 → v3 migration).
-  const version = t.sourceVersion === undefined ? '' : `v${t.sourceVersion}${t.migrated ? ' (migrated to v3)' : ''}`;
+  const version =
+    state.sourceVersion === undefined ? '' : `v${state.sourceVersion}${state.migrated ? ' (migrated to v3)' : ''}`;
   info.replaceChildren(
     el('strong', { text: state.fileName }),
-    ` · ${num(t.entryCount)} entries`,
+    ` · ${num(state.entryCount)} entries`,
     header ? ` · ${version}${header.cwd ? ` · ${header.cwd}` : ''}` : ' · no header',
-    ...(t.loadErrors.length ? [el('span', { class: 'bad', text: ` · ${num(t.loadErrors.length)} bad lines` })] : []),
+    ...(state.loadErrors.length
+      ? [el('span', { class: 'bad', text: ` · ${num(state.loadErrors.length)} bad lines` })]
+      : []),
   );
 }
 
 function renderEmptyTree(message) {
   const rows = $('#tree-rows');
-  const button = state.api
+  const button = state.info
     ? el('button', { type: 'button', class: 'primary', text: 'Load sample session', onclick: () => loadSample() })
     : null;
   rows.replaceChildren(el('div', { class: 'tree-empty' }, el('p', { text: message }), button));
@@ -673,26 +814,26 @@ function renderEmptyTree(message) {
 
 function showSelection(i) {
   const label = $('#tree-selection');
-  const canAct = i >= 0 && !!state.nodes[i]?.id && !state.busy;
-  button('[data-action="set-leaf"]').disabled = !canAct;
+  const node = i >= 0 ? state.nodes[i] : null;
+  const canAct = !!node?.id && !state.busy && !state.loading;
+  button('[data-action="set-leaf"]').disabled = !canAct || node.id === state.leafId;
   button('.tree-footer [data-action="navigate-summary"]').disabled = !canAct;
-  if (i < 0) {
-    label.textContent = 'Click an entry to make it the leaf.';
+  if (!node) {
+    label.textContent = 'Click an entry to select it; “Make leaf” moves the leaf there.';
     return;
   }
-  const node = state.nodes[i];
   const [kind] = describe(i);
   const p = state.branchPos[i];
-  label.textContent = `Selected ${node.id ?? '(no id)'} · ${kind} · line ${node.line || '–'} · ${num(node.tokens)} tok · ${p >= 0 ? REGION_NAMES[state.region[p]] : 'not on the current branch'}`;
+  label.textContent = `Selected ${node.id ?? '(no id)'} · ${kind} · line ${node.line || '–'} · ${num(node.tokens)} tok · ${p >= 0 ? REGION_NAMES[state.region[p]] : 'not on the current branch'}${node.id === state.leafId ? ' · the leaf' : ''}`;
 }
 
 function updateButtons() {
-  const busy = state.busy;
-  const loaded = !!state.tree;
-  button('[data-action="compact"]').disabled = busy || !loaded || !state.plan || (!state.prepPending && !state.prep);
+  const busy = state.busy || state.loading;
+  const loaded = state.loaded;
+  button('[data-action="compact"]').disabled = busy || !loaded || !state.plan || !state.prep;
   button('[data-action="download"]').disabled = busy || !loaded;
-  button('[data-action="load-sample"]').disabled = busy || !state.api;
-  button('[data-action="abort"]').hidden = !busy;
+  button('[data-action="load-sample"]').disabled = busy || !state.info;
+  button('[data-action="abort"]').hidden = !state.busy;
   showSelection(treeView.activeNode());
 }
 
@@ -721,13 +862,24 @@ function jumpTo(id) {
 
 // ── actions ──────────────────────────────────────────────────────────────────────────────────
 
-function setLeaf(i) {
-  if (state.busy) return;
+/** "Make leaf" (or Enter in the tree): selecting a row alone never moves the leaf. */
+async function setLeaf(i) {
+  if (state.busy || state.loading) return;
   const node = state.nodes[i];
-  if (!node?.id) return;
-  if (node.id === state.tree.leafId) return;
-  state.tree.setLeaf(node.id);
-  invalidate({ leaf: true }, true);
+  if (!node?.id || node.id === state.leafId) return;
+  const gen = state.structureGen;
+  try {
+    const out = await engine('setLeaf', { id: node.id });
+    if (gen !== state.structureGen) return;
+    state.leafId = out.leafId;
+  } catch (error) {
+    setStatus(`The leaf could not move to ${node.id}: ${errorText(error)}`, true);
+    return;
+  }
+  $('#tree').dataset.leafId = state.leafId ?? '';
+  invalidate({ branch: true });
+  renderDecor();
+  updateButtons();
   setStatus(`Leaf moved to ${node.id}: the plan, the context and the prune preview follow it.`);
 }
 
@@ -738,9 +890,10 @@ function summarizerKind() {
 function updateSummarizerNote() {
   const note = $('#summarizer-note');
   if (summarizerKind() === 'openai') {
-    note.textContent = 'Summaries are written by your model.';
+    note.textContent =
+      'Summaries are written by your model (session-compaction/openai, called from the engine worker).';
     note.classList.remove('warn');
-  } else if (!state.extractive) {
+  } else if (state.info && !state.info.hasExtractive) {
     note.textContent =
       'This build of the package has no extractiveSummarizer: run `npm run build` (and `npm run demo`) again, or use an endpoint.';
     note.classList.add('warn');
@@ -751,39 +904,58 @@ function updateSummarizerNote() {
   }
 }
 
-/** The `complete` to use and its name, or throws with a message for the user. */
+/** What the worker builds its `complete` from, and its name; throws with a message for the user. */
 function currentSummarizer() {
   if (summarizerKind() === 'openai') {
-    const base = /** @type {HTMLInputElement} */ ($('#ep-base')).value.trim();
+    const baseUrl = /** @type {HTMLInputElement} */ ($('#ep-base')).value.trim();
     const model = /** @type {HTMLInputElement} */ ($('#ep-model')).value.trim();
-    const key = /** @type {HTMLInputElement} */ ($('#ep-key')).value;
-    if (!/^https?:\/\//.test(base))
+    const apiKey = /** @type {HTMLInputElement} */ ($('#ep-key')).value;
+    if (!/^https?:\/\//.test(baseUrl))
       throw new Error('Enter the base URL of the OpenAI-compatible endpoint (http:// or https://).');
     if (!model) throw new Error('Enter the model name.');
-    if (!state.openai) throw new Error('This build of the package has no openai module: run `npm run build` again.');
-    const complete = state.openai.openaiComplete({ baseUrl: base, model, apiKey: key || undefined });
-    return { complete, name: `${model} at ${base}` };
+    if (!state.info?.hasOpenai)
+      throw new Error('This build of the package has no openai module: run `npm run build` again.');
+    return { spec: { kind: 'openai', baseUrl, model, apiKey }, name: `${model} at ${baseUrl}` };
   }
-  if (!state.extractive)
+  if (!state.info?.hasExtractive)
     throw new Error(
       'This build of the package has no extractiveSummarizer: rebuild it (npm run build) or use an endpoint.',
     );
-  return { complete: state.extractive, name: 'extractive summarizer' };
+  return { spec: { kind: 'extractive' }, name: 'extractive summarizer' };
 }
 
 function setBusy(busy, message = '') {
   state.busy = busy;
-  $('#app').dataset.state = busy ? 'busy' : state.tree ? 'ready' : 'empty';
+  $('#app').dataset.state = busy ? 'busy' : state.loaded ? 'ready' : 'empty';
   for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (
     document.querySelectorAll('#controls input, #act input')
   ))
     input.disabled = busy;
+  const abort = button('[data-action="abort"]');
+  abort.disabled = false;
+  abort.textContent = 'Cancel';
   if (message) setStatus(message);
   updateButtons();
 }
 
+/** Cancel: aborts the running compaction or navigation in the worker (and its model call). */
+async function cancel() {
+  if (!state.busy) return;
+  const abort = button('[data-action="abort"]');
+  abort.disabled = true;
+  abort.textContent = 'Cancelling…';
+  setStatus('Cancelling…');
+  try {
+    await engine('abort');
+  } catch (error) {
+    setStatus(`Could not cancel: ${errorText(error)}`, true);
+  }
+}
+
+const wasAborted = (error) => error?.code === 'E_ABORTED' || error?.name === 'AbortError';
+
 async function compact() {
-  if (state.busy || !state.tree) return;
+  if (state.busy || state.loading || !state.loaded) return;
   let summarizer;
   try {
     summarizer = currentSummarizer();
@@ -791,20 +963,16 @@ async function compact() {
     showActError(error.message);
     return;
   }
-  const before = { tokens: state.tree.estimateContextTokens(), messages: state.tree.buildLlmMessages().length };
   const customInstructions = /** @type {HTMLInputElement} */ ($('#custom-instructions')).value.trim() || undefined;
-  setBusy(true, `Compacting with the ${summarizer.name}…`);
-  const started = performance.now();
+  setBusy(true, `Compacting with the ${summarizer.name}… (Cancel stops it)`);
   try {
-    const out = await state.tree.compact({
-      complete: summarizer.complete,
+    const out = await engine('compact', {
+      summarizer: summarizer.spec,
       settings: compactionSettings(),
       customInstructions,
     });
-    const ms = performance.now() - started;
-    reloadStructure();
-    const after = { tokens: state.tree.estimateContextTokens(), messages: state.tree.buildLlmMessages().length };
-    const entryId = out.compactionEntry.id;
+    await applyStructure(out);
+    const { entryId, before, after, ms } = out;
     state.lastAction = {
       kind: 'compaction',
       entryId,
@@ -819,6 +987,7 @@ async function compact() {
     if (i !== undefined) treeView.reveal(i);
     const act = $('#act-result');
     act.classList.remove('error');
+    act.dataset.outcome = 'compacted';
     act.replaceChildren(
       'Compaction ',
       el('strong', { text: entryId }),
@@ -826,14 +995,15 @@ async function compact() {
     );
     setStatus(`Compacted in ${num(ms)} ms: the new compaction entry is the leaf; see “Last action” for its summary.`);
   } catch (error) {
-    showActError(`Compaction failed: ${error.code ? `${error.code}: ` : ''}${error.message ?? error}`);
+    if (wasAborted(error)) showActError('Compaction cancelled: the session is unchanged.', 'cancelled');
+    else showActError(`Compaction failed: ${errorText(error)}`);
   } finally {
     setBusy(false);
   }
 }
 
 async function navigateWithSummary(i) {
-  if (state.busy || !state.tree) return;
+  if (state.busy || state.loading || !state.loaded) return;
   const node = state.nodes[i];
   if (!node?.id) return;
   let summarizer;
@@ -844,27 +1014,25 @@ async function navigateWithSummary(i) {
     return;
   }
   setBusy(true, `Navigating to ${node.id} and summarizing the branch left behind (${summarizer.name})…`);
-  const started = performance.now();
   try {
-    const out = await state.tree.navigateTree(node.id, {
-      summarize: true,
-      complete: summarizer.complete,
+    const out = await engine('navigate', {
+      id: node.id,
+      summarizer: summarizer.spec,
       contextWindow: state.settings.contextWindow,
       reserveTokens: state.settings.reserveTokens,
     });
-    const ms = performance.now() - started;
     if (out.cancelled) {
       setStatus(`Navigation to ${node.id} was cancelled${out.aborted ? ' (aborted)' : ''}.`);
       return;
     }
-    reloadStructure();
+    await applyStructure(out);
     state.lastAction = {
       kind: 'navigation',
       targetId: node.id,
       newLeafId: out.newLeafId,
       summaryEntry: out.summaryEntry,
       editorText: out.editorText,
-      ms,
+      ms: out.ms,
       summarizer: summarizer.name,
     };
     renderResult($('#panel-result'), state.lastAction, jumpTo);
@@ -876,22 +1044,31 @@ async function navigateWithSummary(i) {
         : `Navigated to ${node.id} (nothing to summarize).`,
     );
   } catch (error) {
-    showActError(`Navigation failed: ${error.code ? `${error.code}: ` : ''}${error.message ?? error}`);
+    if (wasAborted(error)) showActError(`Navigation to ${node.id} cancelled: the session is unchanged.`, 'cancelled');
+    else showActError(`Navigation failed: ${errorText(error)}`);
   } finally {
     setBusy(false);
   }
 }
 
-function showActError(message) {
+function showActError(message, kind = 'error') {
   const act = $('#act-result');
   act.textContent = message;
   act.classList.add('error');
+  act.dataset.outcome = kind;
   setStatus(message, true);
 }
 
-function download() {
-  if (!state.tree) return;
-  const blob = new Blob([state.tree.toJsonl()], { type: 'application/x-ndjson' });
+async function download() {
+  if (!state.loaded) return;
+  let text;
+  try {
+    text = await engine('toJsonl');
+  } catch (error) {
+    setStatus(`Download failed: ${errorText(error)}`, true);
+    return;
+  }
+  const blob = new Blob([text], { type: 'application/x-ndjson' });
   const url = URL.createObjectURL(blob);
   const a = el('a', { href: url, download: state.fileName || 'session.jsonl' });
   document.body.append(a);

@@ -163,3 +163,7 @@ export function iconOf(node) {
       return ['meta', '·'];
   }
 }
+
+/** The context panel shows this many messages at its start and end (the rest on demand). */
+export const CONTEXT_HEAD = 40;
+export const CONTEXT_TAIL = 40;

@@ -43,6 +43,9 @@ function fileList(title, files) {
 }
 
 /**
+ * The preparation panel. `prep` is the engine worker's digest of `prepareCompaction()`: its
+ * `firstKeptEntryId`, `isSplitTurn`, `tokensBefore`, `previousSummary` and the lengths of its
+ * message lists (`messageCounts`), without the messages themselves.
  * @param {HTMLElement} panel
  * @param {{ prep: any, plan: any, sums: number[], counts: number[], fileLists: any,
  *   settings: any, cutId: string, turnId: string, onJump: (id: string) => void, pending?: boolean,
@@ -64,9 +67,9 @@ export function renderPreparation(panel, s) {
   }
   panel.dataset.nothingToCompact = '';
   const rows = [
-    ['To summarize (history)', prep.messagesToSummarize.length, s.sums[REGION.SUMMARIZE]],
-    ['Turn prefix (summarized separately)', prep.turnPrefixMessages.length, s.sums[REGION.PREFIX]],
-    ['Kept verbatim', prep.recentMessages.length, s.sums[REGION.KEPT]],
+    ['To summarize (history)', prep.messageCounts.messagesToSummarize, s.sums[REGION.SUMMARIZE]],
+    ['Turn prefix (summarized separately)', prep.messageCounts.turnPrefixMessages, s.sums[REGION.PREFIX]],
+    ['Kept verbatim', prep.messageCounts.recentMessages, s.sums[REGION.KEPT]],
   ];
   const table = el(
     'table',
@@ -138,30 +141,23 @@ export function renderPreparation(panel, s) {
   panel.replaceChildren(...children);
 }
 
-const CONTEXT_HEAD = 40;
-const CONTEXT_TAIL = 40;
-
 /**
- * The messages exactly as `buildLlmMessages()` returns them (the context after convertToLlm).
- * Token estimates are computed for the rendered cards only (big sessions have thousands).
+ * The messages exactly as `buildLlmMessages()` returns them (the context after convertToLlm),
+ * as the engine worker hands them over: the first and last messages as cards (each with the
+ * engine's token estimate), the ones in between on demand.
  * @param {HTMLElement} panel
- * @param {any[]} messages
- * @param {(m: any) => number} estimate
+ * @param {{ count: number, head: Card[], tail: Card[] }} context
  * @param {number} contextTokens estimateContextTokens() of the branch
+ * @param {(from: number, to: number) => Promise<Card[]>} loadRange the cards in between, from the worker
+ * @typedef {{ index: number, message: any, tokens: number }} Card
  */
-export function renderContext(panel, messages, estimate, contextTokens) {
-  panel.dataset.messageCount = String(messages.length);
-  const tokensOf = (m) => {
-    try {
-      return estimate(m);
-    } catch {
-      return 0;
-    }
-  };
+export function renderContext(panel, context, contextTokens, loadRange) {
+  const { count, head: first, tail } = context;
+  panel.dataset.messageCount = String(count);
   const head = el(
     'p',
     { class: 'small' },
-    el('strong', { text: `${num(messages.length)} messages · ${num(contextTokens)} estimated tokens` }),
+    el('strong', { text: `${num(count)} messages · ${num(contextTokens)} estimated tokens` }),
     ' — what the model receives next: ',
     el('code', { text: 'buildLlmMessages()' }),
     ', the branch context after ',
@@ -169,22 +165,30 @@ export function renderContext(panel, messages, estimate, contextTokens) {
     '.',
   );
   const list = el('div', { class: 'messages' });
-  const renderRange = (from, to) => {
-    const out = [];
-    for (let k = from; k < to; k++) out.push(messageCard(messages[k], k, tokensOf(messages[k])));
-    return out;
-  };
-  if (messages.length <= CONTEXT_HEAD + CONTEXT_TAIL + 10) {
-    list.append(...renderRange(0, messages.length));
-  } else {
-    const hidden = messages.length - CONTEXT_HEAD - CONTEXT_TAIL;
-    const more = el('button', { type: 'button', class: 'more', text: `Show the ${num(hidden)} messages in between` });
-    more.addEventListener('click', () =>
-      more.replaceWith(...renderRange(CONTEXT_HEAD, messages.length - CONTEXT_TAIL)),
-    );
-    list.append(...renderRange(0, CONTEXT_HEAD), more, ...renderRange(messages.length - CONTEXT_TAIL, messages.length));
+  const render = (cards) => cards.map((c) => messageCard(c.message, c.index, c.tokens));
+  list.append(...render(first));
+  if (tail.length) {
+    const from = first.length;
+    const to = count - tail.length;
+    const more = el('button', {
+      type: 'button',
+      class: 'more',
+      text: `Show the ${num(to - from)} messages in between`,
+    });
+    more.addEventListener('click', () => {
+      more.disabled = true;
+      more.textContent = 'Loading…';
+      loadRange(from, to).then(
+        (cards) => more.replaceWith(...render(cards)),
+        (error) => {
+          more.disabled = false;
+          more.textContent = `Could not load them (${error.message}); try again`;
+        },
+      );
+    });
+    list.append(more, ...render(tail));
   }
-  if (!messages.length) list.append(el('p', { class: 'muted', text: 'The context is empty.' }));
+  if (!count) list.append(el('p', { class: 'muted', text: 'The context is empty.' }));
   panel.replaceChildren(head, list);
 }
 

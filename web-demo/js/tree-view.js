@@ -5,7 +5,8 @@
 // Virtualized: only the rows in view (plus a margin) are in the DOM, so 50,000 entries scroll
 // smoothly. Keyboard: the tree element holds the focus (aria-activedescendant points at the
 // active row); arrows / PageUp / PageDown / Home / End move, Enter makes the entry the leaf (or
-// opens a fold), S navigates there with a summary.
+// opens a fold), S navigates there with a summary. A click only selects a row (the leaf moves
+// with "Make leaf" or Enter); its "⤷ with summary" button navigates there.
 import { el, iconOf, num, short } from './format.js';
 
 const HEAD = 2;
@@ -46,85 +47,17 @@ export class TreeView {
   }
 
   /**
-   * New structure (load, compaction, navigation): computes the depth-first order. At a branch
-   * point the child with the biggest subtree is the main line: it continues at the same depth,
-   * after the other children, which are indented one level (so a long session with a few side
-   * branches stays flat, and each side branch shows up right under its branch point).
+   * New structure (load, compaction, navigation): the nodes (see tree-layout.js `unpackNodes`)
+   * and their display order from `layoutTree` (computed in the engine worker).
+   * @param {any[]} nodes
+   * @param {{ order: Int32Array<ArrayBuffer>, depth: Int32Array<ArrayBuffer>, branchStart: Uint8Array<ArrayBuffer> }} layout
    */
-  setNodes(nodes, byId) {
+  setNodes(nodes, layout) {
     this.nodes = nodes;
     const n = nodes.length;
-    const kidsOf = (i) => {
-      const out = [];
-      for (const id of nodes[i].children) {
-        const j = byId.get(id);
-        if (j !== undefined && j !== i) out.push(j);
-      }
-      return out;
-    };
-    const isRoot = (i) => {
-      const p = nodes[i].parentId;
-      return p === null || p === undefined || !byId.has(p);
-    };
-    // Pass 1: a plain depth-first order, to get subtree sizes bottom-up.
-    const pre = [];
-    const seen1 = new Uint8Array(n);
-    const walk = (r) => {
-      const stack = [r];
-      while (stack.length) {
-        const i = stack.pop();
-        if (seen1[i]) continue;
-        seen1[i] = 1;
-        pre.push(i);
-        for (const j of kidsOf(i)) if (!seen1[j]) stack.push(j);
-      }
-    };
-    for (let i = 0; i < n; i++) if (isRoot(i)) walk(i);
-    for (let i = 0; i < n; i++) if (!seen1[i]) walk(i);
-    const size = new Int32Array(n).fill(1);
-    const parentIdx = new Int32Array(n).fill(-1);
-    for (const i of pre) for (const j of kidsOf(i)) if (parentIdx[j] < 0) parentIdx[j] = i;
-    for (let k = pre.length - 1; k >= 0; k--) {
-      const i = pre[k];
-      if (parentIdx[i] >= 0) size[parentIdx[i]] += size[i];
-    }
-    // Pass 2: the display order.
-    const order = new Int32Array(n);
-    const depth = new Int32Array(n);
-    const branchStart = new Uint8Array(n);
-    const seen = new Uint8Array(n);
-    let k = 0;
-    const stack = [];
-    const visit = (rootIndex) => {
-      stack.push(rootIndex, 0);
-      while (stack.length) {
-        const d = stack.pop();
-        const i = stack.pop();
-        if (seen[i]) continue;
-        seen[i] = 1;
-        order[k] = i;
-        depth[k] = d;
-        k++;
-        const kids = kidsOf(i).filter((j) => !seen[j]);
-        if (kids.length === 0) continue;
-        let main = kids[0];
-        for (const j of kids) if (size[j] > size[main]) main = j;
-        // Pushed in reverse display order: the main line last on screen, so first on the stack.
-        stack.push(main, d);
-        for (let c = kids.length - 1; c >= 0; c--) {
-          const j = kids[c];
-          if (j === main) continue;
-          branchStart[j] = 1;
-          stack.push(j, d + 1);
-        }
-      }
-    };
-    for (let i = 0; i < n; i++) if (isRoot(i)) visit(i);
-    // Entries on a cycle (or otherwise unreachable) still get a row, at the end.
-    for (let i = 0; i < n; i++) if (!seen[i]) visit(i);
-    this.order = order.subarray(0, k);
-    this.depth = depth.subarray(0, k);
-    this.branchStart = branchStart;
+    this.order = layout.order;
+    this.depth = layout.depth;
+    this.branchStart = layout.branchStart;
     this.rowOfNode = new Int32Array(n).fill(-1);
     this.expanded.clear();
     this.active = -1;
@@ -152,7 +85,7 @@ export class TreeView {
   isAnchor(i) {
     const n = this.nodes[i];
     const d = this.decor;
-    if (n.children.length !== 1 || this.branchStart[i] || n.parentId == null || n.label) return true;
+    if (n.childCount !== 1 || this.branchStart[i] || n.parentId == null || n.label) return true;
     if (d && (i === d.leaf || i === d.cut || i === d.turn || i === d.boundary || d.issues.has(i))) return true;
     if (n.type === 'message')
       return n.role === 'user' || n.role === 'branchSummary' || n.role === 'compactionSummary' || n.role === 'custom';
@@ -274,11 +207,7 @@ export class TreeView {
       return;
     }
     this.setActive(row, false);
-    if (event.target.closest('[data-action="navigate"]')) {
-      this.cb.onNavigate(data.i);
-    } else {
-      this.cb.onLeaf(data.i);
-    }
+    if (event.target.closest('[data-action="navigate"]')) this.cb.onNavigate(data.i);
   }
 
   onKey(event) {
@@ -323,6 +252,12 @@ export class TreeView {
         handled = false;
     }
     if (handled) event.preventDefault();
+  }
+
+  /** Draws the rows in view again (same rows; their texts changed, e.g. descriptions arrived). */
+  redraw() {
+    this.version++;
+    this.schedule();
   }
 
   render() {
