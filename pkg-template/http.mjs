@@ -26,6 +26,31 @@ export function redactUrl(url) {
 }
 
 /**
+ * `text` with every URL in it passed through {@link redactUrl} and every secret removed: each
+ * string of `secrets` (an API key, …; shorter than 4 characters is ignored) and, for each URL
+ * among them, the credentials written into it (user, password, secret query values) become
+ * `[redacted]`. For error messages that may quote a request (a `fetch` failure quotes its URL,
+ * some servers quote the header they refused).
+ * @param {unknown} text
+ * @param {(string | undefined)[]} [secrets]
+ * @returns {string}
+ */
+export function redactText(text, secrets = []) {
+  const hidden = secrets.flatMap((s) =>
+    typeof s === 'string' && /^[a-z][a-z0-9+.-]*:\/\//i.test(s) ? urlSecrets(s) : [s],
+  );
+  let out = String(text).replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi, (found) => {
+    // Punctuation right after a URL ends the sentence, not the URL.
+    const tail = /[.,;:!?)]+$/.exec(found)?.[0] ?? '';
+    return redactUrl(found.slice(0, found.length - tail.length)) + tail;
+  });
+  for (const s of hidden) {
+    if (typeof s === 'string' && s.length >= 4) out = out.split(s).join('[redacted]');
+  }
+  return out;
+}
+
+/**
  * `base` with `path` appended to its path (trailing slashes of the base dropped), its query kept:
  * `joinUrl("https://h/v1/?k=1", "messages")` is `"https://h/v1/messages?k=1"`.
  * @param {string} base
@@ -52,13 +77,8 @@ export function joinUrl(base, path) {
  */
 export async function postJson({ url, headers, body, signal, fetch: fetchImpl = globalThis.fetch, secrets = [] }) {
   const shown = redactUrl(url);
-  const hidden = [...secrets, ...urlSecrets(url)].filter((s) => typeof s === 'string' && s.length >= 4);
   /** Removes every secret from a text that may echo it (some servers quote the header they refused). */
-  const redact = (/** @type {unknown} */ text) => {
-    let out = String(text);
-    for (const s of hidden) out = out.split(/** @type {string} */ (s)).join('[redacted]');
-    return out;
-  };
+  const redact = (/** @type {unknown} */ text) => redactText(text, [...secrets, url]);
   /** @type {Response} */
   let response;
   /** @type {string} */

@@ -3,7 +3,7 @@
 // readable report. The rules themselves (branch walk, token counts, …) come from the engine.
 import { resolve } from 'node:path';
 import * as engine from '../index.node.mjs';
-import { bytes, CliError, makeStyle, num, readSessionFile, SAMPLE_FILE } from './support.mjs';
+import { binaryKind, bytes, CliError, makeStyle, num, plural, readSessionFile, SAMPLE_FILE } from './support.mjs';
 
 /** The program name, first word of every report and error. */
 export const NAME = 'session-compaction';
@@ -11,15 +11,16 @@ export const NAME = 'session-compaction';
 export const DEFAULT_CONTEXT_WINDOW = 200_000;
 /** `--max-chars` of `context` when not given. */
 export const DEFAULT_MAX_CHARS = 600;
-/** At most this many load warnings are printed one by one. */
-const MAX_LOAD_WARNINGS = 20;
+/** `--max-errors` when not given: at most this many unreadable lines or findings are listed. */
+export const DEFAULT_MAX_ERRORS = 20;
 
 /**
  * @typedef {Record<string, string | boolean | undefined>} Opts the parsed options
  * @typedef {{ out: (line?: string) => void, warn: (line: string) => void, style: ReturnType<typeof makeStyle>,
  *   errStyle: ReturnType<typeof makeStyle> }} Io
  * @typedef {{ tree: engine.SessionTree, path: string, display: string, sample: boolean, loadErrors: engine.LineError[],
- *   size: number, mtimeMs: number }} Session
+ *   size: number, mtimeMs: number, maxErrors: number }} Session
+ *   `maxErrors`: `--max-errors` (0 = no limit)
  * @typedef {{ summary: string, usage: string, options: string[], target?: boolean, notes?: string[],
  *   optionHelp?: Record<string, string>,
  *   run: (s: Session, o: Opts, io: Io, target?: string) => number | Promise<number> }} Command
@@ -37,7 +38,13 @@ export function openSession(file, opts) {
   const sample = file === undefined;
   const path = sample ? SAMPLE_FILE : resolve(file);
   const display = sample ? SAMPLE_FILE : file;
+  const maxErrors = intOption(opts, 'max-errors') ?? DEFAULT_MAX_ERRORS;
   const read = readSessionFile(path, { progress: opts.progress ? 'always' : 'auto', display });
+  const binary = binaryKind(read.data);
+  if (binary) {
+    read.bar?.done();
+    throw new CliError(`${display} is not a pi session: it holds ${binary}; a session is a text file of JSON lines`);
+  }
   read.bar?.status(`parsing ${bytes(read.size)} …`);
   let tree;
   try {
@@ -48,9 +55,18 @@ export function openSession(file, opts) {
     read.bar?.done();
   }
   const loadErrors = tree.loadErrors;
-  if (loadErrors.some((e) => e.code === 'E_HEADER')) {
-    const details = loadErrors.map((e) => `  ${display}: ${lineMessage(e)}`);
-    throw new CliError(`${display} is not a usable pi session:\n${details.join('\n')}`);
+  const header = loadErrors.find((e) => e.code === 'E_HEADER');
+  if (header) {
+    // Not a session (another JSON or text file) or a damaged header: the engine's reason first,
+    // then at most --max-errors of the lines, and how many more there are.
+    const shown = capped(loadErrors, maxErrors);
+    const details = shown.items.map((e) => `  ${display}: ${lineMessage(e)}`);
+    if (shown.more)
+      details.push(`  … ${plural(shown.more, 'more error')} not shown (--max-errors ${maxErrors}; 0 = all)`);
+    throw new CliError(
+      `${display} is not a usable pi session (${lineMessage(header)}); ` +
+        `${plural(loadErrors.length, 'line error')} in all:\n${details.join('\n')}`,
+    );
   }
   if (opts.leaf !== undefined) {
     try {
@@ -59,18 +75,30 @@ export function openSession(file, opts) {
       throw new CliError(`${display}: --leaf ${opts.leaf}: ${engineMessage(error)}`);
     }
   }
-  return { tree, path, display, sample, loadErrors, size: read.size, mtimeMs: read.mtimeMs };
+  return { tree, path, display, sample, loadErrors, size: read.size, mtimeMs: read.mtimeMs, maxErrors };
 }
 
-/** Prints the load errors of a lenient load as warnings (every command but validate). */
+/**
+ * The first `max` items (all of them when `max` is 0) and how many are left out.
+ * @template T
+ * @param {T[]} items @param {number} max
+ * @returns {{ items: T[], more: number }}
+ */
+export function capped(items, max) {
+  if (max <= 0 || items.length <= max) return { items, more: 0 };
+  return { items: items.slice(0, max), more: items.length - max };
+}
+
+/** Prints the load errors of a lenient load as warnings (every command but validate), at most `--max-errors`. */
 export function warnLoadErrors(/** @type {Session} */ session, /** @type {Io} */ io) {
-  const { loadErrors, display } = session;
-  for (const e of loadErrors.slice(0, MAX_LOAD_WARNINGS)) {
+  const { loadErrors, display, maxErrors } = session;
+  const shown = capped(loadErrors, maxErrors);
+  for (const e of shown.items) {
     io.warn(`${display}: ${lineMessage(e)} (line skipped)`);
   }
-  if (loadErrors.length > MAX_LOAD_WARNINGS) {
+  if (shown.more) {
     io.warn(
-      `${display}: ${num(loadErrors.length - MAX_LOAD_WARNINGS)} more malformed lines skipped (see \`validate\`)`,
+      `${display}: ${plural(shown.more, 'more malformed line')} skipped, not listed (--max-errors ${maxErrors}; 0 = all; see \`validate\`)`,
     );
   }
 }

@@ -8,6 +8,7 @@
 // Node >= 20, no dependencies beyond Node's built-ins and this package.
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { redactText } from '../http.mjs';
 import * as engine from '../index.node.mjs';
 import { compact } from './commands/compact.mjs';
 import { context } from './commands/context.mjs';
@@ -16,7 +17,8 @@ import { plan } from './commands/plan.mjs';
 import { prune } from './commands/prune.mjs';
 import { tree } from './commands/tree.mjs';
 import { validate } from './commands/validate.mjs';
-import { DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_CHARS, NAME, openSession } from './report.mjs';
+import { DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_CHARS, DEFAULT_MAX_ERRORS, NAME, openSession } from './report.mjs';
+import { SUMMARIZER_CODES } from './summarizer.mjs';
 import {
   CliError,
   colorEnabled,
@@ -29,9 +31,6 @@ import {
   SAMPLE_FILE,
   table,
 } from './support.mjs';
-
-/** Error codes of a failed summarizer (exit code 3). */
-const SUMMARIZER_CODES = new Set(['E_MODEL', 'E_REMOTE', 'E_SUMMARIZATION']);
 
 // ── options and commands ────────────────────────────────────────────────────────────────────
 
@@ -60,6 +59,11 @@ const OPTIONS = {
   full: { type: 'boolean', help: 'show everything: no truncation (context), no collapsed runs (tree)' },
   strict: { type: 'boolean', help: 'refuse files with malformed lines (default: skip them with a warning)' },
   progress: { type: 'boolean', help: 'show the loading progress bar even when stderr is not a terminal' },
+  'max-errors': {
+    type: 'string',
+    arg: 'n',
+    help: `list at most n unreadable lines or findings, then say how many more (default ${DEFAULT_MAX_ERRORS}; 0 = all)`,
+  },
   endpoint: {
     type: 'string',
     arg: 'url',
@@ -82,7 +86,7 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h', help: 'show help' },
   version: { type: 'boolean', short: 'V', help: 'print the version' },
 };
-const COMMON = ['strict', 'progress', 'help'];
+const COMMON = ['strict', 'progress', 'max-errors', 'help'];
 
 /** The commands, in the order of `--help`. @type {Record<string, import('./report.mjs').Command>} */
 const COMMANDS = { plan, context, prune, tree, validate, compact, navigate };
@@ -129,9 +133,10 @@ async function main(argv) {
       return EXIT_INTERRUPTED;
     }
     if (typeof code === 'string' && SUMMARIZER_CODES.has(code)) {
-      // The message is the summarizer's (the HTTP status and the reply's error text; never a key).
+      // Outside `interruptible` (which names the endpoint): the message with every URL in it
+      // redacted (the HTTP status and the reply's error text; never a key).
       process.stderr.write(
-        `${errStyle.red(`${NAME}: error: the summarizer failed:`)} ${/** @type {Error} */ (error).message} (${code}); nothing was written\n`,
+        `${errStyle.red(`${NAME}: error: the summarizer failed:`)} ${redactText(/** @type {Error} */ (error).message)} (${code}); nothing was written\n`,
       );
       return EXIT_SUMMARIZER;
     }

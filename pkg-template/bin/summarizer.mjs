@@ -1,5 +1,7 @@
 // Shared parts of `compact` and `navigate`: the summarizer chosen by the options (extractive,
 // --endpoint, --openai), running it interruptibly with a timeout, and writing the new entry.
+
+import { redactText, redactUrl } from '../http.mjs';
 import * as engine from '../index.node.mjs';
 import { openaiComplete } from '../openai.mjs';
 import { lineMessage } from './report.mjs';
@@ -8,9 +10,15 @@ import { appendLineAtomic, CliError, clip, EXIT_SUMMARIZER, plural, writeFileAto
 /** Options choosing and steering the summarizer (compact, navigate). */
 export const MODEL_OPTIONS = ['endpoint', 'openai', 'model', 'instructions', 'timeout'];
 
+/** Error codes of a failed summarizer (exit code 3). */
+export const SUMMARIZER_CODES = new Set(['E_MODEL', 'E_REMOTE', 'E_SUMMARIZATION']);
+
 /**
  * @typedef {{ kind: 'extractive' | 'endpoint' | 'openai', label: string, json: Record<string, string>,
- *   model: { complete: (request: any) => Promise<string> } | { remoteEndpoint: string } }} Summarizer
+ *   model: { complete: (request: any) => Promise<string> } | { remoteEndpoint: string },
+ *   url?: string, secrets: (string | undefined)[] }} Summarizer
+ *   `url`: the endpoint as shown (credentials redacted); `secrets`: what no message may contain
+ *   (the API key, the URL given, whose credentials are redacted from messages).
  * @typedef {import('./report.mjs').Session} Session
  * @typedef {import('./report.mjs').Opts} Opts
  * @typedef {import('./report.mjs').Io} Io
@@ -29,11 +37,14 @@ export function summarizerFrom(/** @type {Opts} */ opts, /** @type {Io} */ io) {
   }
   if (endpoint !== undefined) {
     const url = httpUrl(endpoint, 'endpoint');
+    installFetchCauses();
     return {
       kind: 'endpoint',
       label: `remote endpoint ${displayUrl(url)}`,
       json: { kind: 'endpoint', endpoint: displayUrl(url) },
       model: { remoteEndpoint: endpoint },
+      url: displayUrl(url),
+      secrets: [endpoint],
     };
   }
   if (base !== undefined) {
@@ -47,6 +58,8 @@ export function summarizerFrom(/** @type {Opts} */ opts, /** @type {Io} */ io) {
       label: `${model} through the OpenAI-compatible API at ${displayUrl(url)}`,
       json: { kind: 'openai', baseUrl: displayUrl(url), model },
       model: { complete: openaiComplete({ baseUrl: base, model, apiKey }) },
+      url: displayUrl(url),
+      secrets: [apiKey, base],
     };
   }
   return {
@@ -54,6 +67,44 @@ export function summarizerFrom(/** @type {Opts} */ opts, /** @type {Io} */ io) {
     label: 'extractive: quotes the conversation, no model is called (--endpoint or --openai use one)',
     json: { kind: 'extractive' },
     model: { complete: engine.extractiveSummarizer },
+    secrets: [],
+  };
+}
+
+/**
+ * The failure of a summarizer as the user reads it: the cause, the endpoint's URL (credentials
+ * redacted), the code; the API key, URL credentials and secret query values never appear.
+ * @param {Summarizer} summarizer
+ * @param {any} error an engine error with a code of {@link SUMMARIZER_CODES}
+ * @returns {CliError} exit code 3
+ */
+export function summarizerFailure(summarizer, error) {
+  const cause = redactText(error?.message ?? error, summarizer.secrets);
+  const where = summarizer.url && !cause.includes(summarizer.url) ? ` — ${summarizer.kind} ${summarizer.url}` : '';
+  return new CliError(`the summarizer failed: ${cause}${where} (${error.code}); nothing was written`, EXIT_SUMMARIZER);
+}
+
+let fetchCausesInstalled = false;
+
+/**
+ * Makes a network failure of `fetch` name its cause. Node's fetch rejects with a TypeError
+ * "fetch failed" whose `cause` holds the reason (ECONNREFUSED, ENOTFOUND, …); the engine's remote
+ * summarizer (--endpoint) only passes the message on, so this CLI process wraps its global
+ * `fetch` to add the cause to the message. Aborts and replies are untouched.
+ */
+function installFetchCauses() {
+  if (fetchCausesInstalled || typeof globalThis.fetch !== 'function') return;
+  fetchCausesInstalled = true;
+  const original = globalThis.fetch;
+  globalThis.fetch = async (...args) => {
+    try {
+      return await original(...args);
+    } catch (error) {
+      const cause = /** @type {any} */ (error)?.cause;
+      if (/** @type {any} */ (error)?.name === 'AbortError' || !cause) throw error;
+      const why = [cause.code, cause.message].filter(Boolean).join(': ');
+      throw new TypeError(`${/** @type {Error} */ (error).message}: ${why}`, { cause });
+    }
   };
 }
 
@@ -66,29 +117,34 @@ function httpUrl(/** @type {string} */ text, /** @type {string} */ option) {
     throw new CliError(`--${option}: not a URL: "${text}"`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new CliError(`--${option}: expected an http:// or https:// URL, got "${text}"`);
+    throw new CliError(`--${option}: expected an http:// or https:// URL, got "${redactUrl(text)}"`);
+  }
+  if (url.username || url.password) {
+    throw new CliError(
+      `--${option}: the URL carries credentials (user:password@), which fetch refuses to send: ` +
+        `remove them${option === 'openai' ? ' (the API key comes from $OPENAI_API_KEY)' : ''}: ${displayUrl(url)}`,
+    );
   }
   return url;
 }
 
-/** A URL for display: credentials in it are masked. */
+/** A URL for display: user, password and secret query values (`key=`, `token=`, …) redacted. */
 function displayUrl(/** @type {URL} */ url) {
-  if (!url.username && !url.password) return url.href;
-  const copy = new URL(url.href);
-  copy.username = copy.username ? '***' : '';
-  copy.password = copy.password ? '***' : '';
-  return copy.href;
+  return redactUrl(url.href);
 }
 
 /**
  * Runs `work` with an AbortSignal that the first Ctrl-C aborts (the engine then rejects with
  * E_ABORTED and appends nothing); a second Ctrl-C ends the process at once. On a terminal, a
- * status line on stderr says what is running.
+ * status line on stderr says what is running. A summarizer failure (E_MODEL, E_REMOTE,
+ * E_SUMMARIZATION) becomes {@link summarizerFailure} of `summarizer`: the cause and the endpoint,
+ * credentials redacted (exit code 3).
  * @template T
  * @param {string} status @param {(signal: AbortSignal) => Promise<T>} work
+ * @param {Summarizer} [summarizer]
  * @returns {Promise<T>}
  */
-export async function interruptible(status, work, timeoutSeconds = 600) {
+export async function interruptible(status, work, timeoutSeconds = 600, summarizer = undefined) {
   const controller = new AbortController();
   const onSigint = () => {
     process.stderr.write('\ninterrupt: stopping the summarizer (press Ctrl-C again to quit at once)\n');
@@ -110,10 +166,13 @@ export async function interruptible(status, work, timeoutSeconds = 600) {
   } catch (error) {
     if (timedOut) {
       throw new CliError(
-        `the summarizer did not answer within ${timeoutSeconds} s (--timeout): nothing written`,
+        `the summarizer did not answer within ${timeoutSeconds} s (--timeout)${summarizer?.url ? ` — ${summarizer.kind} ${summarizer.url}` : ''}: nothing written`,
         EXIT_SUMMARIZER,
       );
     }
+    const code = /** @type {any} */ (error)?.code;
+    if (summarizer && typeof code === 'string' && SUMMARIZER_CODES.has(code))
+      throw summarizerFailure(summarizer, error);
     throw error;
   } finally {
     clearTimeout(timer);

@@ -237,6 +237,44 @@ export function readSessionFile(path, { progress = 'auto', stderr = process.stde
   }
 }
 
+/** Magic numbers of binary formats people mistake for a session (compressed copies, archives…). */
+const MAGIC = [
+  { bytes: [0x1f, 0x8b], what: 'gzip-compressed data (decompress it first, e.g. `gunzip -k`)' },
+  { bytes: [0x28, 0xb5, 0x2f, 0xfd], what: 'zstd-compressed data (decompress it first, e.g. `zstd -d`)' },
+  { bytes: [0x42, 0x5a, 0x68], what: 'bzip2-compressed data (decompress it first, e.g. `bunzip2 -k`)' },
+  { bytes: [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00], what: 'xz-compressed data (decompress it first, e.g. `unxz -k`)' },
+  { bytes: [0x50, 0x4b, 0x03, 0x04], what: 'a zip archive (extract the .jsonl from it first)' },
+  { bytes: [0x7f, 0x45, 0x4c, 0x46], what: 'an executable (ELF)' },
+  { bytes: [0x89, 0x50, 0x4e, 0x47], what: 'a PNG image' },
+  { bytes: [0xff, 0xd8, 0xff], what: 'a JPEG image' },
+  { bytes: [0x25, 0x50, 0x44, 0x46, 0x2d], what: 'a PDF document' },
+  { bytes: [0x53, 0x51, 0x4c, 0x69, 0x74, 0x65], what: 'an SQLite database' },
+  { bytes: [0xff, 0xfe], what: 'UTF-16 text (save it as UTF-8)' },
+  { bytes: [0xfe, 0xff], what: 'UTF-16 text (save it as UTF-8)' },
+];
+/** How many leading bytes of the first line {@link binaryKind} looks at. */
+const SNIFF_BYTES = 8 * 1024;
+
+/**
+ * What a file is when it is not text at all: a known binary format by its magic number, or
+ * "binary data" when its first line (its first 8 KiB at most) holds a NUL byte, which the JSON
+ * text of a session header never does. `null` for text. Only the start is looked at: a session
+ * whose later lines were damaged (a crash can leave NUL bytes at the end) still loads, its bad
+ * lines kept as they are. A session is a text file of JSON lines: the CLI refuses binary input
+ * with one message instead of one "malformed JSON" warning per line.
+ * @param {Uint8Array} data
+ * @returns {string | null}
+ */
+export function binaryKind(data) {
+  for (const m of MAGIC) {
+    if (data.length >= m.bytes.length && m.bytes.every((b, i) => data[i] === b)) return m.what;
+  }
+  const head = data.subarray(0, SNIFF_BYTES);
+  const end = head.indexOf(0x0a);
+  const nul = (end < 0 ? head : head.subarray(0, end)).indexOf(0);
+  return nul >= 0 ? `binary data (a NUL byte at offset ${num(nul)})` : null;
+}
+
 /** @param {any} error */
 function describeFsError(error) {
   switch (error?.code) {

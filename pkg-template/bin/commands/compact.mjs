@@ -75,6 +75,7 @@ async function cmdCompact(session, opts, io) {
     `compacting with the ${summarizer.kind} summarizer`,
     (signal) => tree.compact({ ...summarizer.model, customInstructions: instructions, settings, signal }),
     timeoutOf(opts),
+    summarizer,
   );
   const after = contextSize(tree);
   const entry = /** @type {any} */ (done.compactionEntry);

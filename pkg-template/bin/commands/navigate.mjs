@@ -72,6 +72,7 @@ async function cmdNavigate(session, opts, io, target) {
         signal,
       }),
     timeoutOf(opts),
+    summarizer,
   );
   if (out.aborted) throw Object.assign(new Error('Branch summary aborted'), { code: 'E_ABORTED' });
   const summaryEntry = /** @type {any} */ (out.summaryEntry);

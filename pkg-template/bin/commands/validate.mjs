@@ -1,5 +1,5 @@
 // `validate`: structural problems and unreadable lines (exit code 1 on errors).
-import { printJson, reportHeader } from '../report.mjs';
+import { capped, printJson, reportHeader } from '../report.mjs';
 import { EXIT_FINDINGS, EXIT_OK, num, plural, table } from '../support.mjs';
 
 /** Issue codes of `validate` that are warnings; every other issue and every load error is an error. */
@@ -8,7 +8,7 @@ const WARNING_CODES = new Set(['E_UNANSWERED_TOOL_CALL']);
 /** @type {import('../report.mjs').Command} */
 export const validate = {
   summary: 'structural problems and unreadable lines (exit code 1 on errors)',
-  usage: 'validate [file] [--json]',
+  usage: 'validate [file] [--json] [--max-errors n]',
   options: ['json'],
   run: cmdValidate,
 };
@@ -58,7 +58,8 @@ function cmdValidate(session, opts, io) {
   io.out('');
   if (findings.length) {
     const rows = [[style.dim('severity'), style.dim('code'), style.dim('line'), style.dim('message')]];
-    for (const f of findings) {
+    const shown = capped(findings, session.maxErrors);
+    for (const f of shown.items) {
       rows.push([
         f.severity === 'error' ? style.red('error') : style.yellow('warning'),
         f.code,
@@ -67,6 +68,13 @@ function cmdValidate(session, opts, io) {
       ]);
     }
     io.out(table(rows, { align: 'llrl' }).join('\n'));
+    if (shown.more) {
+      io.out(
+        style.dim(
+          `  … ${plural(shown.more, 'more finding')} not listed (--max-errors ${session.maxErrors}; 0 = all; --json has every one)`,
+        ),
+      );
+    }
     io.out('');
   }
   const verdict = errors ? style.red('INVALID') : style.green('valid');
