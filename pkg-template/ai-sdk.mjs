@@ -7,7 +7,7 @@
 // The engine decides the content (summaries rendered, pruned outputs, bash executions, tool
 // calls answered); these functions only map shapes.
 
-import { assistantMessage, blocksOf, messageEntries, textOf } from './http.mjs';
+import { assistantMessage, blocksOf, knownOptions, messageEntries, textOf } from './http.mjs';
 
 /**
  * A `complete(request)` callback over the AI SDK: calls
@@ -20,7 +20,9 @@ import { assistantMessage, blocksOf, messageEntries, textOf } from './http.mjs';
  * @param {import('./ai-sdk.mjs').AiSdkConfig} config
  * @returns {import('./ai-sdk.mjs').AiSdkComplete}
  */
-export function aiSdkComplete({ generateText, model, options = {} }) {
+export function aiSdkComplete(config) {
+  knownOptions(config, ['generateText', 'model', 'options'], 'aiSdkComplete');
+  const { generateText, model, options = {} } = config;
   return async (request) => {
     try {
       const call = /** @type {(options: Record<string, unknown>) => PromiseLike<{ text: string }>} */ (generateText);
@@ -79,7 +81,9 @@ function part(/** @type {any} */ b, /** @type {boolean} */ inTool) {
  * @param {{ system?: string }} [options]
  * @returns {any[]}
  */
-export function toModelMessages(messages, { system } = {}) {
+export function toModelMessages(messages, options = {}) {
+  knownOptions(options, ['system'], 'toModelMessages');
+  const { system } = options;
   /** @type {any[]} */
   const out = system ? [{ role: 'system', content: system }] : [];
   for (const m of messages) {
@@ -171,7 +175,9 @@ function outputBlocks(/** @type {any} */ output) {
  * @param {{ now?: number, usage?: any, model?: string, provider?: string }} [options]
  * @returns {any[]}
  */
-export function fromModelMessages(messages, { now = Date.now(), usage, model, provider } = {}) {
+export function fromModelMessages(messages, options = {}) {
+  knownOptions(options, ['now', 'usage', 'model', 'provider'], 'fromModelMessages');
+  const { now = Date.now(), usage, model, provider } = options;
   /** @type {any[]} */
   const out = [];
   for (const m of messages) {

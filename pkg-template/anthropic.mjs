@@ -6,7 +6,7 @@
 // The engine decides the content (summaries rendered, pruned outputs, bash executions, tool
 // calls answered); these functions only map shapes.
 
-import { assistantMessage, blocksOf, joinUrl, messageEntries, postJson, redactUrl } from './http.mjs';
+import { assistantMessage, blocksOf, joinUrl, knownOptions, messageEntries, postJson, redactUrl } from './http.mjs';
 
 /** The `anthropic-version` header sent by {@link anthropicComplete}. */
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -24,7 +24,9 @@ export const ANTHROPIC_VERSION = '2023-06-01';
  * @param {import('./anthropic.mjs').AnthropicConfig} config
  * @returns {import('./anthropic.mjs').AnthropicComplete}
  */
-export function anthropicComplete({ baseUrl = 'https://api.anthropic.com/v1', model, apiKey, fetch }) {
+export function anthropicComplete(config) {
+  knownOptions(config, ['baseUrl', 'model', 'apiKey', 'fetch'], 'anthropicComplete');
+  const { baseUrl = 'https://api.anthropic.com/v1', model, apiKey, fetch } = config;
   const url = joinUrl(baseUrl, 'messages');
   return async (request) => {
     /** @type {Record<string, string>} */
@@ -161,7 +163,9 @@ const STOP_REASONS = /** @type {Record<string, string>} */ ({
  * @param {{ model?: string, now?: number }} [options]
  * @returns {any[]}
  */
-export function fromAnthropicMessages(messages, { model, now = Date.now() } = {}) {
+export function fromAnthropicMessages(messages, options = {}) {
+  knownOptions(options, ['model', 'now'], 'fromAnthropicMessages');
+  const { model, now = Date.now() } = options;
   /** @type {Map<string, string>} */
   const names = new Map();
   /** @type {any[]} */

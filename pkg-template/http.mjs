@@ -51,6 +51,31 @@ export function redactText(text, secrets = []) {
 }
 
 /**
+ * Refuses an options object with a key not in `known`: throws a `SessionCompactionError` with
+ * code `E_INVALID_ARGUMENT` naming the key and the function (`what`), so that a misspelt option
+ * is never silently ignored. `undefined` / `null` pass (no options).
+ * @param {unknown} options
+ * @param {readonly string[]} known
+ * @param {string} what
+ */
+export function knownOptions(options, known, what) {
+  if (options === undefined || options === null) return;
+  if (typeof options !== 'object') throw invalidArgument(`${what}: expected an options object, got ${typeof options}`);
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) {
+      throw invalidArgument(`${what}: unknown option \`${key}\` (expected one of ${known.map((k) => `\`${k}\``).join(', ')})`);
+    }
+  }
+}
+
+/** @param {string} message */
+function invalidArgument(message) {
+  const error = new TypeError(message);
+  error.name = 'SessionCompactionError';
+  return Object.assign(error, { code: 'E_INVALID_ARGUMENT' });
+}
+
+/**
  * `base` with `path` appended to its path (trailing slashes of the base dropped), its query kept:
  * `joinUrl("https://h/v1/?k=1", "messages")` is `"https://h/v1/messages?k=1"`.
  * @param {string} base

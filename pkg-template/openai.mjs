@@ -12,6 +12,7 @@ import {
   blocksOf,
   finishAssistant,
   joinUrl,
+  knownOptions,
   messageEntries,
   oneLine,
   postJson,
@@ -34,7 +35,9 @@ import {
  * @param {import('./openai.mjs').OpenAiConfig} config
  * @returns {import('./openai.mjs').OpenAiComplete}
  */
-export function openaiComplete({ baseUrl, model, apiKey, fetch }) {
+export function openaiComplete(config) {
+  knownOptions(config, ['baseUrl', 'model', 'apiKey', 'fetch'], 'openaiComplete');
+  const { baseUrl, model, apiKey, fetch } = config;
   const url = joinUrl(baseUrl, 'chat/completions');
   return async (request) => {
     /** @type {Record<string, string>} */
@@ -81,7 +84,9 @@ const dataUrl = (/** @type {any} */ b) => `data:${b.mimeType ?? 'image/png'};bas
  * @param {{ system?: string }} [options]
  * @returns {any[]}
  */
-export function toChatMessages(messages, { system } = {}) {
+export function toChatMessages(messages, options = {}) {
+  knownOptions(options, ['system'], 'toChatMessages');
+  const { system } = options;
   /** @type {any[]} */
   const out = system ? [{ role: 'system', content: system }] : [];
   /** @type {any[]} */
@@ -144,7 +149,9 @@ export function toChatMessages(messages, { system } = {}) {
  * @param {{ system?: string }} [options]
  * @returns {any[]}
  */
-export function toResponsesInput(messages, { system } = {}) {
+export function toResponsesInput(messages, options = {}) {
+  knownOptions(options, ['system'], 'toResponsesInput');
+  const { system } = options;
   /** @type {any[]} */
   const out = system ? [{ role: 'system', content: system }] : [];
   /** @type {any[]} */
@@ -230,7 +237,9 @@ function piBlocks(/** @type {unknown} */ content) {
  * @param {{ completion?: any, model?: string, provider?: string, now?: number }} [options]
  * @returns {any[]}
  */
-export function fromChatMessages(messages, { completion, model, provider = 'openai', now = Date.now() } = {}) {
+export function fromChatMessages(messages, options = {}) {
+  knownOptions(options, ['completion', 'model', 'provider', 'now'], 'fromChatMessages');
+  const { completion, model, provider = 'openai', now = Date.now() } = options;
   /** @type {Map<string, string>} */
   const names = new Map();
   /** @type {any[]} */
@@ -296,7 +305,9 @@ export function fromChatMessages(messages, { completion, model, provider = 'open
  * @param {{ model?: string, provider?: string, now?: number }} [options]
  * @returns {any[]}
  */
-export function fromResponsesItems(items, { model, provider = 'openai', now = Date.now() } = {}) {
+export function fromResponsesItems(items, options = {}) {
+  knownOptions(options, ['model', 'provider', 'now'], 'fromResponsesItems');
+  const { model, provider = 'openai', now = Date.now() } = options;
   /** @type {Map<string, string>} */
   const names = new Map();
   /** @type {any[]} */

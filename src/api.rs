@@ -493,6 +493,32 @@ mod tests {
         assert!(strict.strict);
     }
 
+    /// Issue 11: an unknown setting or option name is refused, naming it, in every options
+    /// struct (nested ones included); a model id is never empty.
+    #[test]
+    fn unknown_option_names_are_refused() {
+        fn refused<T: serde::de::DeserializeOwned + std::fmt::Debug>(v: Value, name: &str) {
+            let e = serde_json::from_value::<T>(v).unwrap_err().to_string();
+            assert!(e.contains(&format!("unknown field `{name}`")), "{e}");
+        }
+        refused::<CompactionSettings>(json!({"keepRecentTokens": 5, "keepRecent": 5}), "keepRecent");
+        refused::<crate::plan::prune::PruneConfig>(json!({"protectTokens": 5, "protect": 1}), "protect");
+        refused::<crate::io::ParseOptions>(json!({"stict": true}), "stict");
+        refused::<crate::session::engine::CompactRun>(json!({"customInstruction": "x"}), "customInstruction");
+        refused::<crate::session::engine::CompactRun>(json!({"settings": {"tokenizer": "o200k"}}), "tokenizer");
+        refused::<NavigateRun>(json!({"summarise": true}), "summarise");
+        refused::<CheckOptions>(json!({"contextWindow": 9, "window": 9}), "window");
+        refused::<CheckOptions>(json!({"contextWindow": 9, "retry": {"retries": 1}}), "retries");
+        refused::<CheckOptions>(json!({"contextWindow": 9, "prune": {"minSavings": 1}}), "minSavings");
+        refused::<crate::summarize::CompactOptions>(json!({"extraContexts": []}), "extraContexts");
+        refused::<crate::summarize::BranchSummaryOptions>(json!({"reserve": 1}), "reserve");
+        refused::<crate::context::convert::ConvertOptions>(json!({"repairs": true}), "repairs");
+        let e = serde_json::from_value::<CheckOptions>(json!({"contextWindow": 9, "model": " "})).unwrap_err();
+        assert!(e.to_string().contains("`model` must name a model"), "{e}");
+        let ok: CheckOptions = serde_json::from_value(json!({"contextWindow": 9, "model": "gpt-4o"})).unwrap();
+        assert_eq!(ok.model.as_deref(), Some("gpt-4o"));
+    }
+
     #[test]
     fn results_serialize_as_the_js_shapes() {
         let out = NavigateOutcome { cancelled: true, ..Default::default() };

@@ -1597,6 +1597,21 @@ fn overflow_path_compacts_and_returns_the_retry_context() {
     );
 }
 
+/// Issue 11: a model id given without its `provider/` prefix is matched against the id after the
+/// provider, never silently treated as another model.
+#[test]
+fn overflow_model_named_without_its_provider_is_the_same_model() {
+    for (want, recovers) in [("claude-test", true), ("anthropic/claude-test", true), ("claude-other", false)] {
+        let c = Check::new();
+        let model = FakeModel::new("a", &c.log);
+        let (engine, msg) = overflow_engine(T0 + 4000.0, "claude-test");
+        let options = CheckOptions { model: Some(want.into()), ..check_options(200_000.0) };
+        let out = c.run(&engine, &msg, &options, std::slice::from_ref(&model)).unwrap();
+        assert_eq!(out.reason.as_deref(), recovers.then_some("overflow"), "model {want}");
+        assert_eq!(out.will_retry, recovers, "model {want}");
+    }
+}
+
 #[test]
 fn overflow_from_another_model_or_before_the_last_compaction_is_ignored() {
     // Another model.

@@ -48,7 +48,7 @@ pub fn convert_to_llm(messages: &[Value], templates: &PromptTemplates) -> crate:
 /// Options of `convertToLlm(messages, options?)`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ConvertOptions {
     /// Make the messages provider-valid first and return `{messages, repairs}` (SPEC §13.1).
     #[serde(default)]

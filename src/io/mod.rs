@@ -47,7 +47,7 @@ pub const CURRENT_SESSION_VERSION: u32 = 3;
 /// `SessionTree.fromBytes`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(rename = "ParseSessionOptions"))]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct ParseOptions {
     /// `false` (default): keep every line and report each bad one in `errors`.
     /// `true`: fail with the error of the first bad line (lowest line number: `E_PARSE`,

@@ -57,6 +57,17 @@ pub fn is_overflow_error_text(text: &str) -> bool {
     OVERFLOW_PHRASES.iter().any(|p| contains_pattern(&lower, p)) || is_empty_status_error(&lower)
 }
 
+/// Whether the model of an assistant message, `provider_model` (`` `${provider}/${model}` ``,
+/// [`MessageMeta::provider_model`]), is the model a host names as `want` (SPEC §11: overflow
+/// recovery only for the same model). `want` matches when it is the whole `provider/id`, or
+/// when it is the id without its provider: `"gpt-4o"` matches `"openai/gpt-4o"`, and
+/// `"openai/gpt-4o"` matches `"openrouter/openai/gpt-4o"` (the id after the first `/`).
+/// An empty `want` matches nothing.
+pub fn same_model(want: &str, provider_model: &str) -> bool {
+    !want.is_empty()
+        && (want == provider_model || provider_model.split_once('/').is_some_and(|(_, id)| id == want))
+}
+
 /// Did this assistant message fail (or silently succeed) because the context overflowed?
 /// True when `stopReason` is `"error"` and `errorMessage` is one of the provider overflow texts
 /// (SPEC §11), or when a successful reply (`stopReason` `"stop"`) reports more prompt tokens
@@ -111,6 +122,17 @@ mod tests {
 
     fn err(text: &str) -> Value {
         json!({"role": "assistant", "content": [], "stopReason": "error", "errorMessage": text, "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}})
+    }
+
+    #[test]
+    fn model_ids_with_or_without_provider() {
+        assert!(same_model("openai/gpt-4o", "openai/gpt-4o"));
+        assert!(same_model("gpt-4o", "openai/gpt-4o"));
+        assert!(same_model("openai/gpt-4o", "openrouter/openai/gpt-4o"));
+        assert!(!same_model("gpt-4o-mini", "openai/gpt-4o"));
+        assert!(!same_model("anthropic/gpt-4o", "openai/gpt-4o"));
+        assert!(!same_model("openai", "openai/gpt-4o"));
+        assert!(!same_model("", "openai/gpt-4o"));
     }
 
     #[test]

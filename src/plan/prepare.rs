@@ -12,7 +12,7 @@ use serde_json::Value;
 /// Compaction settings (SPEC §5). Token numbers are estimates.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CompactionSettings {
     /// Automatic compaction is on.
     #[serde(default = "yes")]

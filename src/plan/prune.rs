@@ -13,7 +13,7 @@ use std::collections::HashMap;
 /// Pruning settings (SPEC §7). Token numbers are estimates.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PruneConfig {
     /// Tokens of the newest tool output that are never pruned.
     #[serde(default = "default_protect")]

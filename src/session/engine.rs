@@ -209,7 +209,7 @@ impl Drop for BusyGuard<'_> {
 /// the binding adds the model, hooks and signal).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(rename = "SessionCompactOptions"))]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct CompactRun {
     /// Settings for the preparation (reserve / keep tokens); missing ones are the defaults.
     #[cfg_attr(feature = "tsify", tsify(optional, type = "Partial<CompactionSettings>"))]
@@ -240,7 +240,7 @@ pub struct CompactOutcome {
 /// options; the binding adds the model, hooks and signal).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(rename = "NavigateTreeOptions"))]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct NavigateRun {
     /// Summarize the branch being left.
     #[cfg_attr(feature = "tsify", tsify(optional))]
@@ -700,7 +700,7 @@ impl SessionEngine {
             let overflow = crate::plan::overflow::is_context_overflow(assistant_message, Some(check.context_window));
             let same_model =
                 match (&check.model, crate::entry::MessageMeta::from_value(assistant_message).provider_model) {
-                    (Some(want), Some(got)) => *want == got,
+                    (Some(want), Some(got)) => crate::plan::overflow::same_model(want, &got),
                     _ => true,
                 };
             let last_compaction_ms = crate::plan::prepare::last_compaction_index(&branch)
@@ -952,7 +952,7 @@ fn hook_compaction(c: &Value, prep: &CompactionPreparation) -> Result<Compaction
 /// defaults and negative numbers count as 0.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct RetryPolicy {
     /// Retries per candidate after the first attempt.
     #[serde(deserialize_with = "retry_count")]
@@ -969,6 +969,15 @@ pub struct RetryPolicy {
 fn retry_count<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<u32, D::Error> {
     let n = <f64 as serde::Deserialize>::deserialize(d)?;
     Ok(if n > 0.0 { n.min(u32::MAX as f64) as u32 } else { 0 })
+}
+
+/// A model id of [`CheckOptions::model`]: a non-empty string (`null` → none).
+fn model_id<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<String>, D::Error> {
+    let id = <Option<String> as serde::Deserialize>::deserialize(d)?;
+    if id.as_deref().is_some_and(|s| s.trim().is_empty()) {
+        return Err(serde::de::Error::custom("`model` must name a model (`provider/id` or `id`), not be empty"));
+    }
+    Ok(id)
 }
 
 /// A duration in ms from a JS number: negative → 0.
@@ -1009,12 +1018,14 @@ pub async fn with_timeout<T, K: Clock>(clock: &K, timeout_ms: f64, fut: impl Fut
 /// event callback and signal).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify), tsify(rename = "CheckCompactionOptions"))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CheckOptions {
     /// The model's context window (tokens); required.
     pub context_window: f64,
-    /// The current model as `provider/id` (overflow recovery only for the same model).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The current model as `provider/id`, or its id alone (matched against the id after the
+    /// provider, [`crate::plan::overflow::same_model`]): overflow recovery only for the same
+    /// model. An empty string is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "model_id")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub model: Option<String>,
     /// Compaction settings (threshold, keep, autoContinue); missing ones are the defaults.

@@ -66,7 +66,7 @@ pub trait Complete {
 /// Options of [`compact`] (SPEC §9, §11).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CompactOptions {
     /// Extra focus appended to the history/update instructions as `Additional focus: …`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -461,7 +461,7 @@ pub async fn compact<C: Complete>(
 /// Options of [`generate_branch_summary`] (SPEC §10).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BranchSummaryOptions {
     /// The model's context window (default 128000).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -468,7 +468,7 @@ describe('compact() with a recording complete', () => {
       assert.ok(onlyPrefix.summary.startsWith(`No prior history.${SEPARATOR}turnPrefix summary`));
       const nothing = await sc.compact(
         { ...prep, messagesToSummarize: [], turnPrefixMessages: [], isSplitTurn: false, previousSummary: 'OLD' },
-        recorder(),
+        { complete: recorder().complete },
       );
       assert.ok(nothing.summary.startsWith('OLD'));
     },

@@ -59,13 +59,11 @@ pub fn to_values(v: &JsValue, what: &str) -> Result<Vec<Value>, JsValue> {
     }
 }
 
-/// A typed argument (optional: `undefined`/`null` → `T::default()`), read through JSON text
-/// (functions and symbols in it are dropped, as `JSON.stringify` drops them).
+/// A typed options argument without callbacks (optional: `undefined`/`null` → `T::default()`),
+/// read through JSON text; a key holding a function, and (for the core's option structs) any
+/// unknown field, is `E_INVALID_ARGUMENT` naming it ([`super::options::to_options`]).
 pub fn to_typed<T: DeserializeOwned + Default>(v: &JsValue, what: &str) -> Result<T, JsValue> {
-    if v.is_undefined() || v.is_null() {
-        return Ok(T::default());
-    }
-    to_required(v, what)
+    super::options::to_options(v, what, &[])
 }
 
 /// A typed argument that must be given (`undefined` is an error), read straight from its JSON

@@ -224,8 +224,17 @@ impl Complete for HostModel {
     }
 }
 
-/// Reads `{complete?, remoteEndpoint?, remoteTimeoutMs?}` of an options object.
-pub fn host_model(options: &JsValue, signal: &JsValue) -> std::result::Result<Option<HostModel>, JsValue> {
+/// Reads `{complete?, remoteEndpoint?, remoteTimeoutMs?}` of an options object: the `complete`
+/// callback, else the remote summarizer at `remoteEndpoint`, else at `settings_endpoint` (the
+/// call's `settings.remoteEndpoint`, SPEC §5); `None` when there is none of them. A
+/// `remoteEndpoint` that is not a string, or a `remoteTimeoutMs` that is not a positive number,
+/// is `E_INVALID_ARGUMENT`.
+pub fn host_model(
+    options: &JsValue,
+    settings_endpoint: Option<&str>,
+    signal: &JsValue,
+) -> std::result::Result<Option<HostModel>, JsValue> {
+    let remote = remote_model(options, settings_endpoint, signal)?;
     let complete = get(options, "complete");
     if complete.is_function() {
         return Ok(Some(HostModel::Js(JsComplete { func: complete.unchecked_into(), signal: signal.clone() })));
@@ -233,12 +242,30 @@ pub fn host_model(options: &JsValue, signal: &JsValue) -> std::result::Result<Op
     if !complete.is_undefined() && !complete.is_null() {
         return Err(bad_arg("options.complete", "expected a function (request) => Promise<string>"));
     }
-    if let Some(url) = get(options, "remoteEndpoint").as_string() {
-        let timeout_ms =
-            get(options, "remoteTimeoutMs").as_f64().filter(|t| t.is_finite() && *t > 0.0).unwrap_or(REMOTE_TIMEOUT_MS);
-        return Ok(Some(HostModel::Remote(RemoteComplete { url, signal: signal.clone(), timeout_ms })));
-    }
-    Ok(None)
+    Ok(remote.map(HostModel::Remote))
+}
+
+/// The remote summarizer of an options object: `remoteEndpoint`, else `settings_endpoint`
+/// (`settings.remoteEndpoint`), with `remoteTimeoutMs`; `None` when neither names a URL.
+fn remote_model(
+    options: &JsValue,
+    settings_endpoint: Option<&str>,
+    signal: &JsValue,
+) -> std::result::Result<Option<RemoteComplete>, JsValue> {
+    let endpoint = get(options, "remoteEndpoint");
+    let url = match endpoint.as_string() {
+        Some(url) => Some(url),
+        None if endpoint.is_undefined() || endpoint.is_null() => settings_endpoint.map(str::to_owned),
+        None => return Err(bad_arg("options.remoteEndpoint", "expected a URL string")),
+    };
+    let Some(url) = url else { return Ok(None) };
+    let timeout = get(options, "remoteTimeoutMs");
+    let timeout_ms = match timeout.as_f64() {
+        Some(t) if t.is_finite() && t > 0.0 => t,
+        None if timeout.is_undefined() || timeout.is_null() => REMOTE_TIMEOUT_MS,
+        _ => return Err(bad_arg("options.remoteTimeoutMs", "expected a positive number of milliseconds")),
+    };
+    Ok(Some(RemoteComplete { url, signal: signal.clone(), timeout_ms }))
 }
 
 /// Hooks given as one object keyed by event name.
@@ -247,6 +274,28 @@ pub struct JsHooks {
     pub obj: JsValue,
     /// The JS AbortSignal added to `session_before_*` events.
     pub signal: JsValue,
+}
+
+impl JsHooks {
+    /// The `hooks` of an options object: `undefined`, or an object whose keys are hook names
+    /// ([`super::options::HOOK_NAMES`]) holding functions; anything else is
+    /// `E_INVALID_ARGUMENT` naming the key.
+    pub fn of(options: &JsValue, signal: JsValue) -> std::result::Result<Self, JsValue> {
+        let obj = get(options, "hooks");
+        if !obj.is_undefined() && !obj.is_null() {
+            if !obj.is_object() {
+                return Err(bad_arg("options.hooks", "expected an object keyed by hook name"));
+            }
+            super::options::check_known_keys(&obj, "options.hooks", super::options::HOOK_NAMES)?;
+            for name in super::options::HOOK_NAMES {
+                let f = get(&obj, name);
+                if !f.is_undefined() && !f.is_null() && !f.is_function() {
+                    return Err(bad_arg(&format!("options.hooks.{name}"), "expected a function"));
+                }
+            }
+        }
+        Ok(Self { obj, signal })
+    }
 }
 
 impl Hooks for JsHooks {

@@ -8,6 +8,7 @@
 mod api;
 mod convert;
 mod host;
+mod options;
 mod safe;
 mod session;
 mod summarize;

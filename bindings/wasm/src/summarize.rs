@@ -4,8 +4,11 @@
 //! [`session_compaction::summarize`] and [`session_compaction::session::engine`].
 
 use super::api::templates;
-use super::convert::{arg_string, bad_arg, error_js, from_serde, to_required, to_typed, to_value, to_values};
+use super::convert::{arg_string, bad_arg, error_js, from_serde, to_required, to_value, to_values};
 use super::host::{get, host_model, link_signal, HostModel, JsClock, JsComplete, JsEvents, JsHooks};
+use super::options::{
+    check_known_keys, to_options, to_required_options, CANDIDATE_KEYS, CHECK_KEYS, MODEL_CALL_KEYS, SESSION_CALL_KEYS,
+};
 use super::session::SessionTree;
 use js_sys::Promise;
 use session_compaction::api::{BranchSummaryOutcome, CheckCompactionResult, NavigateTreeResult, SessionCompactResult};
@@ -29,7 +32,7 @@ const TS_ASYNC: &'static str = r#"
 export interface CompleteRequest extends SummaryRequest { signal?: AbortSignal }
 /** The host's model: resolves to the summary text. Reject with an Error carrying `status` and `headers` (or `retryAfterMs`) to enable retries. */
 export type CompleteFn = (request: CompleteRequest) => Promise<string>;
-/** The model of an async call (a `complete` callback, or the URL of a remote summarizer: POST `{systemPrompt, prompt, purpose, maxTokens}` → `{summary}`) and its `AbortSignal`. */
+/** The model of an async call (a `complete` callback, or the URL of a remote summarizer: POST `{systemPrompt, prompt, purpose, maxTokens}` → `{summary}`; without both, `settings.remoteEndpoint` of the call or of the preparation is used) and its `AbortSignal`. Unknown option names are `E_INVALID_ARGUMENT`. */
 export interface ModelCallOptions {
   complete?: CompleteFn; remoteEndpoint?: string; signal?: AbortSignal;
   /** Timeout of one request to `remoteEndpoint`, ms (default 120000): then `E_REMOTE` and the request is aborted. */
@@ -60,9 +63,9 @@ export type AutoCompactionEvent =
   | { type: "auto_compaction_skipped"; reason: "overflow" | "threshold"; cause: "paused" | "overflowRecoveredThisTurn" };
 /** A candidate model of automatic compaction. */
 export interface CompactionCandidate { complete: CompleteFn; model?: string }
-/** The callbacks of `SessionTree.checkCompaction()`: the candidate models (or one `complete`), hooks, events. */
-export interface CheckCompactionOptions {
-  candidates?: CompactionCandidate[]; complete?: CompleteFn; hooks?: SessionHooks; signal?: AbortSignal;
+/** The callbacks of `SessionTree.checkCompaction()`: the candidate models (or one `complete`, or the remote summarizer at `remoteEndpoint`, else at `settings.remoteEndpoint`), hooks, events. */
+export interface CheckCompactionOptions extends ModelCallOptions {
+  candidates?: CompactionCandidate[]; hooks?: SessionHooks;
   onEvent?: (event: { type: "auto_compaction_start"; reason: "overflow" | "threshold" } | { type: "auto_compaction_end"; result?: CompactionResult; aborted: boolean; willRetry: boolean; errorMessage?: string }) => void;
 }
 "#;
@@ -80,11 +83,11 @@ pub fn compact_preparation(
     #[wasm_bindgen(unchecked_param_type = "CompactCallOptions")] options: JsValue,
 ) -> Promise {
     let prep: Result<CompactionPreparation, JsValue> = to_required(&preparation, "preparation");
-    let opts: Result<CompactOptions, JsValue> = to_typed(&options, "options");
+    let opts: Result<CompactOptions, JsValue> = to_options(&options, "options", MODEL_CALL_KEYS);
     future_to_promise(async move {
         let (prep, opts) = (prep?, opts?);
         let (signal, js_signal) = link_signal(&get(&options, "signal"));
-        let model = need_model(host_model(&options, &js_signal)?)?;
+        let model = need_model(host_model(&options, prep.settings.remote_endpoint.as_deref(), &js_signal)?)?;
         let templates = templates();
         let result = signal
             .race("Compaction", session_compaction::summarize::compact(&prep, &model, &opts, &templates))
@@ -102,11 +105,11 @@ pub fn generate_branch_summary(
     #[wasm_bindgen(unchecked_param_type = "BranchSummaryCallOptions")] options: JsValue,
 ) -> Promise {
     let values = to_values(&entries, "entries");
-    let opts: Result<BranchSummaryOptions, JsValue> = to_typed(&options, "options");
+    let opts: Result<BranchSummaryOptions, JsValue> = to_options(&options, "options", MODEL_CALL_KEYS);
     future_to_promise(async move {
         let (values, opts) = (values?, opts?);
         let (signal, js_signal) = link_signal(&get(&options, "signal"));
-        let model = need_model(host_model(&options, &js_signal)?)?;
+        let model = need_model(host_model(&options, None, &js_signal)?)?;
         let templates = templates();
         let list = EntryList::new(&values);
         let out = signal
@@ -153,12 +156,12 @@ impl SessionTree {
         #[wasm_bindgen(unchecked_param_type = "SessionCompactOptions")] options: JsValue,
     ) -> Promise {
         let engine = self.engine.clone();
-        let run: Result<CompactRun, JsValue> = to_typed(&options, "options");
+        let run: Result<CompactRun, JsValue> = to_options(&options, "options", SESSION_CALL_KEYS);
         future_to_promise(async move {
             let run = run?;
             let (signal, js_signal) = link_signal(&get(&options, "signal"));
-            let model = need_model(host_model(&options, &js_signal)?)?;
-            let hooks = JsHooks { obj: get(&options, "hooks"), signal: js_signal };
+            let model = need_model(host_model(&options, run.settings.remote_endpoint.as_deref(), &js_signal)?)?;
+            let hooks = JsHooks::of(&options, js_signal)?;
             *engine.templates.borrow_mut() = templates();
             let done =
                 engine.compact(&model, &hooks, &run, Some(&signal), js_sys::Date::now()).await.map_err(error_js)?;
@@ -177,12 +180,12 @@ impl SessionTree {
     ) -> Promise {
         let engine = self.engine.clone();
         let target_id = arg_string(&target_id, "targetId");
-        let run: Result<NavigateRun, JsValue> = to_typed(&options, "options");
+        let run: Result<NavigateRun, JsValue> = to_options(&options, "options", SESSION_CALL_KEYS);
         future_to_promise(async move {
             let (target_id, run) = (target_id?, run?);
             let (signal, js_signal) = link_signal(&get(&options, "signal"));
-            let model = host_model(&options, &js_signal)?;
-            let hooks = JsHooks { obj: get(&options, "hooks"), signal: js_signal };
+            let model = host_model(&options, None, &js_signal)?;
+            let hooks = JsHooks::of(&options, js_signal)?;
             *engine.templates.borrow_mut() = templates();
             let out = engine
                 .navigate_tree(&target_id, model.as_ref(), &hooks, &run, Some(&signal), js_sys::Date::now())
@@ -205,7 +208,7 @@ impl SessionTree {
     ) -> Promise {
         let engine = self.engine.clone();
         let message = to_value(&assistant_message, "assistantMessage");
-        let check: Result<CheckOptions, JsValue> = to_required(&options, "options");
+        let check: Result<CheckOptions, JsValue> = to_required_options(&options, "options", CHECK_KEYS);
         future_to_promise(async move {
             let (message, check) = (message?, check?);
             let (signal, js_signal) = link_signal(&get(&options, "signal"));
@@ -214,24 +217,39 @@ impl SessionTree {
             if super::safe::is_array(&list).map_err(|_| bad_arg("options.candidates", "cannot be read"))? {
                 let n = get(&list, "length").as_f64().unwrap_or(0.0) as u32;
                 for i in 0..n {
-                    let c = js_sys::Reflect::get_u32(&list, i)
-                        .map_err(|_| bad_arg("options.candidates", format!("item {i} cannot be read")))?;
+                    let what = format!("options.candidates[{i}]");
+                    let c = js_sys::Reflect::get_u32(&list, i).map_err(|_| bad_arg(&what, "cannot be read"))?;
                     let f = get(&c, "complete");
-                    let f = if f.is_function() { f } else { c.clone() };
-                    let func = f
-                        .dyn_into::<js_sys::Function>()
-                        .map_err(|_| bad_arg("options.candidates", "each candidate needs `complete`"))?;
-                    candidates.push(JsComplete { func, signal: js_signal.clone() });
+                    let f = if f.is_function() {
+                        check_known_keys(&c, &what, CANDIDATE_KEYS)?;
+                        f
+                    } else {
+                        c.clone()
+                    };
+                    let func =
+                        f.dyn_into::<js_sys::Function>().map_err(|_| bad_arg(&what, "each candidate needs `complete`"))?;
+                    candidates.push(HostModel::Js(JsComplete { func, signal: js_signal.clone() }));
                 }
+            } else if !list.is_undefined() && !list.is_null() {
+                return Err(bad_arg("options.candidates", "expected an array of {complete, model?}"));
             }
             if candidates.is_empty() {
-                let func = get(&options, "complete")
-                    .dyn_into::<js_sys::Function>()
-                    .map_err(|_| bad_arg("options", "pass `candidates` or `complete`"))?;
-                candidates.push(JsComplete { func, signal: js_signal.clone() });
+                // The one `complete`, else the remote summarizer (`remoteEndpoint`, else
+                // `settings.remoteEndpoint`).
+                let model = host_model(&options, check.settings.remote_endpoint.as_deref(), &js_signal)?;
+                candidates.push(model.ok_or_else(|| {
+                    bad_arg(
+                        "options",
+                        "pass `candidates`, `complete`, or a `remoteEndpoint` (in the options or in `settings`)",
+                    )
+                })?);
             }
-            let hooks = JsHooks { obj: get(&options, "hooks"), signal: js_signal };
-            let events = JsEvents(get(&options, "onEvent"));
+            let hooks = JsHooks::of(&options, js_signal)?;
+            let on_event = get(&options, "onEvent");
+            if !on_event.is_undefined() && !on_event.is_null() && !on_event.is_function() {
+                return Err(bad_arg("options.onEvent", "expected a function (event) => void"));
+            }
+            let events = JsEvents(on_event);
             *engine.templates.borrow_mut() = templates();
             let out = engine
                 .check_compaction(&message, &check, &candidates, &hooks, &JsClock, &events, Some(&signal))

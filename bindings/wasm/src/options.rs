@@ -1,0 +1,92 @@
+//! Options objects that mix data and JavaScript-only values. The data part is read by serde into
+//! the core's option structs, which refuse unknown fields (`E_INVALID_ARGUMENT` naming the field);
+//! the JavaScript-only keys (callbacks, hooks, `AbortSignal`, the remote endpoint) are listed here
+//! per call, taken out before serde reads the rest, and checked themselves: a key that holds a
+//! function but is no callback of the call is refused too (`JSON.stringify` would drop it
+//! silently). Conversions only: what each option means is the core's.
+
+use super::convert::{bad_arg, to_value};
+use js_sys::Reflect;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+
+/// The JavaScript-only keys of `compact(preparation, options)` and
+/// `generateBranchSummary(entries, options)`: the model and the signal.
+pub const MODEL_CALL_KEYS: &[&str] = &["complete", "remoteEndpoint", "remoteTimeoutMs", "signal"];
+
+/// The JavaScript-only keys of `SessionTree.compact()` and `SessionTree.navigateTree()`.
+pub const SESSION_CALL_KEYS: &[&str] = &["complete", "remoteEndpoint", "remoteTimeoutMs", "signal", "hooks"];
+
+/// The JavaScript-only keys of `SessionTree.checkCompaction()`.
+pub const CHECK_KEYS: &[&str] =
+    &["candidates", "complete", "remoteEndpoint", "remoteTimeoutMs", "signal", "hooks", "onEvent"];
+
+/// The keys of one `checkCompaction` candidate (`{complete, model?}`).
+pub const CANDIDATE_KEYS: &[&str] = &["complete", "model"];
+
+/// The hook names the engine calls (SPEC §11), the keys a `hooks` object may hold.
+pub const HOOK_NAMES: &[&str] =
+    &["session_before_compact", "session.compacting", "session_compact", "session_before_tree", "session_tree"];
+
+/// The own string keys of an object (none for anything else); a throwing Proxy is an
+/// `E_INVALID_ARGUMENT` naming `what`.
+fn own_keys(v: &JsValue, what: &str) -> Result<Vec<String>, JsValue> {
+    if !v.is_object() || super::safe::is_array(v).map_err(|_| bad_arg(what, "cannot be read"))? {
+        return Ok(Vec::new());
+    }
+    let keys = Reflect::own_keys(v).map_err(|_| bad_arg(what, "cannot be read"))?;
+    Ok(keys.iter().filter_map(|k| k.as_string()).collect())
+}
+
+/// Fails with `E_INVALID_ARGUMENT` naming the first own key of the object `v` that is not in
+/// `known` (`what` names the object, e.g. `options.hooks`).
+pub fn check_known_keys(v: &JsValue, what: &str, known: &[&str]) -> Result<(), JsValue> {
+    for key in own_keys(v, what)? {
+        if !known.contains(&key.as_str()) {
+            return Err(unknown(what, &key, known));
+        }
+    }
+    Ok(())
+}
+
+fn unknown(what: &str, key: &str, known: &[&str]) -> JsValue {
+    let list = known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+    bad_arg(what, format!("unknown option `{key}` (expected one of {list})"))
+}
+
+/// The data part of an options object as JSON: `v` without the keys in `js_only`. A key outside
+/// `js_only` that holds a function is an unknown option (no data field takes a function).
+fn data_part(v: &JsValue, what: &str, js_only: &[&str]) -> Result<Value, JsValue> {
+    for key in own_keys(v, what)? {
+        if js_only.contains(&key.as_str()) {
+            continue;
+        }
+        let value = Reflect::get(v, &JsValue::from_str(&key)).map_err(|_| bad_arg(what, "cannot be read"))?;
+        if value.is_function() {
+            return Err(bad_arg(what, format!("unknown option `{key}` (a function; the callbacks are {js_only:?})")));
+        }
+    }
+    let mut value = to_value(v, what)?;
+    if let Value::Object(map) = &mut value {
+        for key in js_only {
+            map.remove(*key);
+        }
+    }
+    Ok(value)
+}
+
+/// An optional options object (`undefined`/`null` → `T::default()`): its data part read into
+/// `T`, whose unknown fields are refused (`E_INVALID_ARGUMENT` naming the field and `what`).
+pub fn to_options<T: DeserializeOwned + Default>(v: &JsValue, what: &str, js_only: &[&str]) -> Result<T, JsValue> {
+    if v.is_undefined() || v.is_null() {
+        return Ok(T::default());
+    }
+    to_required_options(v, what, js_only)
+}
+
+/// [`to_options`] for an options object that must be given.
+pub fn to_required_options<T: DeserializeOwned>(v: &JsValue, what: &str, js_only: &[&str]) -> Result<T, JsValue> {
+    let value = data_part(v, what, js_only)?;
+    serde_json::from_value(value).map_err(|e| bad_arg(what, e))
+}
