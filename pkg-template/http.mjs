@@ -63,7 +63,9 @@ export function knownOptions(options, known, what) {
   if (typeof options !== 'object') throw invalidArgument(`${what}: expected an options object, got ${typeof options}`);
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) {
-      throw invalidArgument(`${what}: unknown option \`${key}\` (expected one of ${known.map((k) => `\`${k}\``).join(', ')})`);
+      throw invalidArgument(
+        `${what}: unknown option \`${key}\` (expected one of ${known.map((k) => `\`${k}\``).join(', ')})`,
+      );
     }
   }
 }

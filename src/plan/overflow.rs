@@ -64,8 +64,7 @@ pub fn is_overflow_error_text(text: &str) -> bool {
 /// `"openai/gpt-4o"` matches `"openrouter/openai/gpt-4o"` (the id after the first `/`).
 /// An empty `want` matches nothing.
 pub fn same_model(want: &str, provider_model: &str) -> bool {
-    !want.is_empty()
-        && (want == provider_model || provider_model.split_once('/').is_some_and(|(_, id)| id == want))
+    !want.is_empty() && (want == provider_model || provider_model.split_once('/').is_some_and(|(_, id)| id == want))
 }
 
 /// Did this assistant message fail (or silently succeed) because the context overflowed?

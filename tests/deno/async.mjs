@@ -635,22 +635,25 @@ await check('remote endpoint: success through compact() and SessionTree.compact'
   }
 });
 
-await check('remote endpoint: settings.remoteEndpoint used by compact(), SessionTree.compact and checkCompaction', async () => {
-  const server = serve((body) => Response.json({ summary: `remote ${body.purpose}` }));
-  try {
-    const settings = { ...SETTINGS, remoteEndpoint: server.url };
-    const result = await compact(prepareCompaction(makeSession(), settings), {});
-    assert(result.summary.startsWith(`remote history${SEPARATOR}remote turnPrefix`), result.summary.slice(0, 80));
-    equal((await treeOf().compact({ settings })).result.shortSummary, 'remote short', 'session');
-    const before = server.requests.length;
-    const { result: auto } = await checkRun({ settings });
-    equal([auto.reason, auto.result.summarizer], ['threshold', 'model'], 'automatic compaction');
-    assert(auto.result.summary.startsWith('remote history'), auto.result.summary.slice(0, 80));
-    assert(server.requests.length > before, 'checkCompaction posted to the endpoint');
-  } finally {
-    await server.close();
-  }
-});
+await check(
+  'remote endpoint: settings.remoteEndpoint used by compact(), SessionTree.compact and checkCompaction',
+  async () => {
+    const server = serve((body) => Response.json({ summary: `remote ${body.purpose}` }));
+    try {
+      const settings = { ...SETTINGS, remoteEndpoint: server.url };
+      const result = await compact(prepareCompaction(makeSession(), settings), {});
+      assert(result.summary.startsWith(`remote history${SEPARATOR}remote turnPrefix`), result.summary.slice(0, 80));
+      equal((await treeOf().compact({ settings })).result.shortSummary, 'remote short', 'session');
+      const before = server.requests.length;
+      const { result: auto } = await checkRun({ settings });
+      equal([auto.reason, auto.result.summarizer], ['threshold', 'model'], 'automatic compaction');
+      assert(auto.result.summary.startsWith('remote history'), auto.result.summary.slice(0, 80));
+      assert(server.requests.length > before, 'checkCompaction posted to the endpoint');
+    } finally {
+      await server.close();
+    }
+  },
+);
 
 for (const [name, respond, pattern, status] of [
   ['500', () => new Response('{"error":"x"}', { status: 500 }), /HTTP 500/, 500],

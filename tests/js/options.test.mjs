@@ -11,7 +11,7 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { toModelMessages, aiSdkComplete } from '../../pkg/ai-sdk.mjs';
+import { aiSdkComplete, toModelMessages } from '../../pkg/ai-sdk.mjs';
 import { anthropicComplete, fromAnthropicMessages } from '../../pkg/anthropic.mjs';
 import * as sc from '../../pkg/index.node.mjs';
 import { fromChatMessages, openaiComplete, toChatMessages } from '../../pkg/openai.mjs';
@@ -42,7 +42,13 @@ function session(turns = 6) {
   let n = 0;
   const add = (/** @type {any} */ message) => {
     const id = `m${n++}`;
-    entries.push({ type: 'message', id, parentId, timestamp: new Date(1_735_689_600_000 + n * 1000).toISOString(), message });
+    entries.push({
+      type: 'message',
+      id,
+      parentId,
+      timestamp: new Date(1_735_689_600_000 + n * 1000).toISOString(),
+      message,
+    });
     parentId = id;
   };
   for (let i = 0; i < turns; i++) {
@@ -68,10 +74,17 @@ describe('unknown option names are refused, naming them', () => {
     const entries = session();
     assert.throws(() => sc.prepareCompaction(entries, /** @type {any} */ ({ keepRecent: 5 })), refuses('keepRecent'));
     assert.throws(
-      () => sc.prepareCompaction(entries, /** @type {any} */ ({ ...SETTINGS, tokenizer: (/** @type {string} */ t) => t.length })),
+      () =>
+        sc.prepareCompaction(
+          entries,
+          /** @type {any} */ ({ ...SETTINGS, tokenizer: (/** @type {string} */ t) => t.length }),
+        ),
       refuses('tokenizer'),
     );
-    assert.throws(() => sc.previewCompaction(entries, SETTINGS, /** @type {any} */ ({ protect: 1 })), refuses('protect'));
+    assert.throws(
+      () => sc.previewCompaction(entries, SETTINGS, /** @type {any} */ ({ protect: 1 })),
+      refuses('protect'),
+    );
     assert.throws(() => sc.pruneToolOutputs(entries, /** @type {any} */ ({ minSavings: 1 })), refuses('minSavings'));
     assert.throws(() => sc.shouldCompact(10, 100, /** @type {any} */ ({ reserve: 1 })), refuses('reserve'));
     assert.throws(() => sc.compactionThreshold(100, /** @type {any} */ ({ enable: false })), refuses('enable'));
@@ -87,7 +100,10 @@ describe('unknown option names are refused, naming them', () => {
   test('SessionTree methods: settings and prune config', () => {
     const tree = sc.SessionTree.fromEntries(session());
     try {
-      assert.throws(() => tree.prepareCompaction(/** @type {any} */ ({ keepRecentToken: 1 })), refuses('keepRecentToken'));
+      assert.throws(
+        () => tree.prepareCompaction(/** @type {any} */ ({ keepRecentToken: 1 })),
+        refuses('keepRecentToken'),
+      );
       assert.throws(() => tree.planPrune(/** @type {any} */ ({ protectedTool: [] })), refuses('protectedTool'));
       assert.throws(() => tree.pruneToolOutputs(/** @type {any} */ ({ staleness: true, stale: 1 })), refuses('stale'));
     } finally {
@@ -98,7 +114,10 @@ describe('unknown option names are refused, naming them', () => {
   test('async calls: data options, callbacks, hooks, candidates, nested settings', T, async () => {
     const entries = session();
     const prep = /** @type {any} */ (sc.prepareCompaction(entries, SETTINGS));
-    await assert.rejects(sc.compact(prep, /** @type {any} */ ({ complete, extraContexts: [] })), refuses('extraContexts'));
+    await assert.rejects(
+      sc.compact(prep, /** @type {any} */ ({ complete, extraContexts: [] })),
+      refuses('extraContexts'),
+    );
     await assert.rejects(sc.compact(prep, /** @type {any} */ ({ complet: complete })), refuses('complet'));
     await assert.rejects(
       sc.generateBranchSummary(entries, /** @type {any} */ ({ complete, reserve: 1 })),
@@ -106,7 +125,10 @@ describe('unknown option names are refused, naming them', () => {
     );
     const tree = sc.SessionTree.fromEntries(entries);
     try {
-      await assert.rejects(tree.compact(/** @type {any} */ ({ complete, customInstruction: 'x' })), refuses('customInstruction'));
+      await assert.rejects(
+        tree.compact(/** @type {any} */ ({ complete, customInstruction: 'x' })),
+        refuses('customInstruction'),
+      );
       await assert.rejects(
         tree.compact(/** @type {any} */ ({ complete, settings: { ...SETTINGS, keepRecent: 1 } })),
         refuses('keepRecent'),
@@ -122,7 +144,10 @@ describe('unknown option names are refused, naming them', () => {
         refuses('onEvents'),
       );
       await assert.rejects(
-        tree.checkCompaction(last, /** @type {any} */ ({ contextWindow: 1000, candidates: [{ complete, modle: 'x' }] })),
+        tree.checkCompaction(
+          last,
+          /** @type {any} */ ({ contextWindow: 1000, candidates: [{ complete, modle: 'x' }] }),
+        ),
         refuses('modle'),
       );
       await assert.rejects(
@@ -140,12 +165,18 @@ describe('unknown option names are refused, naming them', () => {
   });
 
   test("the adapters' options", () => {
-    assert.throws(() => openaiComplete(/** @type {any} */ ({ baseUrl: 'http://x', model: 'm', apikey: 'k' })), refuses('apikey'));
+    assert.throws(
+      () => openaiComplete(/** @type {any} */ ({ baseUrl: 'http://x', model: 'm', apikey: 'k' })),
+      refuses('apikey'),
+    );
     assert.throws(() => toChatMessages([], /** @type {any} */ ({ systemPrompt: 's' })), refuses('systemPrompt'));
     assert.throws(() => fromChatMessages([], /** @type {any} */ ({ modelId: 'm' })), refuses('modelId'));
     assert.throws(() => anthropicComplete(/** @type {any} */ ({ model: 'm', maxTokens: 5 })), refuses('maxTokens'));
     assert.throws(() => fromAnthropicMessages([], /** @type {any} */ ({ provider: 'x' })), refuses('provider'));
-    assert.throws(() => aiSdkComplete(/** @type {any} */ ({ generateText: complete, model: 'm', system: 's' })), refuses('system'));
+    assert.throws(
+      () => aiSdkComplete(/** @type {any} */ ({ generateText: complete, model: 'm', system: 's' })),
+      refuses('system'),
+    );
     assert.throws(() => toModelMessages([], /** @type {any} */ ({ sytem: 's' })), refuses('sytem'));
     assert.deepEqual(toChatMessages([], { system: 's' }), [{ role: 'system', content: 's' }]);
   });
@@ -166,7 +197,15 @@ describe('model ids', () => {
       timestamp: Date.parse('2026-01-01T00:00:00Z'),
     };
     const tree = sc.SessionTree.fromEntries(entries);
-    tree.appendEntry(/** @type {any} */ ({ type: 'message', id: 'err', parentId: entries.at(-1)?.id, timestamp: '2026-01-01T00:00:00.000Z', message }));
+    tree.appendEntry(
+      /** @type {any} */ ({
+        type: 'message',
+        id: 'err',
+        parentId: entries.at(-1)?.id,
+        timestamp: '2026-01-01T00:00:00.000Z',
+        message,
+      }),
+    );
     return { tree, message };
   };
 
@@ -178,7 +217,12 @@ describe('model ids', () => {
     ])) {
       const { tree, message } = overflowTree();
       try {
-        const out = await tree.checkCompaction(/** @type {any} */ (message), { contextWindow: 200_000, model, complete, settings: SETTINGS });
+        const out = await tree.checkCompaction(/** @type {any} */ (message), {
+          contextWindow: 200_000,
+          model,
+          complete,
+          settings: SETTINGS,
+        });
         assert.equal(out.reason, recovers ? 'overflow' : undefined, model);
         assert.equal(out.willRetry, recovers, model);
       } finally {

@@ -226,8 +226,9 @@ impl SessionTree {
                     } else {
                         c.clone()
                     };
-                    let func =
-                        f.dyn_into::<js_sys::Function>().map_err(|_| bad_arg(&what, "each candidate needs `complete`"))?;
+                    let func = f
+                        .dyn_into::<js_sys::Function>()
+                        .map_err(|_| bad_arg(&what, "each candidate needs `complete`"))?;
                     candidates.push(HostModel::Js(JsComplete { func, signal: js_signal.clone() }));
                 }
             } else if !list.is_undefined() && !list.is_null() {
