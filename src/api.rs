@@ -13,7 +13,7 @@ use crate::io::{LineError, OpaqueLine, ParsedSession};
 use crate::plan::branch::BranchEntries;
 use crate::plan::file_ops::FileLists;
 use crate::plan::prepare::FileOpsLists;
-use crate::plan::prune::{PrunePlan, PruneResult};
+use crate::plan::prune::PruneResult;
 use crate::session::engine::{CheckOutcome, CompactOutcome, NavigateOutcome};
 use crate::summarize::{BranchSummary, CompactionResult};
 use serde::{Deserialize, Serialize};
@@ -182,13 +182,6 @@ impl From<PruneResult> for PruneReport {
             tokens_saved: r.tokens_saved,
             pruned_entries: r.pruned_entries.into_iter().map(|(_, e)| e).collect(),
         }
-    }
-}
-
-impl From<(PrunePlan, Vec<Value>)> for PruneReport {
-    /// What `SessionTree::prune_tool_outputs` returns: the plan and the changed entries.
-    fn from((plan, changed): (PrunePlan, Vec<Value>)) -> Self {
-        Self { pruned_count: changed.len(), tokens_saved: plan.tokens_saved, pruned_entries: changed }
     }
 }
 

@@ -21,6 +21,12 @@ pub trait EntrySource {
     fn meta(&self, i: usize) -> &EntryMeta;
     /// The full entry `i` as JSON (`i < len()`).
     fn entry(&self, i: usize) -> Cow<'_, Value>;
+    /// The stored JSON text of entry `i` when the source keeps one (the session handle), so a
+    /// reader that needs a few fields can skip the rest without building a value; `None` (the
+    /// default): use [`EntrySource::entry`].
+    fn entry_text(&self, _i: usize) -> Option<&str> {
+        None
+    }
 }
 
 /// Parsed entries plus their metadata: the source of the pure functions.
@@ -76,5 +82,8 @@ impl<S: EntrySource + ?Sized> EntrySource for Selection<'_, S> {
     }
     fn entry(&self, i: usize) -> Cow<'_, Value> {
         self.source.entry(self.indices[i])
+    }
+    fn entry_text(&self, i: usize) -> Option<&str> {
+        self.source.entry_text(self.indices[i])
     }
 }

@@ -40,6 +40,8 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::ops::Range;
 
+mod raw_migration;
+
 /// The session format version this crate reads and writes (SPEC §1).
 pub const CURRENT_SESSION_VERSION: u32 = 3;
 
@@ -1038,8 +1040,11 @@ pub fn migrate_to_current_version(file_entries: &mut [Value], next_id: &mut dyn 
 /// taken. Randomness comes from the OS (`getrandom`); if that fails, from a deterministic mixer.
 #[derive(Debug, Clone, Default)]
 pub struct RandomIds {
-    taken: HashSet<String>,
+    taken: HashSet<String, foldhash::fast::RandomState>,
     state: u64,
+    /// Random numbers drawn from the OS in one call and not used yet (one call per id would
+    /// cost a system call, or a call into JavaScript on wasm, for every entry of a v1 file).
+    pool: Vec<u32>,
 }
 
 impl RandomIds {
@@ -1050,13 +1055,19 @@ impl RandomIds {
 
     /// A generator that also avoids the given ids (for example the ids already in a session).
     pub fn with_taken<I: IntoIterator<Item = String>>(taken: I) -> Self {
-        Self { taken: taken.into_iter().collect(), state: 0 }
+        Self { taken: taken.into_iter().collect(), state: 0, pool: Vec::new() }
     }
 
     fn random_u32(&mut self) -> u32 {
-        let mut buf = [0u8; 4];
+        if let Some(r) = self.pool.pop() {
+            return r;
+        }
+        let mut buf = [0u8; 1024];
         if getrandom::getrandom(&mut buf).is_ok() {
-            return u32::from_le_bytes(buf);
+            self.pool.extend(buf.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])));
+            if let Some(r) = self.pool.pop() {
+                return r;
+            }
         }
         // splitmix64 over a counter and this generator's address.
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15 ^ (self as *const Self as u64));
@@ -1407,20 +1418,41 @@ fn raw_from_parsed(p: ParsedSession) -> RawSession {
     }
 }
 
+/// Reports the entries (records of `bytes`) without a string `type` or `id`
+/// ([`Error::MissingField`]).
+fn missing_field_errors(bytes: &[u8], entries: &[MetaLine], errors: &mut Vec<LineError>) {
+    for e in entries {
+        let field = if e.meta.kind == EntryKind::Other {
+            // Unknown or missing `type`: look at the record itself (rare).
+            let v = parse_line_value(&bytes[e.raw.range.clone()])
+                .unwrap_or_else(|_| shallow_value(&bytes[e.raw.range.clone()]));
+            missing_field_of(&v)
+        } else if e.meta.id.is_none() {
+            Some("id")
+        } else {
+            None
+        };
+        if let Some(field) = field {
+            errors.push(missing_field(e.raw.line, field));
+        }
+    }
+}
+
+/// `checked`: `bytes` as text when the caller has it (then `bytes == checked.as_bytes()`).
 fn raw_session_of(
     bytes: &[u8],
-    utf8_checked: bool,
+    checked: Option<&str>,
     options: &ParseOptions,
     next_id: Option<&mut dyn FnMut() -> String>,
 ) -> Result<RawSession> {
-    if !utf8_checked && std::str::from_utf8(bytes).is_err() {
+    let Some(all) = checked.or_else(|| std::str::from_utf8(bytes).ok()) else {
         let text = utf8_text(bytes).into_owned();
-        let mut raw = raw_session_of(text.as_bytes(), true, options, next_id)?;
+        let mut raw = raw_session_of(text.as_bytes(), Some(&text), options, next_id)?;
         if raw.text.is_none() {
             raw.text = Some(text);
         }
         return Ok(raw);
-    }
+    };
     // The first record (the header) apart from the others, so that the entries need not be
     // shifted afterwards. A v1/v2 file is migrated through the value path, which redoes every
     // line: the scan stops at a good header that calls for a migration.
@@ -1438,7 +1470,6 @@ fn raw_session_of(
                 let plan = version_plan(header.as_ref());
                 migrate = (plan.v1 || plan.v2) && header_problem(header.as_ref(), l.raw.line).is_none();
                 first = Some(l);
-                return !migrate;
             }
             RawItem::Opaque { line, range } => {
                 let position = lines.len() + usize::from(first.is_some());
@@ -1454,11 +1485,25 @@ fn raw_session_of(
     let state = header_state(first_line.map(|l| (header.as_ref().unwrap_or(&null), l)), &errors);
     let (header, header_line, entries) = match state {
         HeaderState::Valid if migrate => {
-            // Migration rewrites entries: take the value path and write the result out.
-            let source_version = header.as_ref().map(header_version);
-            return parse_session_utf8(bytes, options, next_id)
-                .map(raw_from_parsed)
-                .map(|raw| RawSession { source_version, ..raw });
+            // Migration rewrites entries: written out as a new text (raw_migration).
+            let (Some(h), Some(first)) = (header, first) else {
+                return parse_session_utf8(bytes, options, next_id).map(raw_from_parsed);
+            };
+            let source_version = Some(header_version(&h));
+            let plan = version_plan(Some(&h));
+            let m = raw_migration::migrate_raw(all, h, first.raw, lines, opaque, plan, next_id);
+            missing_field_errors(m.text.as_bytes(), &m.entries, &mut errors);
+            check_strict(options, &mut errors)?;
+            return Ok(RawSession {
+                header: Some(m.header),
+                header_line: Some(m.header_line),
+                entries: m.entries,
+                opaque: m.opaque,
+                errors,
+                migrated: plan.migrated,
+                text: Some(m.text),
+                source_version,
+            });
         }
         HeaderState::Valid => (header, first.map(|l| l.raw), lines),
         HeaderState::Damaged(e) => {
@@ -1477,21 +1522,7 @@ fn raw_session_of(
         }
     };
     let plan = version_plan(header.as_ref());
-    for e in &entries {
-        let field = if e.meta.kind == EntryKind::Other {
-            // Unknown or missing `type`: look at the record itself (rare).
-            let v = parse_line_value(&bytes[e.raw.range.clone()])
-                .unwrap_or_else(|_| shallow_value(&bytes[e.raw.range.clone()]));
-            missing_field_of(&v)
-        } else if e.meta.id.is_none() {
-            Some("id")
-        } else {
-            None
-        };
-        if let Some(field) = field {
-            errors.push(missing_field(e.raw.line, field));
-        }
-    }
+    missing_field_errors(bytes, &entries, &mut errors);
     check_strict(options, &mut errors)?;
     let migrated = header.is_some() && plan.migrated;
     let source_version = header.as_ref().map(header_version);
@@ -1506,7 +1537,7 @@ fn raw_session_of(
 /// Only in strict mode: the error of the first bad line ([`Error::Parse`],
 /// [`Error::MissingField`] or [`Error::Header`]). Lenient mode always returns `Ok`.
 pub fn scan_session(bytes: &[u8], options: &ParseOptions) -> Result<RawSession> {
-    raw_session_of(bytes, false, options, None)
+    raw_session_of(bytes, None, options, None)
 }
 
 /// [`scan_session`] over text already known to be UTF-8 (skips the UTF-8 check).
@@ -1515,7 +1546,7 @@ pub fn scan_session(bytes: &[u8], options: &ParseOptions) -> Result<RawSession> 
 /// Only in strict mode: the error of the first bad line ([`Error::Parse`],
 /// [`Error::MissingField`] or [`Error::Header`]). Lenient mode always returns `Ok`.
 pub fn scan_session_str(text: &str, options: &ParseOptions) -> Result<RawSession> {
-    raw_session_of(text.as_bytes(), true, options, None)
+    raw_session_of(text.as_bytes(), Some(text), options, None)
 }
 
 /// [`scan_session`] with the v1 ids drawn from `next_id` (see [`parse_session_with_ids`]).
@@ -1528,7 +1559,7 @@ pub fn scan_session_with_ids(
     options: &ParseOptions,
     next_id: &mut dyn FnMut() -> String,
 ) -> Result<RawSession> {
-    raw_session_of(bytes, false, options, Some(next_id))
+    raw_session_of(bytes, None, options, Some(next_id))
 }
 
 /// The JS `parseSession` result of a raw load, as one JSON text:

@@ -7,7 +7,9 @@ use crate::entry::EntrySource;
 use crate::entry::{EntryKind, Role};
 use crate::js::{ms_value, utf16_len};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// Pruning settings (SPEC §7). Token numbers are estimates.
@@ -174,6 +176,52 @@ impl Target {
     }
 }
 
+/// The `(id, arguments)` of each `toolCall` block of an entry's `message.content`, in order,
+/// read from the entry's JSON text without building values for the rest (thinking, text, other
+/// blocks are skipped). Blocks without a string `id` are left out, as the value path leaves them.
+/// `None` when the text needs the value path to decide (a repeated key, a field of an
+/// unexpected type, text that is not an object).
+fn tool_calls_of_text(text: &str) -> Option<Vec<(Cow<'_, str>, Option<&RawValue>)>> {
+    #[derive(Deserialize)]
+    struct Entry<'a> {
+        #[serde(borrow, default)]
+        message: Option<Message<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct Message<'a> {
+        #[serde(borrow, default)]
+        content: Option<&'a RawValue>,
+    }
+    #[derive(Deserialize)]
+    struct Block<'a> {
+        #[serde(rename = "type", borrow, default)]
+        kind: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        id: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        arguments: Option<&'a RawValue>,
+    }
+    let entry: Entry<'_> = serde_json::from_str(text).ok()?;
+    let Some(content) = entry.message.and_then(|m| m.content) else { return Some(Vec::new()) };
+    if !content.get().starts_with('[') {
+        return Some(Vec::new());
+    }
+    let blocks: Vec<&RawValue> = serde_json::from_str(content.get()).ok()?;
+    let mut out = Vec::new();
+    for b in blocks {
+        if !b.get().starts_with('{') {
+            continue;
+        }
+        let block: Block<'_> = serde_json::from_str(b.get()).ok()?;
+        if block.kind.as_deref() == Some("toolCall") {
+            if let Some(id) = block.id {
+                out.push((id, block.arguments));
+            }
+        }
+    }
+    Some(out)
+}
+
 /// For each tool result of `results` (indices, newest first; none pruned, none of a protected
 /// tool), the newest later result of `results` that supersedes it (SPEC §13.6). Only tools with
 /// two or more results are looked at; their calls' arguments are read from the assistant
@@ -206,6 +254,21 @@ fn superseded<S: EntrySource + ?Sized>(entries: &S, results: &[usize]) -> HashMa
     }
     let mut targets: HashMap<usize, Target> = HashMap::new();
     for a in holders {
+        // From the stored text when the source has one (only the tool-call blocks are read),
+        // else from the entry's value.
+        if let Some(calls) = entries.entry_text(a).and_then(tool_calls_of_text) {
+            for (id, arguments) in calls {
+                let Some(&result) = wanted.get(id.as_ref()) else { continue };
+                let tool = tool_of(result).unwrap_or_default();
+                targets.entry(result).or_insert_with(|| {
+                    let args = arguments.map_or(Value::Null, |r| {
+                        crate::io::parse_line_value(r.get().as_bytes()).unwrap_or(Value::Null)
+                    });
+                    Target::of(tool, &args)
+                });
+            }
+            continue;
+        }
         let entry = entries.entry(a);
         let Some(blocks) = entry.get("message").and_then(|m| m.get("content")).and_then(Value::as_array) else {
             continue;
@@ -320,6 +383,101 @@ pub fn pruned_entry(entry: &Value, notice: &str, now_ms: f64) -> Value {
     out
 }
 
+/// An object key as read from JSON text: borrowed when it has no escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object key")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// The members of a JSON object in text order, each value left as its text; `None` for a
+/// text that is not an object or that repeats a key (`JSON.parse` would merge them).
+fn object_members(text: &str) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
+    struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+    impl<'de> Deserialize<'de> for Members<'de> {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> serde::de::Visitor<'de> for V {
+                type Value = Members<'de>;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("a JSON object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
+                    let mut out = Vec::new();
+                    while let Some((k, v)) = map.next_entry::<Key<'de>, &'de RawValue>()? {
+                        out.push((k.0, v));
+                    }
+                    Ok(Members(out))
+                }
+            }
+            d.deserialize_map(V)
+        }
+    }
+    let members = serde_json::from_str::<Members<'_>>(text).ok()?.0;
+    let mut seen = std::collections::HashSet::with_capacity(members.len());
+    members.iter().all(|(k, _)| seen.insert(k.as_ref())).then_some(members)
+}
+
+/// Writes `{"key":value,…}` from members whose values are JSON texts.
+fn push_object(out: &mut String, members: &[(&str, &str)]) {
+    out.push('{');
+    for (n, (k, v)) in members.iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        out.push_str(&serde_json::to_string(k).unwrap_or_else(|_| "\"\"".into()));
+        out.push(':');
+        out.push_str(v);
+    }
+    out.push('}');
+}
+
+/// Sets `key` to `value` as a JavaScript assignment does: in place when present, else last.
+fn assign<'a>(members: &mut Vec<(&'a str, &'a str)>, key: &'a str, value: &'a str) {
+    match members.iter_mut().find(|(k, _)| *k == key) {
+        Some(m) => m.1 = value,
+        None => members.push((key, value)),
+    }
+}
+
+/// [`pruned_entry`] on the entry's JSON text, without building a value of it: the same entry
+/// (`message.content` replaced by the notice, `message.prunedAt` set, keys in the same order,
+/// a new key last) written from the original text, every other member copied byte for byte.
+/// `None` when the text is not an object whose `message` is an object, or repeats a key
+/// (then use [`pruned_entry`]). SPEC §7.
+pub fn pruned_entry_json(text: &str, notice: &str, now_ms: f64) -> Option<String> {
+    let members = object_members(text)?;
+    let message = members.iter().find(|(k, _)| k == "message")?.1;
+    let fields = object_members(message.get())?;
+    let content = serde_json::to_string(&json!([{"type": "text", "text": notice}])).ok()?;
+    let pruned_at = ms_value(Some(now_ms)).to_string();
+    let mut msg: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (k.as_ref(), v.get())).collect();
+    assign(&mut msg, "content", &content);
+    assign(&mut msg, "prunedAt", &pruned_at);
+    let mut msg_text = String::with_capacity(message.get().len().min(4096) + content.len());
+    push_object(&mut msg_text, &msg);
+    let top: Vec<(&str, &str)> =
+        members.iter().map(|(k, v)| (k.as_ref(), if k == "message" { msg_text.as_str() } else { v.get() })).collect();
+    let mut out = String::with_capacity(text.len().min(4096) + msg_text.len());
+    push_object(&mut out, &top);
+    Some(out)
+}
+
 /// The result of [`prune_tool_outputs`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -340,4 +498,52 @@ pub fn prune_tool_outputs<S: EntrySource + ?Sized>(entries: &S, config: &PruneCo
     let pruned_entries =
         plan.candidates.iter().map(|c| (c.index, pruned_entry(&entries.entry(c.index), &c.notice, now_ms))).collect();
     PruneResult { pruned_count: plan.candidates.len(), tokens_saved: plan.tokens_saved, pruned_entries }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The spliced text, parsed, equals the value path's result; key order is kept.
+    fn same_as_value_path(text: &str) -> String {
+        let out = pruned_entry_json(text, "[Output truncated - 7 tokens]", 1.7e12).expect("an object entry");
+        let want = pruned_entry(&serde_json::from_str(text).unwrap(), "[Output truncated - 7 tokens]", 1.7e12);
+        let got: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(got, want);
+        let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        assert_eq!(keys(&got), keys(&want));
+        assert_eq!(keys(&got["message"]), keys(&want["message"]));
+        out
+    }
+
+    #[test]
+    fn pruned_entry_json_rewrites_content_and_pruned_at_and_copies_the_rest() {
+        let text = r#"{"type":"message","id":"t1","parentId":"a1","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"a long \"output\" \u00e9"}],"isError":false,"timestamp":1.5e12},"timestamp":"2025-01-01T00:00:00.000Z"}"#;
+        let out = same_as_value_path(text);
+        assert_eq!(
+            out,
+            r#"{"type":"message","id":"t1","parentId":"a1","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"[Output truncated - 7 tokens]"}],"isError":false,"timestamp":1.5e12,"prunedAt":1700000000000},"timestamp":"2025-01-01T00:00:00.000Z"}"#
+        );
+    }
+
+    #[test]
+    fn pruned_entry_json_keeps_an_existing_pruned_at_in_place_and_adds_a_missing_content() {
+        same_as_value_path(r#"{"message":{"prunedAt":1,"role":"toolResult"},"type":"message"}"#);
+        same_as_value_path(r#"{"type":"message","message":{}}"#);
+        same_as_value_path(r#" { "type" : "message" , "message" : { "content" : "x" , "d\"k" : [1, 2] } } "#);
+    }
+
+    #[test]
+    fn pruned_entry_json_declines_what_the_value_path_must_decide() {
+        for text in [
+            r#"{"type":"message","message":"text"}"#,
+            r#"{"type":"message"}"#,
+            r#"[1,2]"#,
+            r#"{"type":"message","message":{"content":1,"content":2}}"#,
+            r#"{"message":{},"message":{}}"#,
+            "not json",
+        ] {
+            assert_eq!(pruned_entry_json(text, "n", 1.0), None, "{text}");
+        }
+    }
 }

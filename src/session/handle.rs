@@ -12,7 +12,7 @@ use crate::plan::prepare::{
     plan_compaction, preparation_from_plan, CompactionPreparation, CompactionSettings, NothingToCompact,
     PreparationPlan, PreviousCompaction,
 };
-use crate::plan::prune::{pruned_entry, PruneConfig, PrunePlan};
+use crate::plan::prune::{pruned_entry, pruned_entry_json, PruneConfig, PrunePlan};
 use crate::tree::TreeIndex;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -62,6 +62,9 @@ impl EntrySource for SessionTree {
     }
     fn entry(&self, i: usize) -> Cow<'_, Value> {
         Cow::Owned(crate::io::parse_line_value(self.raw(i).as_bytes()).unwrap_or(Value::Null))
+    }
+    fn entry_text(&self, i: usize) -> Option<&str> {
+        Some(self.raw(i))
     }
 }
 
@@ -375,6 +378,13 @@ impl SessionTree {
         self.raws[i] = Raw::Owned(entry.to_string().into_boxed_str());
     }
 
+    /// [`SessionTree::replace_entry`] from the entry's JSON text (one valid JSON object, as
+    /// the pruning writes it): the metadata is read from the text, which is stored as given.
+    fn replace_entry_json(&mut self, i: usize, text: &str) {
+        self.metas[i] = EntryMeta::from_json(text.as_bytes()).unwrap_or_default();
+        self.raws[i] = Raw::Owned(text.into());
+    }
+
     /// The current branch as an [`EntrySource`].
     pub fn branch_source(&self) -> Selection<'_, Self> {
         Selection::new(self, &self.branch)
@@ -660,14 +670,21 @@ impl SessionTree {
     }
 
     /// Prunes old tool outputs of the current branch in place (SPEC §7) and returns the
-    /// decision plus the changed entries (newest first). `now_ms`: ms since the epoch.
-    pub fn prune_tool_outputs(&mut self, config: &PruneConfig, now_ms: f64) -> (PrunePlan, Vec<Value>) {
+    /// decision plus the JSON text of each changed entry, in the plan's order (superseded
+    /// outputs first, then old ones, each newest first; `plan.candidates[k].index` is the entry
+    /// index of text `k`). Each entry is rewritten from its stored text
+    /// ([`pruned_entry_json`]), without building a value of the whole entry. `now_ms`: ms
+    /// since the epoch.
+    pub fn prune_tool_outputs(&mut self, config: &PruneConfig, now_ms: f64) -> (PrunePlan, Vec<String>) {
         let plan = self.plan_prune(config);
         let mut changed = Vec::with_capacity(plan.candidates.len());
         for c in &plan.candidates {
-            let new = pruned_entry(&self.entry(c.index), &c.notice, now_ms);
-            self.replace_entry(c.index, new.clone());
-            changed.push(new);
+            let text = match pruned_entry_json(self.raw(c.index), &c.notice, now_ms) {
+                Some(t) => t,
+                None => pruned_entry(&self.entry(c.index), &c.notice, now_ms).to_string(),
+            };
+            self.replace_entry_json(c.index, &text);
+            changed.push(text);
         }
         (plan, changed)
     }

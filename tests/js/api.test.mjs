@@ -362,9 +362,43 @@ describe('SessionTree', () => {
     const pure = sc.pruneToolOutputs(branch, config, now);
     assert.ok(pure.prunedCount > 0, 'the large session has tool outputs to prune');
 
+    const before = tree.planPrune(config);
     const first = tree.pruneToolOutputs(config, now);
-    assert.deepEqual(first, pure, 'the handle prunes what the pure function prunes');
+    assert.ok(first instanceof sc.PruneOutcome);
+    assert.deepEqual(
+      [...first.entryIndices],
+      before.candidates.map((c) => c.entryIndex),
+    );
+    assert.equal(first.prunedCount, pure.prunedCount);
+    assert.equal(first.tokensSaved, pure.tokensSaved);
+    assert.deepEqual(first.prunedEntries, pure.prunedEntries, 'the handle prunes what the pure function prunes');
     assert.equal(first.prunedEntries.length, first.prunedCount);
+    // the report without objects: ids, entry indices, the changed lines
+    assert.deepEqual(
+      first.prunedIds,
+      pure.prunedEntries.map((e) => e.id),
+    );
+    const nodes = tree.getTree();
+    assert.deepEqual(
+      [...first.entryIndices].map((i) => nodes[i].id),
+      first.prunedIds,
+    );
+    const lines = first.jsonl.split('\n');
+    assert.equal(lines.pop(), '', 'every line ends with a newline');
+    assert.deepEqual(
+      lines.map((l) => JSON.parse(l)),
+      pure.prunedEntries,
+    );
+    assert.deepEqual(first.entry(0), pure.prunedEntries[0]);
+    assert.equal(first.entry(first.prunedCount), undefined);
+    assert.deepEqual(JSON.parse(JSON.stringify(first)), {
+      prunedCount: first.prunedCount,
+      tokensSaved: first.tokensSaved,
+      prunedIds: first.prunedIds,
+      entryIndices: [...first.entryIndices],
+    });
+    const plan = tree.planPrune(config);
+    assert.equal(plan.candidates.length, 0, 'planned after the prune: nothing left');
     for (const pruned of first.prunedEntries) {
       const stored = /** @type {any} */ (tree.getEntry(/** @type {string} */ (pruned.id)));
       assert.ok(isDeepStrictEqual(stored, pruned), 'the stored entry is the pruned one');
@@ -389,6 +423,9 @@ describe('SessionTree', () => {
     assert.equal(second.prunedCount, 0);
     assert.equal(second.tokensSaved, 0);
     assert.deepEqual(second.prunedEntries, []);
+    assert.equal(second.jsonl, '');
+    assert.deepEqual(second.prunedIds, []);
+    assert.equal(second.entryIndices.length, 0);
     // the saved file carries the change
     const reloaded = sc.SessionTree.fromJsonl(tree.toJsonl());
     assert.deepEqual(reloaded.getBranch(), tree.getBranch());

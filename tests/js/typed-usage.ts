@@ -15,7 +15,9 @@ import {
   findCutPoint,
   init,
   type LineError,
+  type PruneOutcome,
   type PruneResult,
+  type PruneSummary,
   parseSession,
   prepareCompaction,
   pruneToolOutputs,
@@ -70,7 +72,15 @@ const compactNow: boolean = shouldCompact(tokens, 200_000);
   const json: string = tree.buildSessionContextJson();
   tree.setLeaf(null);
   tree.setLeaf(leaf ?? null);
-  void [nodes, json];
+  // The handle's prune reports its change; objects only when asked for.
+  const outcome: PruneOutcome = tree.pruneToolOutputs({ minimumSavings: 0 }, 1);
+  const ids: (string | null)[] = outcome.prunedIds;
+  const indices: Uint32Array = outcome.entryIndices;
+  const lines: string = outcome.jsonl;
+  const first: SessionEntry | undefined = outcome.entry(0);
+  const all: SessionEntry[] = outcome.prunedEntries;
+  const summary: PruneSummary = outcome.toJSON();
+  void [nodes, json, ids, indices, lines, first, all, summary, outcome.prunedCount + outcome.tokensSaved];
 }
 
 // Errors carry a code from the union.

@@ -6,7 +6,6 @@ use super::convert::{
     arg_bytes, arg_opt_number, arg_opt_string, arg_string, bad_arg, error_js, from_option, from_serde, parse_js,
     to_typed, to_value, to_values,
 };
-use session_compaction::api::PruneReport;
 use session_compaction::entry::EntrySource;
 use session_compaction::io::ParseOptions;
 use session_compaction::plan::prepare::CompactionSettings;
@@ -311,18 +310,26 @@ impl SessionTree {
         from_serde(&self.s().plan_prune(&config))
     }
 
-    /// Prunes old tool outputs of the current branch inside the handle and returns
-    /// `{prunedCount, tokensSaved, prunedEntries}` (newest first). `now`: ms (default now). SPEC §7.
-    #[wasm_bindgen(js_name = pruneToolOutputs, unchecked_return_type = "PruneResult")]
+    /// Prunes old tool outputs of the current branch inside the handle (SPEC §7) and returns a
+    /// [`PruneOutcome`]: counts, ids, entry indices and the JSONL of the changed lines, with the
+    /// changed entries as objects only when asked for (`prunedEntries`, `entry(k)`). `now`: the
+    /// `prunedAt` time, ms since the epoch (default now). Errors: `E_INVALID_ARGUMENT` for a bad
+    /// `config` or `now`, `E_BUSY` during a compaction.
+    #[wasm_bindgen(js_name = pruneToolOutputs)]
     pub fn prune_tool_outputs(
         &self,
         #[wasm_bindgen(unchecked_optional_param_type = "Partial<PruneConfig>")] config: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "number")] now: JsValue,
-    ) -> Result<JsValue, JsValue> {
+    ) -> Result<PruneOutcome, JsValue> {
         let now = arg_opt_number(&now, "now")?;
         let config: PruneConfig = to_typed(&config, "config")?;
-        let done = self.s_mut()?.prune_tool_outputs(&config, now.unwrap_or_else(js_sys::Date::now));
-        from_serde(&PruneReport::from(done))
+        let (plan, lines) = self.s_mut()?.prune_tool_outputs(&config, now.unwrap_or_else(js_sys::Date::now));
+        Ok(PruneOutcome {
+            tokens_saved: plan.tokens_saved,
+            indices: plan.candidates.iter().map(|c| u32::try_from(c.index).unwrap_or(u32::MAX)).collect(),
+            ids: plan.candidates.into_iter().map(|c| c.id).collect(),
+            lines,
+        })
     }
 
     /// The validation report (duplicate ids, missing parents, cycles, tool calls and results
@@ -351,4 +358,104 @@ fn entries_json(s: &Core, indices: &[usize]) -> Result<JsValue, JsValue> {
     }
     text.push(']');
     parse_js(&text)
+}
+
+/// The plain object of `PruneOutcome.toJSON()`.
+#[wasm_bindgen(typescript_custom_section)]
+const TS_PRUNE_SUMMARY: &str = r#"
+/** What `PruneOutcome.toJSON()` returns (and `JSON.stringify` writes): its counts, ids and entry indices (SPEC §7). */
+export interface PruneSummary {
+  prunedCount: number;
+  tokensSaved: number;
+  prunedIds: (string | null)[];
+  entryIndices: number[];
+}
+"#;
+
+/// What `SessionTree.pruneToolOutputs` changed (SPEC §7), reported without building an object
+/// per changed entry: counts, the ids and entry indices of the pruned tool results, and the
+/// changed entries' new JSON lines. Everything is in the plan's order (superseded outputs
+/// first, then old ones, each newest first, as in `planPrune().candidates`). The handle holds
+/// the changed entries already: a host that keeps the file writes `jsonl` (or `toJsonl()` of the
+/// handle), a host that keeps objects replaces them through `entry(k)` or `prunedEntries`.
+#[wasm_bindgen]
+pub struct PruneOutcome {
+    tokens_saved: u64,
+    indices: Vec<u32>,
+    ids: Vec<Option<String>>,
+    lines: Vec<String>,
+}
+
+#[wasm_bindgen]
+impl PruneOutcome {
+    /// How many tool results were pruned.
+    #[wasm_bindgen(getter, js_name = prunedCount)]
+    pub fn pruned_count(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// Estimated tokens saved (SPEC §3 estimates).
+    #[wasm_bindgen(getter, js_name = tokensSaved)]
+    pub fn tokens_saved(&self) -> f64 {
+        self.tokens_saved as f64
+    }
+
+    /// The ids of the pruned entries (`null` for an entry without a string id).
+    #[wasm_bindgen(getter, js_name = prunedIds, unchecked_return_type = "(string | null)[]")]
+    pub fn pruned_ids(&self) -> js_sys::Array {
+        self.ids.iter().map(|id| id.as_deref().map_or(JsValue::NULL, JsValue::from_str)).collect()
+    }
+
+    /// The index of each pruned entry in the session, in file order (the position of its node
+    /// in `SessionTree.getTree()`, like `planPrune().candidates[k].entryIndex`).
+    #[wasm_bindgen(getter, js_name = entryIndices)]
+    pub fn entry_indices(&self) -> Vec<u32> {
+        self.indices.clone()
+    }
+
+    /// The changed entries as JSONL: one line per pruned entry (its new JSON text, as
+    /// `SessionTree.toJsonl()` writes it), each ended by `\n`; `""` when nothing was pruned.
+    #[wasm_bindgen(getter)]
+    pub fn jsonl(&self) -> String {
+        let mut out = String::with_capacity(self.lines.iter().map(|l| l.len() + 1).sum());
+        for l in &self.lines {
+            out.push_str(l);
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The `k`-th changed entry as a new object (`undefined` when `k` is out of range).
+    #[wasm_bindgen(unchecked_return_type = "SessionEntry | undefined")]
+    pub fn entry(&self, k: usize) -> Result<JsValue, JsValue> {
+        self.lines.get(k).map_or(Ok(JsValue::UNDEFINED), |l| parse_js(l))
+    }
+
+    /// Every changed entry as a new object (the result of earlier versions of this method): one
+    /// `JSON.parse` of all the changed lines, each call new objects.
+    #[wasm_bindgen(getter, js_name = prunedEntries, unchecked_return_type = "SessionEntry[]")]
+    pub fn pruned_entries(&self) -> Result<JsValue, JsValue> {
+        let mut text = String::with_capacity(self.lines.iter().map(|l| l.len() + 1).sum::<usize>() + 2);
+        text.push('[');
+        for (k, l) in self.lines.iter().enumerate() {
+            if k > 0 {
+                text.push(',');
+            }
+            text.push_str(l);
+        }
+        text.push(']');
+        parse_js(&text)
+    }
+
+    /// `{prunedCount, tokensSaved, prunedIds, entryIndices}` as a plain object (what
+    /// `JSON.stringify` writes).
+    #[wasm_bindgen(js_name = toJSON, unchecked_return_type = "PruneSummary")]
+    pub fn to_json(&self) -> Result<JsValue, JsValue> {
+        from_serde(&serde_json::json!({
+            "prunedCount": self.lines.len(),
+            "tokensSaved": self.tokens_saved,
+            "prunedIds": self.ids,
+            "entryIndices": self.indices,
+        }))
+    }
 }
