@@ -1035,12 +1035,21 @@ pub fn migrate_to_current_version(file_entries: &mut [Value], next_id: &mut dyn 
     plan.migrated
 }
 
+/// The number an id of [`RandomIds`]' shape (exactly 8 lowercase hex digits) spells.
+fn id_number(id: &str) -> Option<u32> {
+    (id.len() == 8 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+        .then(|| u32::from_str_radix(id, 16).ok())
+        .flatten()
+}
+
 /// The default id generator of the v1 migration: random 8-digit lowercase hex ids (the
 /// reference's `randomUUID().slice(-8)` shape), never repeating an id it returned or was told is
 /// taken. Randomness comes from the OS (`getrandom`); if that fails, from a deterministic mixer.
 #[derive(Debug, Clone, Default)]
 pub struct RandomIds {
-    taken: HashSet<String, foldhash::fast::RandomState>,
+    /// The taken ids of the generator's shape (8 lowercase hex digits) as numbers: no other id
+    /// can equal one it returns.
+    taken: HashSet<u32, foldhash::fast::RandomState>,
     state: u64,
     /// Random numbers drawn from the OS in one call and not used yet (one call per id would
     /// cost a system call, or a call into JavaScript on wasm, for every entry of a v1 file).
@@ -1055,7 +1064,8 @@ impl RandomIds {
 
     /// A generator that also avoids the given ids (for example the ids already in a session).
     pub fn with_taken<I: IntoIterator<Item = String>>(taken: I) -> Self {
-        Self { taken: taken.into_iter().collect(), state: 0, pool: Vec::new() }
+        let taken = taken.into_iter().filter_map(|id| id_number(&id)).collect();
+        Self { taken, state: 0, pool: Vec::new() }
     }
 
     fn random_u32(&mut self) -> u32 {
@@ -1081,10 +1091,8 @@ impl RandomIds {
     pub fn next_id(&mut self) -> String {
         let mut candidate = self.random_u32();
         for attempt in 0u64.. {
-            let id = format!("{candidate:08x}");
-            if !self.taken.contains(&id) {
-                self.taken.insert(id.clone());
-                return id;
+            if self.taken.insert(candidate) {
+                return format!("{candidate:08x}");
             }
             // After a few random draws, probe linearly: terminates while fewer than 2^32 are taken.
             candidate = if attempt < 16 { self.random_u32() } else { candidate.wrapping_add(1) };
@@ -1858,6 +1866,18 @@ mod tests {
         assert_eq!(header_version(&json!({"version": [3]})), 3.0);
         assert_eq!(header_version(&json!({"version": null})), 1.0);
         assert!(header_version(&json!({"version": {}})).is_nan());
+    }
+
+    #[test]
+    fn only_ids_of_the_generated_shape_are_kept_as_taken() {
+        assert_eq!(id_number("0000000a"), Some(10));
+        assert_eq!(id_number("ffffffff"), Some(u32::MAX));
+        for other in ["ABCDEF12", "abc", "0000000a0", "0000000g", "+0000000", "d7af861d-", ""] {
+            assert_eq!(id_number(other), None, "{other}");
+        }
+        let g = RandomIds::with_taken(vec!["0000000a".into(), "not-hex!".into(), "0000000b".into()]);
+        assert_eq!(g.taken.len(), 2);
+        assert!(g.taken.contains(&10) && g.taken.contains(&11));
     }
 
     #[test]

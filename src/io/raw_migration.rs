@@ -235,7 +235,7 @@ pub(super) fn migrate_raw(
         let object = text.starts_with('{');
         let plain = object
             && !matches!(l.meta.kind, EntryKind::SessionHeader | EntryKind::Compaction)
-            && l.meta.message.as_ref().is_none_or(|m| m.role != Role::HookMessage);
+            && !l.meta.message.as_ref().is_some_and(|m| m.role == Role::HookMessage);
         if !object {
             // Left alone, no id used.
             out.push_str(text);
