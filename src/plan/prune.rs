@@ -181,41 +181,32 @@ impl Target {
 /// blocks are skipped). Blocks without a string `id` are left out, as the value path leaves them.
 /// `None` when the text needs the value path to decide (a repeated key, a field of an
 /// unexpected type, text that is not an object).
-fn tool_calls_of_text(text: &str) -> Option<Vec<(Cow<'_, str>, Option<&RawValue>)>> {
-    #[derive(Deserialize)]
-    struct Entry<'a> {
-        #[serde(borrow, default)]
-        message: Option<Message<'a>>,
+fn tool_calls_of_text(text: &str) -> Option<Vec<(String, Option<&RawValue>)>> {
+    // A member of an object text: `None` when absent or `null`.
+    fn member<'a>(members: &[(Cow<'_, str>, &'a RawValue)], key: &str) -> Option<&'a RawValue> {
+        members.iter().find(|(k, _)| k == key).map(|(_, v)| *v).filter(|v| v.get() != "null")
     }
-    #[derive(Deserialize)]
-    struct Message<'a> {
-        #[serde(borrow, default)]
-        content: Option<&'a RawValue>,
+    // A string member's text; `Err` for another type.
+    fn string(v: Option<&RawValue>) -> Result<Option<String>, ()> {
+        match v {
+            None => Ok(None),
+            Some(v) if v.get().starts_with('"') => serde_json::from_str(v.get()).map(Some).map_err(|_| ()),
+            Some(_) => Err(()),
+        }
     }
-    #[derive(Deserialize)]
-    struct Block<'a> {
-        #[serde(rename = "type", borrow, default)]
-        kind: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
-        id: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
-        arguments: Option<&'a RawValue>,
-    }
-    let entry: Entry<'_> = serde_json::from_str(text).ok()?;
-    let Some(content) = entry.message.and_then(|m| m.content) else { return Some(Vec::new()) };
-    if !content.get().starts_with('[') {
+    let entry = object_members(text)?;
+    let Some(message) = member(&entry, "message") else { return Some(Vec::new()) };
+    let message = object_members(message.get())?;
+    let Some(content) = member(&message, "content").filter(|c| c.get().starts_with('[')) else {
         return Some(Vec::new());
-    }
+    };
     let blocks: Vec<&RawValue> = serde_json::from_str(content.get()).ok()?;
     let mut out = Vec::new();
-    for b in blocks {
-        if !b.get().starts_with('{') {
-            continue;
-        }
-        let block: Block<'_> = serde_json::from_str(b.get()).ok()?;
-        if block.kind.as_deref() == Some("toolCall") {
-            if let Some(id) = block.id {
-                out.push((id, block.arguments));
+    for b in blocks.into_iter().filter(|b| b.get().starts_with('{')) {
+        let block = object_members(b.get())?;
+        if string(member(&block, "type")).ok()?.as_deref() == Some("toolCall") {
+            if let Some(id) = string(member(&block, "id")).ok()? {
+                out.push((id, member(&block, "arguments")));
             }
         }
     }
@@ -258,7 +249,7 @@ fn superseded<S: EntrySource + ?Sized>(entries: &S, results: &[usize]) -> HashMa
         // else from the entry's value.
         if let Some(calls) = entries.entry_text(a).and_then(tool_calls_of_text) {
             for (id, arguments) in calls {
-                let Some(&result) = wanted.get(id.as_ref()) else { continue };
+                let Some(&result) = wanted.get(id.as_str()) else { continue };
                 let tool = tool_of(result).unwrap_or_default();
                 targets.entry(result).or_insert_with(|| {
                     let args = arguments.map_or(Value::Null, |r| {
