@@ -190,7 +190,7 @@ fn tool_calls_of_text(text: &str) -> Option<Vec<(String, Option<&RawValue>)>> {
     fn string(v: Option<&RawValue>) -> Result<Option<String>, ()> {
         match v {
             None => Ok(None),
-            Some(v) if v.get().starts_with('"') => serde_json::from_str(v.get()).map(Some).map_err(|_| ()),
+            Some(v) if v.get().starts_with('"') => serde_json::from_slice(v.get().as_bytes()).map(Some).map_err(|_| ()),
             Some(_) => Err(()),
         }
     }
@@ -200,7 +200,7 @@ fn tool_calls_of_text(text: &str) -> Option<Vec<(String, Option<&RawValue>)>> {
     let Some(content) = member(&message, "content").filter(|c| c.get().starts_with('[')) else {
         return Some(Vec::new());
     };
-    let blocks: Vec<&RawValue> = serde_json::from_str(content.get()).ok()?;
+    let blocks: Vec<&RawValue> = serde_json::from_slice(content.get().as_bytes()).ok()?;
     let mut out = Vec::new();
     for b in blocks.into_iter().filter(|b| b.get().starts_with('{')) {
         let block = object_members(b.get())?;
@@ -419,7 +419,7 @@ fn object_members(text: &str) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
             d.deserialize_map(V)
         }
     }
-    let members = serde_json::from_str::<Members<'_>>(text).ok()?.0;
+    let members = serde_json::from_slice::<Members<'_>>(text.as_bytes()).ok()?.0;
     let mut seen = std::collections::HashSet::with_capacity(members.len());
     members.iter().all(|(k, _)| seen.insert(k.as_ref())).then_some(members)
 }
