@@ -42,11 +42,18 @@ export type NotInitializedCode = 'E_NOT_INITIALIZED';
  * The errors the engine throws: a JS `Error` whose `code` is one of the stable {@link ErrorCode}s
  * and whose message names the line or entry id concerned (`name` is `"SessionCompactionError"`,
  * or `"NotInitializedError"` for `E_NOT_INITIALIZED`). Narrow a caught value with
- * `error instanceof Error && "code" in error`.
+ * {@link isSessionCompactionError}.
  */
 export interface SessionCompactionError extends Error {
   code: ErrorCode;
 }
+
+/**
+ * Whether a caught value is an error of session-compaction: an `Error` named
+ * `"SessionCompactionError"` (or `"NotInitializedError"`) with an `E_…` `code`. Narrows it to
+ * {@link SessionCompactionError}. Exported by every entry; works before `init()` on the web entry.
+ */
+export declare function isSessionCompactionError(error: unknown): error is SessionCompactionError;
 
 /** Type of {@link DEFAULT_COMPACTION_SETTINGS}: the three core settings are always present. */
 export type DefaultCompactionSettings = Readonly<

@@ -16,7 +16,8 @@ function deepFreeze(value) {
   return value;
 }
 
-// The E_FREED guard: pkg-template/shared/freed-guard.js, inlined here by scripts/build.mjs.
+// The E_FREED guard and isSessionCompactionError: pkg-template/shared/freed-guard.js and
+// errors.js, inlined here by scripts/build.mjs.
 // @generated-freed-guard
 
 guardFreed(api.SessionTree.prototype);
@@ -39,6 +40,7 @@ module.exports = {
   ...api,
   DEFAULT_COMPACTION_SETTINGS,
   DEFAULT_PRUNE_CONFIG,
+  isSessionCompactionError,
   /** Already initialized in Node: resolves at once. */
   init: () => Promise.resolve(),
   /** Already initialized in Node: does nothing. */

@@ -2,5 +2,5 @@
 // (index.node.cjs), so values and classes are interchangeable between the two.
 import api from './index.node.cjs';
 
-export const { DEFAULT_COMPACTION_SETTINGS, DEFAULT_PRUNE_CONFIG } = api;
+export const { DEFAULT_COMPACTION_SETTINGS, DEFAULT_PRUNE_CONFIG, isSessionCompactionError } = api;
 // @generated-exports

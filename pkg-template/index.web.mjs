@@ -180,8 +180,11 @@ function guard(name, value) {
   });
 }
 
-// The E_FREED guard: pkg-template/shared/freed-guard.js, inlined here by scripts/build.mjs.
+// The E_FREED guard and isSessionCompactionError: pkg-template/shared/freed-guard.js and
+// errors.js, inlined here by scripts/build.mjs.
 // @generated-freed-guard
+
+export { isSessionCompactionError };
 
 guardFreed(raw.SessionTree.prototype);
 

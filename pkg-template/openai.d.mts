@@ -6,7 +6,7 @@ export type { AgentMessage, MessageEntry };
 
 /** What {@link openaiComplete} needs. */
 export interface OpenAiConfig {
-  /** The API's base URL, e.g. `https://api.openai.com/v1` (`/chat/completions` is appended). Credentials in it never appear in an error. */
+  /** The API's base URL, e.g. `https://api.openai.com/v1` (`/chat/completions`, or `/responses` with `api: "responses"`, is appended). Credentials in it never appear in an error. */
   baseUrl: string;
   /** The model name sent as `model`. */
   model: string;
@@ -14,6 +14,12 @@ export interface OpenAiConfig {
   apiKey?: string;
   /** The `fetch` to use (default `globalThis.fetch`). */
   fetch?: typeof globalThis.fetch;
+  /**
+   * Which API to call: `"chat"` (default, `POST {baseUrl}/chat/completions`) or `"responses"`
+   * (`POST {baseUrl}/responses`, `{model, instructions, input, max_output_tokens}`). Another
+   * value throws a `TypeError`.
+   */
+  api?: 'chat' | 'responses';
 }
 
 /** The request the engine passes to a `complete` callback (the fields this module reads). */
@@ -29,7 +35,9 @@ export type OpenAiComplete = (request: OpenAiRequest) => Promise<string>;
 
 /**
  * A `complete` callback for an OpenAI-compatible chat-completions API (`POST {baseUrl}/chat/completions`,
- * `{model, messages: [system, user], max_tokens}`), resolving to `choices[0].message.content`.
+ * `{model, messages: [system, user], max_tokens}`), resolving to `choices[0].message.content`; with
+ * `api: "responses"`, for the Responses API (`POST {baseUrl}/responses`, `{model, instructions: systemPrompt,
+ * input: prompt, max_output_tokens}`), resolving to the reply's `output_text` parts joined.
  * A non-2xx reply rejects with an `Error` carrying `status` and `headers` (so the engine's retries
  * see 429/5xx and `retry-after`); a network failure rejects with "fetch failed: …"; an abort of
  * `request.signal` rejects with the `AbortError` of `fetch`. Messages never contain the key nor

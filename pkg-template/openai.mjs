@@ -21,11 +21,15 @@ import {
 } from './http.mjs';
 
 /**
- * A `complete(request)` callback for an OpenAI-compatible chat-completions API:
- * `POST {baseUrl}/chat/completions` with
- * `{model, messages: [{role: "system", content: systemPrompt}, {role: "user", content: prompt}],
- * max_tokens}` and `Authorization: Bearer <apiKey>` (none without a key); resolves to
- * `choices[0].message.content` (content parts are joined).
+ * A `complete(request)` callback for an OpenAI-compatible API, `Authorization: Bearer <apiKey>`
+ * (none without a key):
+ * - `api: "chat"` (default): `POST {baseUrl}/chat/completions` with
+ *   `{model, messages: [{role: "system", content: systemPrompt}, {role: "user", content: prompt}],
+ *   max_tokens}`; resolves to `choices[0].message.content` (content parts are joined);
+ * - `api: "responses"`: `POST {baseUrl}/responses` with
+ *   `{model, instructions: systemPrompt, input: prompt, max_output_tokens: maxTokens}`; resolves to
+ *   the text of the reply's `output_text` parts (of its `message` items, joined: what the SDK's
+ *   `response.output_text` gives).
  *
  * Failures reject with an `Error` whose message never contains the key (nor any request
  * header, nor credentials written into `baseUrl`): a non-2xx reply carries `status` and
@@ -36,22 +40,29 @@ import {
  * @returns {import('./openai.mjs').OpenAiComplete}
  */
 export function openaiComplete(config) {
-  knownOptions(config, ['baseUrl', 'model', 'apiKey', 'fetch'], 'openaiComplete');
-  const { baseUrl, model, apiKey, fetch } = config;
-  const url = joinUrl(baseUrl, 'chat/completions');
+  knownOptions(config, ['baseUrl', 'model', 'apiKey', 'fetch', 'api'], 'openaiComplete');
+  const { baseUrl, model, apiKey, fetch, api = 'chat' } = config;
+  if (api !== 'chat' && api !== 'responses') {
+    throw new TypeError(`openaiComplete: unknown api ${JSON.stringify(api)} (expected "chat" or "responses")`);
+  }
+  const responses = api === 'responses';
+  const url = joinUrl(baseUrl, responses ? 'responses' : 'chat/completions');
   return async (request) => {
     /** @type {Record<string, string>} */
     const headers = {};
     if (apiKey) headers.authorization = `Bearer ${apiKey}`;
-    const body = {
-      model,
-      messages: [
-        { role: 'system', content: request.systemPrompt },
-        { role: 'user', content: request.prompt },
-      ],
-      max_tokens: request.maxTokens,
-    };
+    const body = responses
+      ? { model, instructions: request.systemPrompt, input: request.prompt, max_output_tokens: request.maxTokens }
+      : {
+          model,
+          messages: [
+            { role: 'system', content: request.systemPrompt },
+            { role: 'user', content: request.prompt },
+          ],
+          max_tokens: request.maxTokens,
+        };
     const reply = await postJson({ url, headers, body, signal: request.signal, fetch, secrets: [apiKey] });
+    if (responses) return responsesText(reply, url);
     const content = reply?.choices?.[0]?.message?.content;
     if (typeof content === 'string') return content;
     if (Array.isArray(content)) {
@@ -63,6 +74,29 @@ export function openaiComplete(config) {
     const why = typeof reply?.error?.message === 'string' ? `: ${oneLine(reply.error.message, 200)}` : '';
     throw new Error(`${redactUrl(url)}: the reply has no choices[0].message.content${why}`);
   };
+}
+
+/**
+ * The answer text of a Responses API reply: its `message` items' `output_text` parts, joined.
+ * @param {any} reply
+ * @param {string} url
+ * @returns {string}
+ */
+function responsesText(reply, url) {
+  const parts = [];
+  for (const item of Array.isArray(reply?.output) ? reply.output : []) {
+    if (item?.type !== 'message' || !Array.isArray(item.content)) continue;
+    for (const part of item.content)
+      if (part?.type === 'output_text' && typeof part.text === 'string') parts.push(part.text);
+  }
+  if (parts.length) return parts.join('');
+  const why =
+    typeof reply?.error?.message === 'string'
+      ? `: ${oneLine(reply.error.message, 200)}`
+      : typeof reply?.status === 'string'
+        ? ` (status ${oneLine(reply.status, 40)})`
+        : '';
+  throw new Error(`${redactUrl(url)}: the reply has no output_text in output[]${why}`);
 }
 
 /** A pi image block as a data URL. */

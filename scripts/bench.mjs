@@ -1,49 +1,71 @@
 #!/usr/bin/env node
-// Benchmark of the engine on real and generated sessions (npm run bench). Not a timed test.
+// Benchmark of the engine against issue 10's targets (npm run bench). Not a timed test: nothing
+// here fails on a slow figure; it prints one table (figure, target, met / NOT MET) and writes
+// every measurement to a JSON file.
 //
-// For each file in examples/sessions/ and a generated, seeded session of 50,000 entries
-// (target/bench/session-50000-seed42.jsonl, made with the generate_session example if missing),
-// in one run, under Node and (when node_modules/.bin/bun exists) Bun:
-//   (a) JSON.parse of every line in plain JS (the reference's loading; the floor any JS pays);
-//   (b) SessionTree.fromJsonl + prepareCompaction + buildSessionContext (and fromBytes);
-//   (c) the pure functions with JS arrays: JSON.parse of every line → the branch →
-//       prepareCompaction(branch) → buildSessionContext(entries);
-//   (d) native Rust, release mode (the bench_native example: the same steps, best of N);
-//   (e) on the 50,000-entry session: appendEntry of one entry then planCompaction (the
-//       re-plan), averaged over many appends;
-//   (f) cold start, in fresh processes (--cold-runs of them): the time to import the package's
-//       Node entry, the first SessionTree.fromBytes of the process (it instantiates the module
-//       and grows wasm memory) and a later, warm one (wall and CPU time: CPU time is steadier on
-//       a busy machine);
-//   (g) parseSession (the pure load: every entry as a JS object), beside SessionTree.fromJsonl
-//       of the same text in the same run (parseSession must stay linear: within 2× of it);
-// each measured in its own child process, which reports its peak resident memory (VmHWM).
-// Prints a table and writes everything to target/bench-results.json.
+// Every figure (except cold start and sizes) is a ratio to JSON.parse of the same session's lines
+// in the same runtime and run: the work every JS host pays at least once, and the baseline the
+// issue's reference figures use. Each measurement runs in its own child process, which also
+// reports its peak resident memory (Linux VmHWM).
+//
+// Measurements (child kinds; MEASUREMENTS below, the table's rows in ROWS):
+//   json-parse     JSON.parse of every line (the baseline)
+//   pure-first     prepareCompaction(branch) + buildSessionContext(entries) on freshly parsed
+//                  entries: the first call on those objects
+//   pure-append    the same call after pushing one new entry onto the same arrays (objects seen
+//                  before), repeated --appends times
+//   handle-first   SessionTree.fromBytes (not timed), then the first prepareCompaction() +
+//                  buildSessionContext()
+//   handle-append  appendEntry(one entry) + prepareCompaction() + buildSessionContext() on a
+//                  loaded handle, repeated --appends times
+//   load           fromBytes (bytes already read) + prepareCompaction() + buildSessionContext()
+//   rss            one load + prepare + context + contextJson in a fresh process: its peak RSS
+//   prune          handle pruneToolOutputs() after loading
+//   v1-load        fromBytes of a v1 file beside fromBytes of the same session saved as v3
+//   cold           fresh processes: import of the package, first fromBytes vs a warm one
+//   parse-session  parseSession (pure load, every entry a JS object) beside fromJsonl (full only)
+//   native         the bench_native example, release mode (full only; --no-native skips it)
+// Sizes (wasm gzip, npm pack size) are measured once by the parent.
 //
 // Usage: node scripts/bench.mjs [options]
-//   --runtimes node,bun   runtimes to measure (default: node, and bun when installed)
-//   --files a.jsonl,...   files instead of examples/sessions/*.jsonl + the generated session
-//   --entries N           entries of the generated session (default 50000)
-//   --reps N              timed repetitions per measurement, best and median reported
-//                         (default 5 for files under 20 MB, 3 above)
-//   --appends N           appends for (e) (default 2000)
-//   --cold-runs N         fresh processes for (f) (default 3)
+//   --quick               Node only; pi-session-large, the v1 sample and a generated 50k session;
+//                         fewer repetitions (about a minute once the package and the generated
+//                         file exist); writes target/bench/results-quick.json
+//   (default: full)       Node and Bun (when node_modules/.bin/bun exists), the three sessions in
+//                         examples/sessions/ and generated sessions of 1k, 5k, 20k, 50k and 100k
+//                         entries; writes target/bench/results.json
+//   --runtimes node,bun   runtimes to measure
+//   --files a.jsonl,...   sessions to measure instead of the default set
+//   --entries N,M,...     sizes of the generated sessions (cached as target/bench/session-N-seed42.jsonl,
+//                         made with the generate_session example when missing)
+//   --reps N              timed repetitions per measurement (default 5; 3 above 20 MB; quick 3)
+//   --budget-ms N         stop repeating a measurement after this much time, once it has one
+//                         timed run (default 20000; quick 4000)
+//   --appends N           appends of pure-append / handle-append (default 100; quick 20)
+//   --cold-runs N         fresh processes of `cold` (default 3; quick 2)
 //   --pkg DIR             the built package to measure (default pkg/, built when stale)
 //   --native-bin PATH     a prebuilt bench_native binary (default: cargo builds it)
-//   --no-native           skip (d)
-//   --out FILE            results file (default target/bench-results.json)
+//   --no-native           skip the native rows (quick skips them anyway)
+//   --out FILE            results file
 //   --label TEXT          a label stored in the results (e.g. "before")
-//   --report FILE         only print the table of a results file written before
+//   --report FILE         print the table of a results file written before (no measuring)
+//   --markdown            print the table as Markdown (with --report: for docs/BENCHMARKS.md)
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { basename, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { gzipSync } from 'node:zlib';
 
 const SCRIPT = fileURLToPath(import.meta.url);
 const ROOT = resolve(SCRIPT, '..', '..');
+const BENCH_DIR = join(ROOT, 'target', 'bench');
+const REAL_DIR = join(ROOT, 'examples', 'sessions');
 const BIG = 20 * 1024 * 1024;
 const SEED = 42;
+const FULL_SIZES = [1000, 5000, 20000, 50000, 100000];
+const QUICK_SIZES = [50000];
+const QUICK_REAL = ['pi-session-large.jsonl', 'pi-session-v1-format.jsonl'];
 
 // ---------------------------------------------------------------------------------------------
 // Child side: one measurement, printed as one JSON line.
@@ -62,30 +84,42 @@ function peakRss() {
 }
 
 const now = () => performance.now();
+const gc = () => (globalThis.Bun ? globalThis.Bun.gc(true) : globalThis.gc?.());
 
 /**
- * Runs `fn` `warmup + reps` times; returns per-phase {min, median} over the timed runs, and
- * `first`: the very first (cold) run, before the JS and wasm engines optimized anything, which
- * is what a host that loads one session once pays.
+ * Runs `fn(i)` for `warmup` untimed and then up to `reps` timed iterations, stopping early once
+ * `budgetMs` of wall time has passed and at least one timed iteration exists. `fn` returns the
+ * iteration's phases in ms (`{total, ...}`); the result has per phase `{min, median, first}` over
+ * the timed iterations (`first`: the first iteration of all, warm-up included: what a host that
+ * calls once pays) and `runs`, the number of timed iterations.
  */
-function measure(warmup, reps, fn) {
-  const runs = [];
+function measure({ warmup, reps, budgetMs }, fn) {
+  const start = now();
+  const timed = [];
   let first = null;
-  for (let i = 0; i < warmup + reps; i++) {
-    const phases = fn();
-    if (i === 0) first = phases;
-    if (i >= warmup) runs.push(phases);
-    globalThis.gc?.();
+  let i = 0;
+  while (i < warmup) {
+    const phases = fn(i++);
+    first ??= phases;
+    gc();
+    if (now() - start > budgetMs) break;
   }
-  const out = {};
-  for (const key of Object.keys(runs[0])) {
-    const xs = runs.map((r) => r[key]).sort((a, b) => a - b);
+  while (timed.length < reps) {
+    const phases = fn(i++);
+    first ??= phases;
+    timed.push(phases);
+    gc();
+    if (now() - start > budgetMs) break;
+  }
+  const out = { runs: timed.length };
+  for (const key of Object.keys(timed[0])) {
+    const xs = timed.map((r) => r[key]).sort((a, b) => a - b);
     out[key] = { min: xs[0], median: xs[Math.floor(xs.length / 2)], first: first[key] };
   }
   return out;
 }
 
-/** Every non-blank line parsed, as the reference loads a session. */
+/** Every non-blank line parsed, as the reference loads a session (bad lines skipped). */
 function parseLines(text) {
   const out = [];
   for (const line of text.split('\n')) {
@@ -97,181 +131,335 @@ function parseLines(text) {
   return out;
 }
 
-/** Root-first branch ending at the last entry (the reference's getBranch of the leaf). */
-function branchOf(entries) {
+/** The session's entries (header dropped) and the root-first branch ending at the last entry. */
+function entriesAndBranch(text) {
+  const all = parseLines(text);
+  const entries = all[0] && all[0].type === 'session' ? all.slice(1) : all;
   const byId = new Map();
   for (const e of entries) if (typeof e.id === 'string') byId.set(e.id, e);
-  const path = [];
+  const branch = [];
   const seen = new Set();
   let cur = entries[entries.length - 1];
   while (cur && !seen.has(cur)) {
     seen.add(cur);
-    path.push(cur);
+    branch.push(cur);
     cur = cur.parentId ? byId.get(cur.parentId) : undefined;
   }
-  return path.reverse();
+  return { entries, branch: branch.reverse() };
 }
 
-/** (f): import, then the first and the later fromBytes of one fresh process (wall and CPU ms). */
-async function coldChild(file, pkgDir, reps) {
-  const bytes = new Uint8Array(readFileSync(file));
-  const cpuMs = (start) => {
-    const d = process.cpuUsage(start);
-    return (d.user + d.system) / 1000;
-  };
-  const t0 = now();
-  const api = await import(pathToFileURL(join(pkgDir, 'index.node.mjs')).href);
-  const importMs = now() - t0;
-  const load = () => {
-    const cpu = process.cpuUsage();
-    const t = now();
-    const tree = api.SessionTree.fromBytes(bytes);
-    const out = { wall: now() - t, cpu: cpuMs(cpu) };
-    if (tree.entryCount === 0) throw new Error('bad result');
-    tree.free();
-    return out;
-  };
-  const first = load();
-  const warm = [];
-  for (let i = 0; i < Math.max(reps, 2); i++) warm.push(load());
-  const best = (key) => Math.min(...warm.map((w) => w[key]));
+/** The `k`-th entry a benchmark appends (user and assistant turns in turn), child of `parentId`. */
+function appendedEntry(k, parentId) {
   return {
-    import: importMs,
-    first: first.wall,
-    warm: best('wall'),
-    firstCpu: first.cpu,
-    warmCpu: best('cpu'),
+    type: 'message',
+    id: `bench${String(k).padStart(4, '0')}`,
+    parentId,
+    timestamp: new Date(1767225600000 + k * 1000).toISOString(),
+    message:
+      k % 2 === 0
+        ? { role: 'user', content: [{ type: 'text', text: `next step ${k}` }], timestamp: 1767225600000 + k * 1000 }
+        : {
+            role: 'assistant',
+            content: [{ type: 'text', text: 'done' }],
+            api: 'anthropic-messages',
+            provider: 'anthropic',
+            model: 'claude-sonnet-4-5',
+            usage: { input: 1000 + k, output: 20, cacheRead: 0, cacheWrite: 0, totalTokens: 1020 + k },
+            stopReason: 'stop',
+            timestamp: 1767225600000 + k * 1000,
+          },
   };
 }
 
-async function child(kind, file, pkgDir, reps, appends) {
-  if (kind === 'cold') {
-    const ms = await coldChild(file, pkgDir, reps);
-    process.stdout.write(`${JSON.stringify({ kind, file, ms, peakRssBytes: peakRss() })}\n`);
-    return;
-  }
-  const text = readFileSync(file, 'utf8');
-  const big = text.length > BIG;
-  const warmup = big ? 1 : 3;
-  let result;
-  const extra = {};
-  if (kind === 'json-parse') {
-    result = measure(warmup, reps, () => {
+function check(condition, what) {
+  if (!condition) throw new Error(`bad result: ${what}`);
+}
+
+/**
+ * The child measurements, by kind: `(ctx) => result`, where `ctx` has `file`, `text()` and
+ * `bytes()` (read on first use), `api()` (the package's Node entry, imported on first use),
+ * `params` (`{reps, warmup, budgetMs, appends, v3File}`) and `loop` (the measure() options).
+ * A result is `{ms: {phase: {min, median, first}}, ...extra}`; `peakRssBytes` is added.
+ */
+const MEASUREMENTS = {
+  'json-parse': (ctx) => {
+    const text = ctx.text();
+    let lines = 0;
+    const ms = measure(ctx.loop, () => {
       const t0 = now();
-      const n = parseLines(text).length;
-      if (n === 0) throw new Error('no lines');
+      lines = parseLines(text).length;
       return { total: now() - t0 };
     });
-  } else {
-    const api = await import(pathToFileURL(join(pkgDir, 'index.node.mjs')).href);
-    const { SessionTree } = api;
-    if (kind === 'handle' || kind === 'handle-bytes') {
-      const bytes = kind === 'handle-bytes' ? new Uint8Array(readFileSync(file)) : null;
-      result = measure(warmup, reps, () => {
-        const t0 = now();
-        const tree = bytes ? SessionTree.fromBytes(bytes) : SessionTree.fromJsonl(text);
-        const t1 = now();
-        const prep = tree.prepareCompaction();
-        const t2 = now();
-        const ctx = tree.buildSessionContext();
-        const t3 = now();
-        const json = tree.buildSessionContextJson();
-        const t4 = now();
-        if (!ctx || typeof json !== 'string' || prep === null) throw new Error('bad result');
-        tree.free();
-        return { total: t3 - t0, load: t1 - t0, prepare: t2 - t1, context: t3 - t2, contextJson: t4 - t3 };
-      });
-    } else if (kind === 'parse-session') {
-      result = measure(warmup, reps, () => {
-        const t0 = now();
-        const parsed = api.parseSession(text);
-        const t1 = now();
-        const tree = SessionTree.fromJsonl(text);
-        const t2 = now();
-        if (parsed.entries.length !== tree.entryCount) throw new Error('parseSession and fromJsonl disagree');
-        tree.free();
-        return { total: t1 - t0, fromJsonl: t2 - t1 };
-      });
-    } else if (kind === 'pure') {
-      result = measure(warmup, reps, () => {
-        const t0 = now();
-        const all = parseLines(text);
-        const entries = all[0] && all[0].type === 'session' ? all.slice(1) : all;
-        const t1 = now();
-        const branch = branchOf(entries);
-        const t2 = now();
-        api.prepareCompaction(branch);
-        const t3 = now();
-        const ctx = api.buildSessionContext(entries);
-        const t4 = now();
-        if (!ctx) throw new Error('bad result');
-        return { total: t4 - t0, parse: t1 - t0, branch: t2 - t1, prepare: t3 - t2, context: t4 - t3 };
-      });
-    } else if (kind === 'append') {
-      const tree = SessionTree.fromJsonl(text);
-      const plan =
-        typeof tree.planCompaction === 'function' ? () => tree.planCompaction() : () => tree.prepareCompaction();
-      const entry = (k) => ({
-        type: 'message',
-        id: `bench-append-${k}`,
-        timestamp: new Date(1767225600000 + k * 1000).toISOString(),
-        message:
-          k % 2 === 0
-            ? { role: 'user', content: [{ type: 'text', text: `next step ${k}` }], timestamp: k }
-            : {
-                role: 'assistant',
-                content: [{ type: 'text', text: 'done' }],
-                provider: 'anthropic',
-                model: 'claude-sonnet-4-5',
-                usage: { input: 1000 + k, output: 20, cacheRead: 0, cacheWrite: 0, totalTokens: 1020 + k },
-                stopReason: 'stop',
-                timestamp: k,
-              },
-      });
-      for (let k = 0; k < 50; k++) {
-        tree.appendEntry(entry(-1 - k));
-        plan();
-      }
-      const times = [];
+    check(lines > 0, 'no lines');
+    return { ms, lines };
+  },
+
+  'pure-first': async (ctx) => {
+    const api = await ctx.api();
+    const text = ctx.text();
+    const ms = measure(ctx.loop, () => {
+      const { entries, branch } = entriesAndBranch(text);
       const t0 = now();
-      for (let k = 0; k < appends; k++) {
-        const s = now();
-        tree.appendEntry(entry(k));
-        plan();
-        times.push(now() - s);
-      }
-      const total = now() - t0;
-      times.sort((a, b) => a - b);
-      result = {
-        total: { min: times[0], median: times[Math.floor(times.length / 2)] },
-        average: { min: total / appends, median: total / appends },
-        p99: { min: times[Math.floor(times.length * 0.99)], median: times[Math.floor(times.length * 0.99)] },
-      };
-      extra.planFunction = typeof tree.planCompaction === 'function' ? 'planCompaction' : 'prepareCompaction';
+      const prep = api.prepareCompaction(branch);
+      const t1 = now();
+      const ctxOut = api.buildSessionContext(entries);
+      const t2 = now();
+      check(Array.isArray(ctxOut.messages) && prep !== null, 'pure-first');
+      return { total: t2 - t0, prepare: t1 - t0, context: t2 - t1 };
+    });
+    return { ms };
+  },
+
+  'pure-append': async (ctx) => {
+    const api = await ctx.api();
+    const { entries, branch } = entriesAndBranch(ctx.text());
+    api.prepareCompaction(branch);
+    api.buildSessionContext(entries);
+    let leaf = branch[branch.length - 1]?.id ?? null;
+    const ms = measure({ ...ctx.loop, reps: ctx.params.appends }, (k) => {
+      const entry = appendedEntry(k, leaf);
+      leaf = entry.id;
+      entries.push(entry);
+      branch.push(entry);
+      const t0 = now();
+      api.prepareCompaction(branch);
+      const t1 = now();
+      const ctxOut = api.buildSessionContext(entries);
+      const t2 = now();
+      check(ctxOut.messages.length > 0, 'pure-append');
+      return { total: t2 - t0, prepare: t1 - t0, context: t2 - t1 };
+    });
+    return { ms };
+  },
+
+  'handle-first': async (ctx) => {
+    const { SessionTree } = await ctx.api();
+    const bytes = ctx.bytes();
+    const ms = measure(ctx.loop, () => {
+      const tree = SessionTree.fromBytes(bytes);
+      const t0 = now();
+      tree.prepareCompaction();
+      const t1 = now();
+      const out = tree.buildSessionContext();
+      const t2 = now();
+      check(Array.isArray(out.messages), 'handle-first');
       tree.free();
-    } else {
-      throw new Error(`unknown measurement ${kind}`);
-    }
-  }
-  process.stdout.write(`${JSON.stringify({ kind, file, ms: result, ...extra, peakRssBytes: peakRss() })}\n`);
+      return { total: t2 - t0, prepare: t1 - t0, context: t2 - t1 };
+    });
+    return { ms };
+  },
+
+  'handle-append': async (ctx) => {
+    const { SessionTree } = await ctx.api();
+    const tree = SessionTree.fromBytes(ctx.bytes());
+    tree.prepareCompaction();
+    tree.buildSessionContext();
+    const ms = measure({ ...ctx.loop, reps: ctx.params.appends }, (k) => {
+      const entry = appendedEntry(k, tree.leafId ?? null);
+      const t0 = now();
+      tree.appendEntry(entry);
+      const t1 = now();
+      tree.prepareCompaction();
+      const t2 = now();
+      const out = tree.buildSessionContext();
+      const t3 = now();
+      check(out.messages.length > 0, 'handle-append');
+      return { total: t3 - t0, append: t1 - t0, prepare: t2 - t1, context: t3 - t2 };
+    });
+    tree.free();
+    return { ms };
+  },
+
+  load: async (ctx) => {
+    const { SessionTree } = await ctx.api();
+    const bytes = ctx.bytes();
+    const ms = measure(ctx.loop, () => {
+      const t0 = now();
+      const tree = SessionTree.fromBytes(bytes);
+      const t1 = now();
+      tree.prepareCompaction();
+      const t2 = now();
+      const out = tree.buildSessionContext();
+      const t3 = now();
+      const json = tree.buildSessionContextJson();
+      const t4 = now();
+      check(Array.isArray(out.messages) && typeof json === 'string', 'load');
+      tree.free();
+      return { total: t3 - t0, load: t1 - t0, prepare: t2 - t1, context: t3 - t2, contextJson: t4 - t3 };
+    });
+    return { ms };
+  },
+
+  rss: async (ctx) => {
+    const { SessionTree } = await ctx.api();
+    const bytes = ctx.bytes();
+    const t0 = now();
+    const tree = SessionTree.fromBytes(bytes);
+    tree.prepareCompaction();
+    const out = tree.buildSessionContext();
+    const json = tree.buildSessionContextJson();
+    const total = now() - t0;
+    check(Array.isArray(out.messages) && typeof json === 'string', 'rss');
+    return { ms: { total: { min: total, median: total, first: total }, runs: 1 } };
+  },
+
+  prune: async (ctx) => {
+    const { SessionTree } = await ctx.api();
+    const bytes = ctx.bytes();
+    let pruned = 0;
+    const ms = measure(ctx.loop, () => {
+      const tree = SessionTree.fromBytes(bytes);
+      const t0 = now();
+      const result = tree.pruneToolOutputs();
+      const t1 = now();
+      check(result && typeof result.prunedCount === 'number', 'prune');
+      pruned = result.prunedCount;
+      tree.free();
+      return { total: t1 - t0 };
+    });
+    return { ms, prunedCount: pruned };
+  },
+
+  'v1-load': async (ctx) => {
+    const { SessionTree } = await ctx.api();
+    const v1 = ctx.bytes();
+    const v3 = new Uint8Array(readFileSync(ctx.params.v3File));
+    const ms = measure(ctx.loop, () => {
+      const t0 = now();
+      const a = SessionTree.fromBytes(v1);
+      const t1 = now();
+      const b = SessionTree.fromBytes(v3);
+      const t2 = now();
+      check(a.migrated && !b.migrated && a.entryCount === b.entryCount, 'v1-load');
+      a.free();
+      b.free();
+      return { total: t1 - t0, v3: t2 - t1 };
+    });
+    return { ms };
+  },
+
+  'parse-session': async (ctx) => {
+    const api = await ctx.api();
+    const text = ctx.text();
+    const ms = measure(ctx.loop, () => {
+      const t0 = now();
+      const parsed = api.parseSession(text);
+      const t1 = now();
+      const tree = api.SessionTree.fromJsonl(text);
+      const t2 = now();
+      check(parsed.entries.length === tree.entryCount, 'parseSession and fromJsonl disagree');
+      tree.free();
+      return { total: t1 - t0, fromJsonl: t2 - t1 };
+    });
+    return { ms };
+  },
+
+  /** One fresh process: import, the first fromBytes, then the best of the later ones. */
+  cold: async (ctx) => {
+    const bytes = ctx.bytes();
+    const cpuMs = (since) => {
+      const d = process.cpuUsage(since);
+      return (d.user + d.system) / 1000;
+    };
+    const t0 = now();
+    const api = await ctx.api();
+    const importMs = now() - t0;
+    const load = () => {
+      const cpu = process.cpuUsage();
+      const t = now();
+      const tree = api.SessionTree.fromBytes(bytes);
+      const out = { wall: now() - t, cpu: cpuMs(cpu) };
+      check(tree.entryCount > 0, 'cold');
+      tree.free();
+      return out;
+    };
+    const first = load();
+    const warm = [];
+    for (let i = 0; i < Math.max(ctx.params.reps, 2); i++) warm.push(load());
+    const best = (key) => Math.min(...warm.map((w) => w[key]));
+    return {
+      ms: { import: importMs, first: first.wall, warm: best('wall'), firstCpu: first.cpu, warmCpu: best('cpu') },
+    };
+  },
+
+  /** Not a measurement: writes the session of a (v1) file as the engine saves it (v3). */
+  'make-v3': async (ctx) => {
+    const { SessionTree } = await ctx.api();
+    const tree = SessionTree.fromBytes(ctx.bytes());
+    writeFileSync(ctx.params.v3File, tree.toJsonl());
+    tree.free();
+    return { ms: {} };
+  },
+};
+
+async function child(kind, file, pkgDir, paramsJson) {
+  const params = JSON.parse(paramsJson);
+  const measurement = MEASUREMENTS[kind];
+  if (!measurement) throw new Error(`unknown measurement ${kind}`);
+  let text = null;
+  let bytes = null;
+  let api = null;
+  const ctx = {
+    file,
+    params,
+    loop: { warmup: params.warmup, reps: params.reps, budgetMs: params.budgetMs },
+    text: () => {
+      text ??= readFileSync(file, 'utf8');
+      return text;
+    },
+    bytes: () => {
+      bytes ??= new Uint8Array(readFileSync(file));
+      return bytes;
+    },
+    api: async () => {
+      api ??= await import(pathToFileURL(join(pkgDir, 'index.node.mjs')).href);
+      return api;
+    },
+  };
+  const result = await measurement(ctx);
+  process.stdout.write(`${JSON.stringify({ kind, ...result, peakRssBytes: peakRss() })}\n`);
 }
 
 // ---------------------------------------------------------------------------------------------
-// Parent side.
+// Parent side: which measurements run where.
+
+/**
+ * The child kinds run on a session (`s`: `{file, bytes, entries, real, v1}`) in a mode (`quick`
+ * or `full`), in this order. `cold` runs `--cold-runs` processes. A v1 file has no ids, so the
+ * pure rows (which take parsed lines as they are) skip it; the handle migrates it on load.
+ */
+const handleSide = (s, mode) => !s.v1 || mode === 'full';
+const PLAN = [
+  { kind: 'json-parse', when: handleSide },
+  { kind: 'pure-first', when: (s) => !s.v1 },
+  { kind: 'pure-append', when: (s) => !s.v1 },
+  { kind: 'handle-first', when: handleSide },
+  { kind: 'handle-append', when: handleSide },
+  { kind: 'load', when: handleSide },
+  { kind: 'rss', when: handleSide },
+  { kind: 'prune', when: (s, mode) => mode === 'full' || (!s.v1 && s.entries >= 50000) },
+  { kind: 'cold', when: (s, mode) => mode === 'full' || (!s.v1 && s.entries >= 50000) },
+  { kind: 'parse-session', when: (s, mode) => mode === 'full' && !s.v1 },
+  { kind: 'v1-load', when: (s) => s.v1 },
+];
 
 function parseArgs(argv) {
   const opts = {
+    quick: false,
     runtimes: null,
     files: null,
-    entries: 50000,
+    entries: null,
     reps: null,
-    appends: 2000,
-    coldRuns: 3,
+    budgetMs: null,
+    appends: null,
+    coldRuns: null,
     pkg: null,
     nativeBin: null,
     native: true,
-    out: join(ROOT, 'target', 'bench-results.json'),
+    out: null,
     label: null,
+    report: null,
+    markdown: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -279,22 +467,38 @@ function parseArgs(argv) {
       if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
       return argv[++i];
     };
-    if (a === '--runtimes') opts.runtimes = next().split(',').filter(Boolean);
+    const count = (name) => {
+      const n = Number(next());
+      if (!Number.isInteger(n) || n < 1) throw new Error(`${name} needs a positive integer`);
+      return n;
+    };
+    if (a === '--quick') opts.quick = true;
+    else if (a === '--runtimes') opts.runtimes = next().split(',').filter(Boolean);
     else if (a === '--files')
       opts.files = next()
         .split(',')
         .filter(Boolean)
         .map((f) => resolve(f));
-    else if (a === '--entries') opts.entries = Number(next());
-    else if (a === '--reps') opts.reps = Number(next());
-    else if (a === '--appends') opts.appends = Number(next());
-    else if (a === '--cold-runs') opts.coldRuns = Math.max(1, Number(next()));
+    else if (a === '--entries')
+      opts.entries = next()
+        .split(',')
+        .filter(Boolean)
+        .map((n) => {
+          const v = Number(n);
+          if (!Number.isInteger(v) || v < 1) throw new Error(`--entries: ${n} is not a positive integer`);
+          return v;
+        });
+    else if (a === '--reps') opts.reps = count(a);
+    else if (a === '--budget-ms') opts.budgetMs = count(a);
+    else if (a === '--appends') opts.appends = count(a);
+    else if (a === '--cold-runs') opts.coldRuns = count(a);
     else if (a === '--pkg') opts.pkg = resolve(next());
     else if (a === '--native-bin') opts.nativeBin = resolve(next());
     else if (a === '--no-native') opts.native = false;
     else if (a === '--out') opts.out = resolve(next());
     else if (a === '--label') opts.label = next();
     else if (a === '--report') opts.report = resolve(next());
+    else if (a === '--markdown') opts.markdown = true;
     else if (a === '--help' || a === '-h') {
       console.log(
         readFileSync(SCRIPT, 'utf8')
@@ -306,15 +510,21 @@ function parseArgs(argv) {
       process.exit(0);
     } else throw new Error(`unknown option ${a} (see --help)`);
   }
+  const mode = opts.quick ? 'quick' : 'full';
+  opts.mode = mode;
+  opts.appends ??= opts.quick ? 20 : 100;
+  opts.budgetMs ??= opts.quick ? 4000 : 20000;
+  opts.coldRuns ??= opts.quick ? 2 : 3;
+  opts.native = opts.native && !opts.quick;
+  opts.out ??= join(BENCH_DIR, opts.quick ? 'results-quick.json' : 'results.json');
   return opts;
 }
 
-function sh(cmd, args, { capture = false, env = {} } = {}) {
+function sh(cmd, args, { capture = false, cwd = ROOT } = {}) {
   const r = spawnSync(cmd, args, {
-    cwd: ROOT,
+    cwd,
     encoding: 'utf8',
     stdio: capture ? ['ignore', 'pipe', 'pipe'] : 'inherit',
-    env: { ...process.env, ...env },
     maxBuffer: 64 * 1024 * 1024,
     timeout: 20 * 60 * 1000,
   });
@@ -336,8 +546,21 @@ function newest(path) {
   return m;
 }
 
+/** The `.wasm` files of a package directory (relative paths). */
+function wasmFiles(dir, prefix = '') {
+  const out = [];
+  for (const name of readdirSync(join(dir, prefix))) {
+    const rel = prefix ? `${prefix}/${name}` : name;
+    if (statSync(join(dir, rel)).isDirectory()) {
+      if (name !== 'node_modules') out.push(...wasmFiles(dir, rel));
+    } else if (name.endsWith('.wasm')) out.push(rel);
+  }
+  return out.sort();
+}
+
 function ensureBuilt() {
-  const wasm = join(ROOT, 'pkg', 'node', 'session_compaction_bg.wasm');
+  const pkg = join(ROOT, 'pkg');
+  const built = existsSync(pkg) ? wasmFiles(pkg) : [];
   const sources = Math.max(
     newest(join(ROOT, 'src')),
     newest(join(ROOT, 'bindings')),
@@ -345,7 +568,7 @@ function ensureBuilt() {
     newest(join(ROOT, 'pkg-template')),
     newest(join(ROOT, 'prompts')),
   );
-  if (existsSync(wasm) && statSync(wasm).mtimeMs >= sources) return;
+  if (built.length && Math.min(...built.map((f) => statSync(join(pkg, f)).mtimeMs)) >= sources) return;
   console.log('[bench] pkg/ is missing or older than the sources: npm run build');
   sh(process.execPath, [join(ROOT, 'scripts', 'build.mjs')]);
 }
@@ -357,11 +580,13 @@ function targetDir() {
   return meta.target_directory;
 }
 
+/** target/bench/session-N-seed42.jsonl, generated with the generate_session example when missing. */
 function ensureGenerated(entries) {
-  const file = join(ROOT, 'target', 'bench', `session-${entries}-seed${SEED}.jsonl`);
+  const file = join(BENCH_DIR, `session-${entries}-seed${SEED}.jsonl`);
   if (existsSync(file)) return file;
-  mkdirSync(join(ROOT, 'target', 'bench'), { recursive: true });
+  mkdirSync(BENCH_DIR, { recursive: true });
   console.log(`[bench] generating ${relative(ROOT, file)} (${entries} entries, seed ${SEED})`);
+  const tmp = `${file}.partial`;
   sh('cargo', [
     'run',
     '--quiet',
@@ -370,9 +595,10 @@ function ensureGenerated(entries) {
     'generate_session',
     '--',
     String(entries),
-    file,
+    tmp,
     String(SEED),
   ]);
+  sh('mv', [tmp, file]);
   return file;
 }
 
@@ -388,10 +614,35 @@ function runtimeVersion(cmd) {
   return r.status === 0 ? r.stdout.trim() : null;
 }
 
-function runChild(runtime, kind, file, opts, reps) {
+/** CPU model, cores, RAM, platform. */
+function machine() {
+  let cpuModel = cpus()[0]?.model ?? null;
+  try {
+    cpuModel = readFileSync('/proc/cpuinfo', 'utf8').match(/^model name\s*:\s*(.+)$/m)?.[1] ?? cpuModel;
+  } catch {}
+  return { cpuModel, cores: cpus().length, memoryBytes: totalmem(), platform: `${process.platform}-${process.arch}` };
+}
+
+/** Non-blank lines of a file that are not the session header. */
+function countEntries(file) {
+  const text = readFileSync(file, 'utf8');
+  let n = 0;
+  let headerSeen = false;
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    if (!headerSeen && n === 0 && line.includes('"type":"session"')) {
+      headerSeen = true;
+      continue;
+    }
+    n++;
+  }
+  return { entries: n, v1: headerSeen && !/"version"\s*:\s*[23]/.test(text.slice(0, text.indexOf('\n'))) };
+}
+
+function runChild(runtime, kind, file, opts, params) {
   const args = [];
   if (runtime.name === 'node') args.push('--max-old-space-size=16384', '--expose-gc');
-  args.push(SCRIPT, '--child', kind, file, opts.pkg, String(reps), String(opts.appends));
+  args.push(SCRIPT, '--child', kind, file, opts.pkg, JSON.stringify(params));
   const r = spawnSync(runtime.cmd, args, {
     cwd: ROOT,
     encoding: 'utf8',
@@ -399,23 +650,28 @@ function runChild(runtime, kind, file, opts, reps) {
     timeout: 30 * 60 * 1000,
   });
   if (r.status !== 0) {
-    return {
-      error: `${runtime.name} ${kind}: exit ${r.status ?? r.signal}: ${(r.stderr || r.error?.message || '').trim().split('\n').slice(-3).join(' | ')}`,
-    };
+    const lines = (r.stderr || r.error?.message || '').trim().split('\n');
+    const why = [
+      lines[0],
+      ...lines
+        .slice(1)
+        .filter((l) => !/^\s+at /.test(l))
+        .slice(-2),
+    ].join(' | ');
+    return { error: `${runtime.name} ${kind}: exit ${r.status ?? r.signal}: ${why}` };
   }
-  const line = r.stdout.trim().split('\n').pop();
-  return JSON.parse(line);
+  return JSON.parse(r.stdout.trim().split('\n').pop());
 }
 
-/** (f): `--cold-runs` fresh processes; best and median of each figure. */
-function coldStart(runtime, file, opts, reps) {
+/** `cold`: `--cold-runs` fresh processes; min and median of each figure. */
+function coldStart(runtime, file, opts, params) {
   const runs = [];
   for (let i = 0; i < opts.coldRuns; i++) {
-    const r = runChild(runtime, 'cold', file, opts, reps);
+    const r = runChild(runtime, 'cold', file, opts, params);
     if (r.error) return r;
     runs.push(r);
   }
-  const ms = {};
+  const ms = { runs: runs.length };
   for (const key of Object.keys(runs[0].ms)) {
     const xs = runs.map((r) => r.ms[key]).sort((a, b) => a - b);
     ms[key] = { min: xs[0], median: xs[Math.floor(xs.length / 2)] };
@@ -423,37 +679,82 @@ function coldStart(runtime, file, opts, reps) {
   return { kind: 'cold', ms, peakRssBytes: Math.max(...runs.map((r) => r.peakRssBytes)) };
 }
 
-const fmtMs = (x) =>
-  x === undefined || x === null ? '-' : x >= 100 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toFixed(3);
-const fmtMb = (b) => (b ? `${(b / 1048576).toFixed(0)} MB` : '-');
+/** wasm gzip size (each .wasm of the package) and the npm pack size of the package. */
+function sizes(pkgDir) {
+  const wasm = wasmFiles(pkgDir).map((f) => {
+    const raw = readFileSync(join(pkgDir, f));
+    return { file: f, rawBytes: raw.length, gzipBytes: gzipSync(raw, { level: 9 }).length };
+  });
+  let packed = null;
+  try {
+    const [p] = JSON.parse(sh('npm', ['pack', '--dry-run', '--json'], { capture: true, cwd: pkgDir }));
+    packed = { packedBytes: p.size, unpackedBytes: p.unpackedSize, files: p.entryCount ?? p.files?.length };
+  } catch (e) {
+    packed = { error: String(e.message || e).split('\n')[0] };
+  }
+  return { wasm, packed };
+}
 
-/** Prints the table of a results file. */
-function report(file) {
-  const results = JSON.parse(readFileSync(file, 'utf8'));
-  const runtimes = Object.keys(results.runtimes).map((name) => ({ name }));
-  console.log(
-    `[bench] ${relative(ROOT, file)}${results.label ? ` (${results.label})` : ''}, ${results.date}, pkg ${results.pkg}`,
-  );
-  printTable(results.files.flatMap((entry) => tableRows(entry, runtimes, results.appends ?? 2000)));
+const fmtMs = (x) =>
+  x === undefined || x === null || Number.isNaN(x)
+    ? '-'
+    : x >= 100
+      ? x.toFixed(0)
+      : x >= 1
+        ? x.toFixed(1)
+        : x.toFixed(3);
+const fmtMb = (b) => (b ? `${(b / 1048576).toFixed(b >= 10 * 1048576 ? 0 : 1)} MB` : '-');
+const fmtRatio = (x) =>
+  x === null || x === undefined || !Number.isFinite(x)
+    ? '-'
+    : x >= 10
+      ? x.toFixed(0)
+      : x >= 0.1
+        ? x.toFixed(2)
+        : x.toFixed(3);
+
+function sessionsOf(opts) {
+  const files = [];
+  if (opts.files) files.push(...opts.files.map((f) => ({ file: f, generated: false })));
+  else {
+    const real = readdirSync(REAL_DIR)
+      .filter((f) => f.endsWith('.jsonl') && (!opts.quick || QUICK_REAL.includes(f)))
+      .sort();
+    files.push(...real.map((f) => ({ file: join(REAL_DIR, f), generated: false })));
+  }
+  const sizesWanted = opts.entries ?? (opts.files ? [] : opts.quick ? QUICK_SIZES : FULL_SIZES);
+  for (const n of sizesWanted) files.push({ file: ensureGenerated(n), generated: true });
+  return files.map(({ file, generated }) => {
+    const { entries, v1 } = countEntries(file);
+    return {
+      file: relative(ROOT, file),
+      name: generated ? `generated ${entries >= 1000 ? `${entries / 1000}k` : entries}` : basename(file, '.jsonl'),
+      bytes: statSync(file).size,
+      entries,
+      real: !generated,
+      v1,
+    };
+  });
 }
 
 async function parent(opts) {
-  if (opts.report) return report(opts.report);
-  const pkgGiven = Boolean(opts.pkg);
-  if (!pkgGiven) {
+  if (opts.report) {
+    const results = JSON.parse(readFileSync(opts.report, 'utf8'));
+    if (!opts.markdown)
+      console.log(
+        `[bench] ${relative(ROOT, opts.report)}${results.label ? ` (${results.label})` : ''}, ${results.date}, ${results.mode}`,
+      );
+    printTable(results, opts.markdown);
+    return;
+  }
+  const started = now();
+  if (!opts.pkg) {
     ensureBuilt();
     opts.pkg = join(ROOT, 'pkg');
   }
-  const generated = ensureGenerated(opts.entries);
-  const files = opts.files ?? [
-    ...readdirSync(join(ROOT, 'examples', 'sessions'))
-      .filter((f) => f.endsWith('.jsonl'))
-      .sort()
-      .map((f) => join(ROOT, 'examples', 'sessions', f)),
-    generated,
-  ];
+  const sessions = sessionsOf(opts);
   const bun = join(ROOT, 'node_modules', '.bin', 'bun');
-  const runtimes = (opts.runtimes ?? ['node', ...(existsSync(bun) ? ['bun'] : [])]).map((name) => ({
+  const runtimes = (opts.runtimes ?? ['node', ...(!opts.quick && existsSync(bun) ? ['bun'] : [])]).map((name) => ({
     name,
     cmd: name === 'node' ? process.execPath : name === 'bun' ? bun : name,
   }));
@@ -462,204 +763,385 @@ async function parent(opts) {
 
   const results = {
     label: opts.label,
+    mode: opts.mode,
     date: new Date().toISOString(),
-    machine: {
-      cpus: cpus().length,
-      cpuModel: cpus()[0]?.model,
-      memoryBytes: totalmem(),
-      platform: `${process.platform}-${process.arch}`,
-    },
+    machine: machine(),
     runtimes: Object.fromEntries(runtimes.map((r) => [r.name, r.version])),
     pkg: relative(ROOT, opts.pkg) || '.',
     appends: opts.appends,
-    files: [],
+    sizes: sizes(opts.pkg),
+    sessions: [],
   };
-  const rows = [];
-  for (const file of files) {
-    const bytes = statSync(file).size;
-    const reps = opts.reps ?? (bytes > BIG ? 3 : 5);
-    const name = relative(ROOT, file);
-    console.log(`[bench] ${name} (${(bytes / 1048576).toFixed(1)} MB), ${reps} reps`);
-    const entry = { file: name, bytes, reps, runtimes: {}, native: null };
+  for (const s of sessions) {
+    const reps = opts.reps ?? (opts.quick ? 3 : s.bytes > BIG ? 3 : 5);
+    const params = {
+      reps,
+      // A big file's first run already takes long; quick mode times it without a warm-up.
+      warmup: s.bytes > BIG ? (opts.quick ? 0 : 1) : 3,
+      budgetMs: opts.budgetMs,
+      appends: opts.appends,
+      v3File: null,
+    };
+    if (s.v1) {
+      mkdirSync(BENCH_DIR, { recursive: true });
+      params.v3File = join(BENCH_DIR, `${basename(s.file, '.jsonl')}.as-v3.jsonl`);
+      const made = runChild(runtimes[0], 'make-v3', join(ROOT, s.file), opts, params);
+      if (made.error) throw new Error(made.error);
+    }
+    console.log(`[bench] ${s.file} (${s.entries} entries, ${(s.bytes / 1048576).toFixed(1)} MB)`);
+    const entry = { ...s, reps, runtimes: {}, native: null };
     for (const rt of runtimes) {
-      const kinds = ['json-parse', 'handle', 'handle-bytes', 'pure', 'parse-session'];
-      if (file === generated) kinds.push('append');
       const r = {};
-      for (const kind of kinds) {
+      for (const { kind } of PLAN.filter((p) => p.when(s, opts.mode))) {
         process.stdout.write(`[bench]   ${rt.name} ${kind} …`);
-        r[kind] = runChild(rt, kind, file, opts, reps);
-        process.stdout.write(r[kind].error ? ` failed: ${r[kind].error}\n` : ` ${fmtMs(r[kind].ms.total?.min)} ms\n`);
+        const file = join(ROOT, s.file);
+        r[kind] = kind === 'cold' ? coldStart(rt, file, opts, params) : runChild(rt, kind, file, opts, params);
+        const m = r[kind];
+        const shown = m.error
+          ? ` failed: ${m.error}`
+          : kind === 'cold'
+            ? ` first fromBytes ${fmtMs(m.ms.first.median)} ms`
+            : ` ${fmtMs(m.ms.total?.median)} ms`;
+        process.stdout.write(`${shown}\n`);
       }
-      process.stdout.write(`[bench]   ${rt.name} cold start (${opts.coldRuns} processes) …`);
-      r.cold = coldStart(rt, file, opts, reps);
-      process.stdout.write(r.cold.error ? ` failed: ${r.cold.error}\n` : ` first ${fmtMs(r.cold.ms.first.min)} ms\n`);
       entry.runtimes[rt.name] = r;
     }
-    if (native) {
-      // One process per measurement, for its peak memory.
+    if (native && !s.v1) {
       entry.native = {};
       for (const what of ['handle', 'pure', 'append']) {
         process.stdout.write(`[bench]   native ${what} …`);
-        const out = sh(native, [file, String(reps), String(opts.appends), what], { capture: true });
-        entry.native[what] = JSON.parse(out.trim().split('\n').pop());
-        process.stdout.write(' done\n');
+        try {
+          const out = sh(native, [join(ROOT, s.file), String(reps), String(opts.appends), what], { capture: true });
+          entry.native[what] = JSON.parse(out.trim().split('\n').pop());
+          process.stdout.write(' done\n');
+        } catch (e) {
+          entry.native[what] = { error: String(e.message || e).split('\n')[0] };
+          process.stdout.write(` failed: ${entry.native[what].error}\n`);
+        }
       }
     }
-    results.files.push(entry);
-    rows.push(...tableRows(entry, runtimes, opts.appends));
+    results.sessions.push(entry);
   }
-  printTable(rows);
+  results.seconds = Math.round((now() - started) / 1000);
+  printTable(results, opts.markdown);
   mkdirSync(resolve(opts.out, '..'), { recursive: true });
   writeFileSync(opts.out, `${JSON.stringify(results, null, 2)}\n`);
-  console.log(`[bench] results written to ${relative(ROOT, opts.out)}`);
+  console.log(`[bench] results written to ${relative(ROOT, opts.out)} (${results.seconds} s)`);
 }
 
-function tableRows(entry, runtimes, appends) {
-  const rows = [];
-  const file = `${basename(entry.file)} (${(entry.bytes / 1048576).toFixed(1)} MB)`;
-  for (const rt of runtimes) {
-    const r = entry.runtimes[rt.name];
-    const base = r['json-parse']?.ms?.total?.min;
-    const add = (label, m, detail = '') => {
-      if (!m) return;
-      if (m.error) return rows.push([file, rt.name, label, 'error', '', '', '', '', m.error]);
-      const t = m.ms.total.min;
-      rows.push([
-        file,
-        rt.name,
-        label,
-        fmtMs(t),
-        fmtMs(m.ms.total.median),
-        fmtMs(m.ms.total.first),
-        base ? (t / base).toFixed(2) : '-',
-        fmtMb(m.peakRssBytes),
-        detail(m.ms),
-      ]);
-    };
-    add('(a) JSON.parse lines', r['json-parse'], () => '');
-    const handle = (ms) =>
-      `load ${fmtMs(ms.load.min)} + prepare ${fmtMs(ms.prepare.min)} + context ${fmtMs(ms.context.min)}; contextJson ${fmtMs(ms.contextJson.min)}`;
-    add('(b) fromJsonl+prep+ctx', r.handle, handle);
-    add('(b) fromBytes+prep+ctx', r['handle-bytes'], handle);
-    add(
-      '(c) pure (JSON.parse)',
-      r.pure,
-      (ms) =>
-        `parse ${fmtMs(ms.parse.min)} + branch ${fmtMs(ms.branch.min)} + prepare ${fmtMs(ms.prepare.min)} + context ${fmtMs(ms.context.min)}`,
-    );
-    add(
-      '(g) parseSession',
-      r['parse-session'],
-      (ms) => `fromJsonl ${fmtMs(ms.fromJsonl.min)} in the same runs: ${(ms.total.min / ms.fromJsonl.min).toFixed(2)}×`,
-    );
-    if (r.cold) {
+// ---------------------------------------------------------------------------------------------
+// The table: one row per issue-10 measure, per session and runtime where it was measured.
+
+/** A target `max` on the figure: `{max, text}`; `null` where the issue sets none for that session. */
+const atMost = (max, text = `≤ ${max}×`) => ({ max, text });
+
+/**
+ * Rows of the table, in the issue's order. `cells(ctx)` returns null (not measured) or
+ * `{ours, base, ratio, value, detail}`: `ours` and `base` (the JSON.parse baseline) as shown,
+ * `ratio` as shown, `value` the number compared with the target. `ctx`: `{s, rt, r, results}`
+ * (session, runtime name, that runtime's child results). Rows with `once` are per results file.
+ */
+const ROWS = [
+  {
+    label: 'pure prepare+context, first call',
+    kind: 'pure-first',
+    target: () => atMost(0.1),
+    detail: (ms) => `prepare ${fmtMs(ms.prepare.median)} + context ${fmtMs(ms.context.median)}`,
+  },
+  {
+    label: 'pure prepare+context after 1 append',
+    kind: 'pure-append',
+    target: (s) => (s.entries >= 50000 ? atMost(0.01) : null),
+    detail: (ms) => `median of ${ms.runs}; prepare ${fmtMs(ms.prepare.median)} + context ${fmtMs(ms.context.median)}`,
+  },
+  {
+    label: 'handle first prepare+context',
+    kind: 'handle-first',
+    target: (s) => (s.entries >= 50000 ? atMost(0.02) : s.real ? atMost(1) : null),
+    detail: (ms) => `prepare ${fmtMs(ms.prepare.median)} + context ${fmtMs(ms.context.median)}`,
+  },
+  {
+    label: 'handle appendEntry+prepare+context',
+    kind: 'handle-append',
+    target: (s) => (s.entries >= 50000 ? atMost(0.01) : null),
+    detail: (ms) =>
+      `median of ${ms.runs}; append ${fmtMs(ms.append.median)} + prepare ${fmtMs(ms.prepare.median)} + context ${fmtMs(ms.context.median)}`,
+  },
+  {
+    label: 'load+prepare+context from bytes',
+    kind: 'load',
+    target: (s) => (s.entries >= 5000 ? atMost(0.25) : null),
+    detail: (ms) =>
+      `fromBytes ${fmtMs(ms.load.median)} + prepare ${fmtMs(ms.prepare.median)} + context ${fmtMs(ms.context.median)}; contextJson ${fmtMs(ms.contextJson.median)}`,
+  },
+  {
+    label: 'cold: import (ms)',
+    cells: ({ r }) => {
       const c = r.cold;
-      if (c.error) rows.push([file, rt.name, '(f) cold: 1st fromBytes', 'error', '', '', '', '', c.error]);
-      else
-        rows.push([
-          file,
-          rt.name,
-          '(f) cold: 1st fromBytes',
-          fmtMs(c.ms.first.min),
-          fmtMs(c.ms.first.median),
-          '',
-          base ? (c.ms.first.min / base).toFixed(2) : '-',
-          fmtMb(c.peakRssBytes),
-          `import ${fmtMs(c.ms.import.min)} (median ${fmtMs(c.ms.import.median)}); 1st/warm fromBytes ` +
-            `${(c.ms.first.median / c.ms.warm.median).toFixed(2)}× (warm ${fmtMs(c.ms.warm.median)}); ` +
-            `CPU ${fmtMs(c.ms.firstCpu.median)} / ${fmtMs(c.ms.warmCpu.median)} = ${(c.ms.firstCpu.median / c.ms.warmCpu.median).toFixed(2)}×`,
-        ]);
+      if (!c || c.error) return c && { error: c.error };
+      const v = c.ms.import.median;
+      return {
+        ours: `${fmtMs(v)} ms`,
+        base: '',
+        ratio: '',
+        value: v,
+        detail: `min ${fmtMs(c.ms.import.min)} of ${c.ms.runs} processes`,
+      };
+    },
+    target: () => ({ max: 5, text: '≤ 5 ms' }),
+  },
+  {
+    label: 'cold: 1st fromBytes / warm',
+    cells: ({ r }) => {
+      const c = r.cold;
+      if (!c || c.error) return c && { error: c.error };
+      const v = c.ms.first.median / c.ms.warm.median;
+      return {
+        ours: `${fmtMs(c.ms.first.median)} ms`,
+        base: '',
+        ratio: `${fmtRatio(v)}×`,
+        value: v,
+        detail: `warm ${fmtMs(c.ms.warm.median)} ms; CPU ${fmtMs(c.ms.firstCpu.median)} / ${fmtMs(c.ms.warmCpu.median)} ms`,
+      };
+    },
+    target: (s) => (s.entries >= 50000 ? atMost(1.5) : null),
+  },
+  {
+    label: 'handle pruneToolOutputs',
+    kind: 'prune',
+    // The reference's pure pruneToolOutputs took 13–58 ms at 50k (issue 10); its upper end is the bar.
+    target: (s) =>
+      s.entries >= 50000 && s.entries < 100000 ? { max: 58, text: '≤ 58 ms (ref 13–58)', ms: true } : null,
+    detail: (_ms, m) => `${m.prunedCount} entries pruned`,
+  },
+  {
+    label: 'peak RSS, handle path (× file)',
+    cells: ({ s, r }) => {
+      const m = r.rss;
+      if (!m || m.error) return m && { error: m.error };
+      const v = m.peakRssBytes / s.bytes;
+      return {
+        ours: fmtMb(m.peakRssBytes),
+        base: r['json-parse']?.peakRssBytes ? fmtMb(r['json-parse'].peakRssBytes) : '',
+        ratio: `${fmtRatio(v)}×`,
+        value: v,
+        detail: 'one fromBytes+prepare+context+contextJson; JSON.parse column: its process peak',
+      };
+    },
+    target: (s) => (s.bytes >= 100e6 ? atMost(2.5) : null),
+  },
+  {
+    label: 'v1 load / same session in v3',
+    cells: ({ r }) => {
+      const m = r['v1-load'];
+      if (!m || m.error) return m && { error: m.error };
+      const v = m.ms.total.median / m.ms.v3.median;
+      return {
+        ours: `${fmtMs(m.ms.total.median)} ms`,
+        base: '',
+        ratio: `${fmtRatio(v)}×`,
+        value: v,
+        detail: `v3 fromBytes ${fmtMs(m.ms.v3.median)} ms`,
+      };
+    },
+    target: () => atMost(2),
+  },
+  {
+    label: 'parseSession (pure load)',
+    kind: 'parse-session',
+    target: () => null,
+    detail: (ms) => `fromJsonl ${fmtMs(ms.fromJsonl.median)} in the same runs`,
+  },
+  {
+    label: 'wasm gzip',
+    once: (results) => {
+      const w = results.sizes?.wasm ?? [];
+      if (!w.length) return null;
+      const v = Math.max(...w.map((f) => f.gzipBytes)) / 1000;
+      return {
+        ours: `${v.toFixed(0)} kB`,
+        value: v,
+        detail: w.map((f) => `${f.file} ${(f.rawBytes / 1000).toFixed(0)} kB raw`).join('; '),
+      };
+    },
+    target: () => ({ max: 250, text: '≤ 250 kB' }),
+  },
+  {
+    label: 'package packed',
+    once: (results) => {
+      const p = results.sizes?.packed;
+      if (!p) return null;
+      if (p.error) return { error: p.error };
+      const v = p.packedBytes / 1000;
+      return {
+        ours: `${v.toFixed(0)} kB`,
+        value: v,
+        detail: `${p.files} files, ${(p.unpackedBytes / 1000).toFixed(0)} kB unpacked`,
+      };
+    },
+    target: () => ({ max: 450, text: '≤ 450 kB' }),
+  },
+];
+
+/** The standard cells of a row measured by child `kind`: median ms and its ratio to JSON.parse. */
+function ratioCells(row, { r }) {
+  const m = r[row.kind];
+  if (!m) return null;
+  if (m.error) return { error: m.error };
+  const t = m.ms.total.median;
+  const base = r['json-parse']?.ms?.total?.median;
+  const ratio = base ? t / base : null;
+  return {
+    ours: `${fmtMs(t)} ms`,
+    base: base ? `${fmtMs(base)} ms` : '',
+    ratio: ratio === null ? '-' : `${fmtRatio(ratio)}×`,
+    value: ratio,
+    valueMs: t,
+    detail: row.detail ? row.detail(m.ms, m) : '',
+  };
+}
+
+/** Rows of the native bench_native example (release mode), relative to JSON.parse under Node. */
+function nativeRows(s) {
+  const n = s.native;
+  if (!n) return [];
+  const base = s.runtimes.node?.['json-parse']?.ms?.total?.median;
+  const row = (label, m, pick, detail) => {
+    if (!m) return null;
+    if (m.error) return [label, s.name, 'native', 'error', '', '', '', '', m.error];
+    const t = pick(m.ms);
+    return [
+      label,
+      s.name,
+      'native',
+      `${fmtMs(t)} ms`,
+      base ? `${fmtMs(base)} ms` : '',
+      base ? `${fmtRatio(t / base)}×n` : '-',
+      '',
+      '',
+      detail(m.ms),
+    ];
+  };
+  return [
+    row(
+      'native load+prepare+context',
+      n.handle,
+      (ms) => ms.handleTotal,
+      (ms) => `fromBytes ${fmtMs(ms.loadBytes)} + prepare ${fmtMs(ms.prepare)} + context ${fmtMs(ms.context)}`,
+    ),
+    row(
+      'native pure parse+prepare+context',
+      n.pure,
+      (ms) => ms.pureTotal,
+      (ms) => `parse ${fmtMs(ms.pureParse)} + rest ${fmtMs(ms.pureRest)}`,
+    ),
+    row(
+      'native append+plan',
+      n.append,
+      (ms) => ms.appendReplan,
+      () => `average of the appends`,
+    ),
+  ].filter(Boolean);
+}
+
+/** All table rows of a results file: `[measure, session, runtime, ours, JSON.parse, ratio, target, met, detail]`. */
+function tableRows(results) {
+  const rows = [];
+  const runtimes = Object.keys(results.runtimes);
+  for (const row of ROWS) {
+    if (row.once) {
+      const c = row.once(results);
+      if (!c) continue;
+      if (c.error) {
+        rows.push([row.label, '-', '-', 'error', '', '', '', '', c.error]);
+        continue;
+      }
+      const t = row.target();
+      rows.push([row.label, '-', '-', c.ours, '', '', t.text, c.value <= t.max ? 'met' : 'NOT MET', c.detail]);
+      continue;
     }
-    if (r.append) {
-      const a = r.append;
-      if (a.error) rows.push([file, rt.name, '(e) append+replan', 'error', '', '', '', '', a.error]);
-      else
-        rows.push([
-          file,
-          rt.name,
-          '(e) append+replan',
-          fmtMs(a.ms.average.min),
-          fmtMs(a.ms.total.median),
-          '',
-          '-',
-          fmtMb(a.peakRssBytes),
-          `average of ${appends} (median shown beside it); p99 ${fmtMs(a.ms.p99.min)} ms (${a.planFunction})`,
-        ]);
+    for (const s of results.sessions) {
+      const label = `${s.name} (${s.entries.toLocaleString('en-US')}, ${fmtMb(s.bytes)})`;
+      for (const rt of runtimes) {
+        const r = s.runtimes[rt];
+        if (!r) continue;
+        const ctx = { s, rt, r, results };
+        const c = row.cells ? row.cells(ctx) : ratioCells(row, ctx);
+        if (!c) continue;
+        if (c.error) {
+          rows.push([row.label, label, rt, 'error', '', '', '', '', c.error]);
+          continue;
+        }
+        const t = row.target(s);
+        const value = t?.ms ? c.valueMs : c.value;
+        const met = !t || value === null || value === undefined ? '' : value <= t.max ? 'met' : 'NOT MET';
+        rows.push([row.label, label, rt, c.ours, c.base, c.ratio, t ? t.text : '', met, c.detail]);
+      }
     }
   }
-  const n = entry.native;
-  if (n) {
-    // Results of the per-measurement processes (older files: one process for all).
-    const [h, p, a] = n.handle ? [n.handle, n.pure, n.append] : [n, n, n];
-    const ms = { ...a.ms, ...p.ms, ...h.ms, appendReplan: a.ms.appendReplan };
-    const jsBase = entry.runtimes.node?.['json-parse']?.ms?.total?.min;
-    const ratio = (t) => (jsBase ? `${(t / jsBase).toFixed(2)}n` : '-');
-    rows.push([
-      file,
-      'native',
-      '(d) load+prep+ctx',
-      fmtMs(ms.handleTotal),
-      '',
-      '',
-      ratio(ms.handleTotal),
-      fmtMb(h.peakRssBytes),
-      `load ${fmtMs(ms.loadBytes)} (index ${fmtMs(ms.index)}) + prepare ${fmtMs(ms.prepare)} + context ${fmtMs(ms.context)}; contextJson ${fmtMs(ms.contextJson)}`,
-    ]);
-    rows.push([
-      file,
-      'native',
-      '(d) pure',
-      fmtMs(ms.pureTotal),
-      '',
-      '',
-      ratio(ms.pureTotal),
-      fmtMb(p === h ? 0 : p.peakRssBytes),
-      `parse ${fmtMs(ms.pureParse)} + prepare/context ${fmtMs(ms.pureRest)}`,
-    ]);
-    rows.push([
-      file,
-      'native',
-      '(e) append+replan',
-      fmtMs(ms.appendReplan),
-      '',
-      '',
-      '-',
-      fmtMb(a === h ? 0 : a.peakRssBytes),
-      `average of ${appends}; plan alone ${fmtMs(ms.plan)}`,
-    ]);
-  }
+  for (const s of results.sessions) rows.push(...nativeRows(s));
   return rows;
 }
 
-function printTable(rows) {
-  const head = ['file', 'runtime', 'measurement', 'ms best', 'median', 'first', '×(a)', 'peak RSS', 'detail (best ms)'];
-  const all = [head, ...rows];
-  const widths = head.map((_, i) => Math.max(...all.map((r) => String(r[i] ?? '').length)));
-  const right = new Set([3, 4, 5, 6, 7]);
+const HEAD = [
+  'measure',
+  'session (entries, size)',
+  'runtime',
+  'ours',
+  'JSON.parse',
+  'ratio',
+  'target',
+  'met',
+  'detail (medians)',
+];
+
+function printTable(results, markdown) {
+  const rows = tableRows(results);
+  const m = results.machine ?? {};
+  const about =
+    `${results.mode ?? 'full'} run ${results.date}; ${m.cpuModel ?? '?'}, ${m.cores ?? '?'} cores, ` +
+    `${m.memoryBytes ? `${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB` : '?'}; ` +
+    Object.entries(results.runtimes)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ');
+  if (markdown) {
+    // Columns padded the way Biome formats Markdown tables, so the pasted table passes `biome ci`.
+    const cells = [HEAD, ...rows].map((r) => r.map((c) => String(c ?? '').replace(/\|/g, '\\|')));
+    const w = HEAD.map((_, i) => Math.max(3, ...cells.map((r) => r[i].length)));
+    const line = (r) => `| ${r.map((c, i) => c.padEnd(w[i])).join(' | ')} |`;
+    console.log(line(cells[0]));
+    console.log(line(w.map((n) => '-'.repeat(n))));
+    for (const r of cells.slice(1)) console.log(line(r));
+    console.log(`\n${about}`);
+    return;
+  }
+  const widths = HEAD.map((_, i) => Math.max(...[HEAD, ...rows].map((r) => String(r[i] ?? '').length)));
+  const right = new Set([3, 4, 5]);
   const fmt = (r) =>
     r
       .map((c, i) => (right.has(i) ? String(c ?? '').padStart(widths[i]) : String(c ?? '').padEnd(widths[i])))
       .join('  ')
       .trimEnd();
-  console.log(`\n${fmt(head)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`);
+  console.log(`\n${fmt(HEAD)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`);
   let last = null;
   for (const r of rows) {
-    const shown = r[0] === last ? ['', ...r.slice(1)] : r;
+    console.log(fmt(r[0] === last ? ['', ...r.slice(1)] : r));
     last = r[0];
-    console.log(fmt(shown));
   }
+  const notMet = rows.filter((r) => r[7] === 'NOT MET').length;
+  const met = rows.filter((r) => r[7] === 'met').length;
   console.log(
-    'ms best / median: over the timed runs after warm-up; first: the first (cold) run, engines not yet optimized.\n' +
-      '×(a): relative to (a) in the same runtime (native rows: "n" = relative to (a) under Node).\n' +
-      '(e): "ms best" is the average over all appends, "median" the median single append+plan.\n' +
-      '(f): fresh processes; "ms best"/"median": the first fromBytes of a process (module instantiation included).\n',
+    `\n${about}\n` +
+      'ours / JSON.parse: medians of the timed runs in one child process each; ratio = ours / JSON.parse of the same\n' +
+      'session in the same runtime and run ("×n": native against Node). Targets: issue 10. ' +
+      `${met} met, ${notMet} not met.\n`,
   );
 }
 
 const argv = process.argv.slice(2);
 if (argv[0] === '--child') {
-  const [, kind, file, pkgDir, reps, appends] = argv;
-  child(kind, file, pkgDir, Number(reps), Number(appends)).catch((e) => {
+  const [, kind, file, pkgDir, params] = argv;
+  child(kind, file, pkgDir, params).catch((e) => {
     console.error(e?.stack || String(e));
     process.exit(1);
   });

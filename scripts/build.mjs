@@ -61,12 +61,15 @@ const WASM_OPT_FLAGS = [
   '--strip-target-features',
 ];
 /** Names the package entries define themselves; a Rust export with one of them would clash. */
-const RESERVED_EXPORTS = ['init', 'initSync', 'default'];
+const RESERVED_EXPORTS = ['init', 'initSync', 'default', 'isSessionCompactionError'];
 /** Marker line in the entry templates, replaced by the generated export list. */
 const EXPORTS_MARKER = '// @generated-exports';
 /** Marker line in index.node.cjs, replaced by the default constants (values read from the module). */
 const DEFAULTS_MARKER = '// @generated-defaults';
-/** Marker line in both entries, replaced by pkg-template/shared/freed-guard.js (not shipped itself). */
+/**
+ * Marker line in both entries, replaced by pkg-template/shared/freed-guard.js and errors.js
+ * (isSessionCompactionError), not shipped themselves.
+ */
 const FREED_GUARD_MARKER = '// @generated-freed-guard';
 
 const log = (message) => console.log(`[build] ${message}`);
@@ -301,7 +304,9 @@ function packageFiles({ staging, meta, exportNames, defaults }) {
     ),
   });
   files.set(`web/${lib}_bg.wasm`, { content: staged(`web/${lib}_bg.wasm`) });
-  const freedGuard = readFileSync(join(TEMPLATE_DIR, 'shared', 'freed-guard.js'), 'utf8').trimEnd();
+  const freedGuard = ['freed-guard.js', 'errors.js']
+    .map((f) => readFileSync(join(TEMPLATE_DIR, 'shared', f), 'utf8').trimEnd())
+    .join('\n\n');
   for (const path of walk(TEMPLATE_DIR)) {
     const rel = relative(TEMPLATE_DIR, path).split(sep).join('/');
     if (rel.startsWith('shared/')) continue;

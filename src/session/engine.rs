@@ -324,14 +324,7 @@ impl SessionEngine {
     }
 
     fn new_id(&self) -> String {
-        let s = self.session.borrow();
-        let mut ids = crate::io::RandomIds::new();
-        loop {
-            let id = ids.next_id();
-            if s.index_of(&id).is_none() {
-                return id;
-            }
-        }
+        self.session.borrow().new_entry_id()
     }
 
     /// Runs a compaction on the current branch (SPEC §9, §11): prepare (error "Already

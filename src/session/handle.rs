@@ -8,6 +8,8 @@ use crate::context::{plan_context, ContextItem, ContextValidation, SessionContex
 use crate::entry::{EntryKind, EntryMeta};
 use crate::entry::{EntrySource, Selection};
 use crate::error::{Error, Result};
+use crate::io::RandomIds;
+use crate::js::format_iso_timestamp;
 use crate::plan::prepare::{
     plan_compaction, preparation_from_plan, CompactionPreparation, CompactionSettings, NothingToCompact,
     PreparationPlan, PreviousCompaction,
@@ -320,6 +322,47 @@ impl SessionTree {
             self.rebuild_branch();
         }
         Ok(i)
+    }
+
+    /// A new entry id for this session: 8 random lowercase hex digits (the shape pi gives its
+    /// ids), never one an entry of the session already has. The engine names the entries it
+    /// appends (compaction, branch summary) with it, and so does [`append_message`](Self::append_message).
+    pub fn new_entry_id(&self) -> String {
+        let mut ids = RandomIds::new();
+        loop {
+            let id = ids.next_id();
+            if self.index_of(&id).is_none() {
+                return id;
+            }
+        }
+    }
+
+    /// Appends an agent message (`user`, `assistant`, `toolResult`, … : any object with a string
+    /// `role`) as a `message` entry (SPEC §1) and returns that entry:
+    /// `{type: "message", id, parentId, timestamp, message}`, with a new id
+    /// ([`new_entry_id`](Self::new_entry_id)), the current leaf as parent (`null` in an empty
+    /// session) and `now_ms` (ms since the epoch, the host's clock) as an ISO 8601 UTC timestamp.
+    /// The entry becomes the leaf. Costs O(message).
+    /// Errors: `E_INVALID_ARGUMENT` (the message is not a JSON object), `E_MISSING_FIELD` (it has
+    /// no string `role`).
+    pub fn append_message(&mut self, message: Value, now_ms: f64) -> Result<Value> {
+        if !message.is_object() {
+            return Err(Error::InvalidArgument(
+                "appendMessage: the message must be an object (an AgentMessage)".into(),
+            ));
+        }
+        if !message.get("role").is_some_and(Value::is_string) {
+            return Err(Error::MissingField { location: "appended message".into(), field: "role".into() });
+        }
+        let entry = serde_json::json!({
+            "type": "message",
+            "id": self.new_entry_id(),
+            "parentId": self.leaf_id(),
+            "timestamp": format_iso_timestamp(now_ms),
+            "message": message,
+        });
+        self.append_entry(entry.clone())?;
+        Ok(entry)
     }
 
     /// Removes the entries appended after the session had `len` entries and moves the leaf back
@@ -823,6 +866,47 @@ mod tests {
                 json!({"role": "toolResult", "toolCallId": call, "toolName": "bash", "content": [{"type": "text", "text": "x".repeat(size)}]}),
             ),
         ]
+    }
+
+    #[test]
+    fn append_message_fills_id_parent_and_timestamp() {
+        let mut tree = SessionTree::from_values(None, &[msg("u0", None, json!({"role": "user", "content": "go"}))]);
+        let reply = json!({"role": "assistant", "content": [{"type": "text", "text": "done"}], "stopReason": "stop"});
+        let entry = tree.append_message(reply.clone(), 1_765_233_665_123.0).unwrap();
+        let id = entry["id"].as_str().unwrap().to_string();
+        assert!(id.len() == 8 && id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)), "{id}");
+        assert_eq!(
+            entry,
+            json!({"type": "message", "id": id, "parentId": "u0", "timestamp": "2025-12-08T22:41:05.123Z", "message": reply})
+        );
+        assert_eq!(tree.leaf_id(), Some(id.as_str()));
+        assert_eq!(tree.get_entry(&id), Some(entry.clone()));
+        // The next one hangs under it; ids stay unique.
+        let next = tree.append_message(json!({"role": "user", "content": "more"}), 0.0).unwrap();
+        assert_eq!(next["parentId"], json!(id));
+        assert_eq!(next["timestamp"], json!("1970-01-01T00:00:00.000Z"));
+        let mut ids: Vec<String> = (0..300)
+            .map(|k| {
+                tree.append_message(json!({"role": "user", "content": k.to_string()}), 0.0).unwrap()["id"].to_string()
+            })
+            .collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), 300);
+        assert_eq!(tree.entry_count(), 303);
+    }
+
+    #[test]
+    fn append_message_in_an_empty_session_is_a_root_and_bad_messages_are_refused() {
+        let mut tree = SessionTree::from_values(None, &[]);
+        let entry = tree.append_message(json!({"role": "user", "content": "hi"}), 0.0).unwrap();
+        assert_eq!(entry["parentId"], Value::Null);
+        assert_eq!(tree.branch_indices().len(), 1);
+        let not_object = tree.append_message(json!("hi"), 0.0).unwrap_err();
+        assert_eq!(not_object.code(), "E_INVALID_ARGUMENT");
+        let no_role = tree.append_message(json!({"content": "hi"}), 0.0).unwrap_err();
+        assert_eq!((no_role.code(), no_role.to_string().contains("role")), ("E_MISSING_FIELD", true));
+        assert_eq!(tree.entry_count(), 1, "a refused message appends nothing");
     }
 
     #[test]

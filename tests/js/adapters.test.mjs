@@ -555,6 +555,70 @@ test('anthropicComplete: the Messages request (system separate), the text of the
   });
 });
 
+test('openaiComplete({api: "responses"}): the request the openai SDK sends for the same call, the SDK\'s output_text; compacts a real session', async () => {
+  await withServer(async (server) => {
+    const request = { systemPrompt: 'You summarize.', prompt: 'The conversation', maxTokens: 321 };
+    const complete = openaiComplete({
+      baseUrl: `${server.openaiBaseUrl}/`,
+      model: 'gpt-4.1-mini',
+      apiKey: SECRET,
+      api: 'responses',
+    });
+    const text = await complete(request);
+    const response = await openaiClient(server.openaiBaseUrl).responses.create({
+      model: 'gpt-4.1-mini',
+      instructions: request.systemPrompt,
+      input: request.prompt,
+      max_output_tokens: request.maxTokens,
+    });
+    assert.equal(text, SUMMARY);
+    assert.equal(text, response.output_text);
+    const [ours, sdk] = server.requests;
+    assert.equal(ours.path, '/v1/responses');
+    assert.equal(ours.headers.authorization, `Bearer ${SECRET}`);
+    assert.deepEqual(ours.body, sdk.body);
+    assert.deepEqual(ours.body, {
+      model: 'gpt-4.1-mini',
+      instructions: 'You summarize.',
+      input: 'The conversation',
+      max_output_tokens: 321,
+    });
+    assert.equal(ours.violation, undefined);
+
+    // Through the engine: every summary request of a compaction goes to /responses.
+    const tree = SessionTree.fromBytes(readFileSync(sessionPath('pi-session-large.jsonl')));
+    try {
+      const { result, compactionEntry } = await tree.compact({ complete });
+      assert.ok(result.summary.includes(SUMMARY), result.summary);
+      assert.equal(tree.leafId, compactionEntry.id);
+      const calls = server.requests.slice(2);
+      assert.ok(calls.length >= 1);
+      assert.deepEqual(
+        calls.map((c) => [c.path, c.violation, typeof c.body.instructions, typeof c.body.input]),
+        calls.map(() => ['/v1/responses', undefined, 'string', 'string']),
+      );
+    } finally {
+      tree.free();
+    }
+  });
+  await withServer(
+    async (server) => {
+      const complete = openaiComplete({ baseUrl: server.openaiBaseUrl, model: 'm', apiKey: SECRET, api: 'responses' });
+      const error = await complete({ systemPrompt: 's', prompt: 'p', maxTokens: 1 }).then(
+        () => assert.fail('resolved'),
+        (/** @type {any} */ e) => e,
+      );
+      assert.match(error.message, /no output_text in output\[\] \(status incomplete\)/);
+      assert.ok(!error.message.includes(SECRET));
+    },
+    { respond: () => ({ status: 200, body: { id: 'resp_1', object: 'response', status: 'incomplete', output: [] } }) },
+  );
+  assert.throws(
+    () => openaiComplete({ baseUrl: 'http://127.0.0.1:1/v1', model: 'm', api: /** @type {any} */ ('completions') }),
+    /unknown api "completions" \(expected "chat" or "responses"\)/,
+  );
+});
+
 test('the complete callbacks reject with status and headers, never the key nor URL credentials; the engine retries after retry-after', async () => {
   let failures = 1;
   await withServer(

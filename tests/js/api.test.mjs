@@ -184,6 +184,46 @@ describe('error codes', () => {
     tree.free();
   });
 
+  test("isSessionCompactionError: true for the engine's errors (E_PARSE, E_DUPLICATE_ID, E_FREED), false for others", () => {
+    const caught = (/** @type {() => unknown} */ fn) => {
+      try {
+        fn();
+      } catch (error) {
+        return error;
+      }
+      return assert.fail('did not throw');
+    };
+    const tree = sc.SessionTree.fromJsonl(SMALL);
+    const duplicate = caught(() => tree.appendEntry(message('a', 'b', 'user', 'again')));
+    tree.free();
+    const engineErrors = [
+      caught(() => sc.parseSession('{', { strict: true })),
+      duplicate,
+      caught(() => tree.leafId),
+      caught(() => sc.prepareCompaction(/** @type {any} */ ('not entries'))),
+    ];
+    assert.deepEqual(
+      engineErrors.map((e) => [sc.isSessionCompactionError(e), /** @type {any} */ (e).code]),
+      [
+        [true, 'E_PARSE'],
+        [true, 'E_DUPLICATE_ID'],
+        [true, 'E_FREED'],
+        [true, 'E_INVALID_ARGUMENT'],
+      ],
+    );
+    const lookalike = Object.assign(new Error('x'), { name: 'SessionCompactionError', code: 'not a code' });
+    const others = [
+      new Error('E_PARSE'),
+      new TypeError('x'),
+      lookalike,
+      { name: 'SessionCompactionError', code: 'E_PARSE' },
+    ];
+    assert.deepEqual(
+      [...others, null, undefined, 'E_PARSE'].map((e) => sc.isSessionCompactionError(e)),
+      [false, false, false, false, false, false, false],
+    );
+  });
+
   test('E_INVALID_ARGUMENT: malformed arguments name the parameter', () => {
     assert.throws(
       // @ts-expect-error: not an array on purpose
@@ -298,6 +338,58 @@ describe('SessionTree', () => {
     assert.deepEqual(JSON.parse(/** @type {string} */ (lines.at(-2))), user);
     assert.equal(JSON.parse(/** @type {string} */ (lines.at(-1))).id, 'new-asst-1');
     tree.free();
+  });
+
+  test('appendMessage fills id, parentId and timestamp; appendEntry without parentId hangs under the leaf', () => {
+    const tree = sc.SessionTree.fromBytes(readFileSync(LARGE));
+    try {
+      const leaf = tree.leafId;
+      const count = tree.entryCount;
+      const before = Date.now();
+      const reply = { role: 'user', content: [{ type: 'text', text: 'next step' }], timestamp: before };
+      const entry = tree.appendMessage(/** @type {any} */ (reply));
+      const after = Date.now();
+      assert.match(entry.id, /^[0-9a-f]{8}$/);
+      assert.deepEqual(
+        { ...entry, id: '', timestamp: '' },
+        { type: 'message', id: '', parentId: leaf, timestamp: '', message: reply },
+      );
+      const at = Date.parse(entry.timestamp);
+      assert.equal(new Date(at).toISOString(), entry.timestamp, 'an ISO 8601 UTC timestamp');
+      assert.ok(at >= before && at <= after, `${entry.timestamp} is now`);
+      assert.equal(tree.leafId, entry.id);
+      assert.equal(tree.entryCount, count + 1);
+      assert.deepEqual(tree.getEntry(entry.id), entry);
+      assert.deepEqual(tree.buildSessionContext().messages.at(-1), reply);
+      assert.deepEqual(JSON.parse(/** @type {string} */ (tree.toJsonl().trimEnd().split('\n').at(-1))), entry);
+
+      // parentId left out: the entry hangs under the current leaf.
+      tree.appendEntry({
+        type: 'message',
+        id: 'no-parent',
+        timestamp: '2026-01-01T00:00:00.000Z',
+        message: { role: 'user', content: 'more', timestamp: 1767225600000 },
+      });
+      assert.equal(tree.getEntry('no-parent')?.parentId, entry.id);
+      assert.equal(tree.leafId, 'no-parent');
+
+      const ids = Array.from(
+        { length: 300 },
+        (_, k) => tree.appendMessage({ role: 'user', content: `m${k}`, timestamp: k }).id,
+      );
+      assert.equal(new Set(ids).size, 300, 'the ids are unique');
+      assert.equal(tree.getEntry(/** @type {string} */ (ids.at(-1)))?.parentId, ids.at(-2));
+
+      const total = tree.entryCount;
+      assert.throws(() => tree.appendMessage(/** @type {any} */ (42)), failsWith('E_INVALID_ARGUMENT', /object/));
+      assert.throws(
+        () => tree.appendMessage(/** @type {any} */ ({ content: 'x' })),
+        failsWith('E_MISSING_FIELD', /role/),
+      );
+      assert.equal(tree.entryCount, total, 'a refused message appends nothing');
+    } finally {
+      tree.free();
+    }
   });
 
   test('setLeaf: an earlier entry, then null (empty context)', () => {

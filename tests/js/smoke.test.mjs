@@ -23,6 +23,7 @@ test('CommonJS entry (require of the package folder): version() works', () => {
 test('ESM and CommonJS share one module instance', () => {
   const cjs = require('../../pkg');
   assert.equal(esm.version, cjs.version);
+  assert.equal(esm.isSessionCompactionError, cjs.isSessionCompactionError);
 });
 
 test('init() and initSync() are harmless no-ops on the Node entry', async () => {

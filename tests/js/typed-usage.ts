@@ -14,7 +14,9 @@ import {
   estimateTokens,
   findCutPoint,
   init,
+  isSessionCompactionError,
   type LineError,
+  type MessageEntry,
   type PruneOutcome,
   type PruneResult,
   type PruneSummary,
@@ -24,6 +26,7 @@ import {
   type SessionCompactionError,
   type SessionContext,
   type SessionEntry,
+  type SessionHooks,
   SessionTree,
   shouldCompact,
   type TreeNode,
@@ -89,12 +92,51 @@ try {
 } catch (error) {
   const code: ErrorCode = (error as SessionCompactionError).code;
   if (code === 'E_PARSE' || code === 'E_HEADER') console.log('bad file');
+  // The guard narrows `unknown` without a cast.
+  if (isSessionCompactionError(error)) {
+    const narrowed: ErrorCode = error.code;
+    void narrowed;
+  }
+}
+
+// appendMessage fills id, parentId and timestamp; appendEntry's parentId is optional; hooks return typed values.
+const hooks: SessionHooks = {
+  session_before_compact: ({ preparation: p }) =>
+    p.tokensBefore > 0 ? { compaction: { summary: 'Done so far.', firstKeptEntryId: p.firstKeptEntryId } } : undefined,
+  'session.compacting': async () => ({ context: ['Keep the API names.'], preserveData: { step: 3 } }),
+  session_before_tree: () => ({ cancel: true }),
+  session_tree: () => {},
+};
+{
+  using tree = SessionTree.fromJsonl(text);
+  const appended: MessageEntry = tree.appendMessage({ role: 'user', content: 'Next step.', timestamp: Date.now() });
+  const appendedId: string = appended.id;
+  tree.appendEntry({
+    type: 'message',
+    id: 'typed-1',
+    timestamp: new Date().toISOString(),
+    message: { role: 'user', content: 'And then?', timestamp: Date.now() },
+  });
+  // @ts-expect-error: appendMessage takes an agent message (its `role` is required)
+  tree.appendMessage({ content: 'no role' });
+  // @ts-expect-error: the entry still needs its `type`
+  tree.appendEntry({ id: 'typed-2', timestamp: '2026-01-01T00:00:00.000Z' });
+  void [appendedId, hooks];
 }
 
 // ---- wrong uses the declarations must reject ----
 
 // @ts-expect-error: a string is not an agent message
 estimateTokens('hello');
+
+// @ts-expect-error: `cancel` is a boolean
+const cancelText: SessionHooks = { session_before_compact: () => ({ cancel: 'yes' }) };
+
+// @ts-expect-error: a supplied compaction needs its `summary`
+const noSummary: SessionHooks = { session_before_compact: () => ({ compaction: { tokensBefore: 1 } }) };
+
+// @ts-expect-error: `context` lines are strings
+const contextNumbers: SessionHooks = { 'session.compacting': () => ({ context: [1, 2] }) };
 
 // @ts-expect-error: settings hold numbers
 prepareCompaction(entries, { reserveTokens: '1000' });
@@ -132,4 +174,7 @@ export const summary = {
   leafNumber,
   cutIndex,
   userUsage,
+  cancelText,
+  noSummary,
+  contextNumbers,
 };

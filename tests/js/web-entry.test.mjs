@@ -8,7 +8,8 @@ import { crateVersion } from '../../scripts/lib.mjs';
 
 test('before init(): every engine export throws E_NOT_INITIALIZED', () => {
   const engineExports = Object.entries(web).filter(
-    ([name, value]) => typeof value === 'function' && name !== 'init' && name !== 'initSync',
+    ([name, value]) =>
+      typeof value === 'function' && name !== 'init' && name !== 'initSync' && name !== 'isSessionCompactionError',
   );
   assert.ok(engineExports.length > 0);
   for (const [name, fn] of engineExports) {
@@ -21,6 +22,18 @@ test('before init(): every engine export throws E_NOT_INITIALIZED', () => {
       name,
     );
   }
+});
+
+test('before init(): isSessionCompactionError works and recognizes E_NOT_INITIALIZED', () => {
+  let caught;
+  try {
+    web.version();
+  } catch (error) {
+    caught = error;
+  }
+  assert.equal(web.isSessionCompactionError(caught), true);
+  assert.equal(/** @type {any} */ (caught).code, 'E_NOT_INITIALIZED');
+  assert.equal(web.isSessionCompactionError(new Error('x')), false);
 });
 
 test('before init(): exported classes refuse `new` and their static methods', () => {

@@ -6,15 +6,23 @@ use super::convert::{
     arg_bytes, arg_opt_number, arg_opt_string, arg_string, bad_arg, error_js, from_option, from_serde, parse_js,
     to_typed, to_value, to_values,
 };
+use super::host::JsClock;
 use session_compaction::entry::EntrySource;
 use session_compaction::io::ParseOptions;
 use session_compaction::plan::prepare::CompactionSettings;
 use session_compaction::plan::prune::PruneConfig;
+use session_compaction::session::engine::Clock;
 use session_compaction::session::engine::SessionEngine;
 use session_compaction::session::SessionTree as Core;
 use std::cell::{Ref, RefMut};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const NEW_SESSION_ENTRY: &str = r#"
+/** An entry for `SessionTree.appendEntry`: any {@link SessionEntry}, its `parentId` optional (left out, it becomes the current leaf, SPEC §1). */
+export type NewSessionEntry = SessionEntry extends infer E ? (E extends unknown ? { [K in keyof E as K extends "parentId" ? never : K]: E[K] } & { parentId?: string | null } : never) : never;
+"#;
 
 /// A session held inside wasm memory: load once, append entries as they arrive, and ask for
 /// plans and contexts without sending the session again. Appending costs O(entry).
@@ -171,12 +179,28 @@ impl SessionTree {
     #[wasm_bindgen(js_name = appendEntry)]
     pub fn append_entry(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "SessionEntry")] entry: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "NewSessionEntry")] entry: JsValue,
     ) -> Result<String, JsValue> {
         let v = to_value(&entry, "entry")?;
         let mut s = self.s_mut()?;
         let i = s.append_entry(v).map_err(error_js)?;
         Ok(s.meta(i).id.clone().unwrap_or_default())
+    }
+
+    /// Appends an agent message as a new `message` entry under the current leaf and returns the
+    /// entry: `{type: "message", id, parentId, timestamp, message}`, with a new id (8 hex
+    /// characters, unique in the session), the current leaf as `parentId` (`null` when the
+    /// session is empty) and now (`Date.now()`, the engine's clock) as an ISO 8601 `timestamp`.
+    /// The entry becomes the leaf. Errors: `E_INVALID_ARGUMENT` (not an object),
+    /// `E_MISSING_FIELD` (no string `role`). O(message).
+    #[wasm_bindgen(js_name = appendMessage, unchecked_return_type = "MessageEntry")]
+    pub fn append_message(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "AgentMessage")] message: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let v = to_value(&message, "message")?;
+        let entry = self.s_mut()?.append_message(v, JsClock.now_ms()).map_err(error_js)?;
+        from_serde(&entry)
     }
 
     /// The entry with this id, or `undefined`.

@@ -42,13 +42,25 @@ export interface ModelCallOptions {
 export interface CompactCallOptions extends CompactOptions, ModelCallOptions {}
 /** Options of `generateBranchSummary()`. */
 export interface BranchSummaryCallOptions extends BranchSummaryOptions, ModelCallOptions { complete: CompleteFn }
-/** Hooks keyed by event name; each may return a value or a Promise. */
+/** A value a hook returns, or a Promise of it; `undefined` / `null` (or returning nothing) changes nothing. A hook that throws or rejects fails the operation with `E_HOOK`. */
+export type HookReturn<T> = T | undefined | null | void | Promise<T | undefined | null | void>;
+/** A compaction a `session_before_compact` hook supplies instead of a model summary: stored as is with `fromExtension: true` (SPEC §11); `firstKeptEntryId` and `tokensBefore` default to the preparation's, `details` is stored as given (left out: none). */
+export interface HookCompaction { summary: string; shortSummary?: string; firstKeptEntryId?: string; tokensBefore?: number; details?: unknown }
+/** What `session_before_compact` may return: `cancel: true` stops the compaction (`E_CANCELLED`, nothing appended); a `compaction` is used instead of summarizing. */
+export interface SessionBeforeCompactResult { cancel?: boolean; compaction?: HookCompaction }
+/** What `session.compacting` may return: `prompt` replaces the history/update instruction template, `context` lines go into `<additional-context>`, `preserveData` is stored on the compaction entry. */
+export interface SessionCompactingResult { prompt?: string; context?: string[]; preserveData?: unknown }
+/** A branch summary a `session_before_tree` hook supplies instead of a model summary (stored with `fromExtension: true`). */
+export interface HookBranchSummary { summary: string; details?: unknown }
+/** What `session_before_tree` may return: `cancel: true` leaves the leaf where it is (`cancelled: true`); a `summary` is used instead of summarizing the abandoned branch. */
+export interface SessionBeforeTreeResult { cancel?: boolean; summary?: HookBranchSummary }
+/** Hooks keyed by event name; what each may return is its result type (the after-hooks' values are not read). */
 export interface SessionHooks {
-  session_before_compact?: (event: { type: "session_before_compact"; preparation: CompactionPreparation; branchEntries: SessionEntry[]; customInstructions?: string; signal?: AbortSignal }) => unknown;
-  "session.compacting"?: (event: { type: "session.compacting"; sessionId: string | null; messages: AgentMessage[] }) => unknown;
-  session_compact?: (event: { type: "session_compact"; compactionEntry: SessionEntry; fromExtension: boolean }) => unknown;
-  session_before_tree?: (event: { type: "session_before_tree"; preparation: { targetId: string; oldLeafId: string | null; commonAncestorId: string | null; entriesToSummarize: SessionEntry[]; userWantsSummary: boolean }; signal?: AbortSignal }) => unknown;
-  session_tree?: (event: { type: "session_tree"; newLeafId: string | null; oldLeafId: string | null; summaryEntry?: SessionEntry; fromExtension?: boolean }) => unknown;
+  session_before_compact?: (event: { type: "session_before_compact"; preparation: CompactionPreparation; branchEntries: SessionEntry[]; customInstructions?: string; signal?: AbortSignal }) => HookReturn<SessionBeforeCompactResult>;
+  "session.compacting"?: (event: { type: "session.compacting"; sessionId: string | null; messages: AgentMessage[] }) => HookReturn<SessionCompactingResult>;
+  session_compact?: (event: { type: "session_compact"; compactionEntry: SessionEntry; fromExtension: boolean }) => HookReturn<unknown>;
+  session_before_tree?: (event: { type: "session_before_tree"; preparation: { targetId: string; oldLeafId: string | null; commonAncestorId: string | null; entriesToSummarize: SessionEntry[]; userWantsSummary: boolean }; signal?: AbortSignal }) => HookReturn<SessionBeforeTreeResult>;
+  session_tree?: (event: { type: "session_tree"; newLeafId: string | null; oldLeafId: string | null; summaryEntry?: SessionEntry; fromExtension?: boolean }) => HookReturn<unknown>;
 }
 /** The callbacks of `SessionTree.compact()`. */
 export interface SessionCompactOptions extends ModelCallOptions { hooks?: SessionHooks }
