@@ -27,6 +27,23 @@ pub trait EntrySource {
     fn entry_text(&self, _i: usize) -> Option<&str> {
         None
     }
+    /// Tokens of the `summary` of entry `i` (a `branch_summary` or `compaction`): its UTF-16
+    /// length over 4, rounded up, unless the source counts them otherwise
+    /// ([`crate::plan::tokens::Recounted`]). SPEC §3.
+    fn summary_tokens(&self, i: usize) -> u64 {
+        self.meta(i).summary_len.div_ceil(4)
+    }
+    /// Tokens of `messageOf(entry i)` (SPEC §2): the message estimate of a `message` entry, the
+    /// summary tokens of a `branch_summary` entry, 0 for everything else (a `custom_message`
+    /// is a `custom` message, which counts 0).
+    fn message_of_tokens(&self, i: usize) -> u64 {
+        let meta = self.meta(i);
+        match meta.kind {
+            crate::entry::EntryKind::Message => meta.message_tokens(),
+            crate::entry::EntryKind::BranchSummary => self.summary_tokens(i),
+            _ => 0,
+        }
+    }
 }
 
 /// Parsed entries plus their metadata: the source of the pure functions.
@@ -85,5 +102,8 @@ impl<S: EntrySource + ?Sized> EntrySource for Selection<'_, S> {
     }
     fn entry_text(&self, i: usize) -> Option<&str> {
         self.source.entry_text(self.indices[i])
+    }
+    fn summary_tokens(&self, i: usize) -> u64 {
+        self.source.summary_tokens(self.indices[i])
     }
 }

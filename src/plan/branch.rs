@@ -3,7 +3,7 @@
 
 use crate::entry::message_of::branch_message_of;
 use crate::entry::EntrySource;
-use crate::entry::{EntryKind, EntryMeta, Role};
+use crate::entry::{EntryKind, Role};
 use crate::plan::file_ops::FileOps;
 use serde_json::Value;
 
@@ -21,16 +21,17 @@ pub struct BranchEntries {
     pub total_tokens: u64,
 }
 
-/// Token estimate of the branch-variant message of an entry, or `None` when the entry
+/// Token estimate of the branch-variant message of entry `i`, or `None` when the entry
 /// produces no message (tool results, settings, unknown types).
-pub fn branch_message_tokens(meta: &EntryMeta) -> Option<u64> {
+pub fn branch_message_tokens<S: EntrySource + ?Sized>(entries: &S, i: usize) -> Option<u64> {
+    let meta = entries.meta(i);
     match meta.kind {
         EntryKind::Message => {
             let m = meta.message.as_ref()?;
             (m.role != Role::ToolResult).then_some(m.tokens)
         }
         EntryKind::CustomMessage => Some(0),
-        EntryKind::BranchSummary | EntryKind::Compaction => Some(meta.summary_len.div_ceil(4)),
+        EntryKind::BranchSummary | EntryKind::Compaction => Some(entries.summary_tokens(i)),
         _ => None,
     }
 }
@@ -51,7 +52,7 @@ pub fn prepare_branch_entries<S: EntrySource + ?Sized>(entries: &S, token_budget
     let mut selected = Vec::new();
     for i in (0..entries.len()).rev() {
         let meta = entries.meta(i);
-        let Some(tokens) = branch_message_tokens(meta) else { continue };
+        let Some(tokens) = branch_message_tokens(entries, i) else { continue };
         if let Some(m) = meta.message.as_ref() {
             out.file_ops.add_message(m);
         }

@@ -7,7 +7,9 @@
 //! - [`preview`] — the figures of a compaction preview (context size before and after);
 //! - [`overflow`] — context-overflow detection and context-size estimates (SPEC §11, §12.3);
 //! - [`file_ops`] — files read, written and edited (SPEC §8);
-//! - [`branch`] — what a branch summary covers within its budget (SPEC §10).
+//! - [`branch`] — what a branch summary covers within its budget (SPEC §10);
+//! - [`tokens`] — the text each estimate counts, the host's [`tokens::TokenCounter`], calibration by
+//!   provider usage (SPEC §3).
 
 pub mod branch;
 pub mod cut_point;
@@ -16,3 +18,4 @@ pub mod overflow;
 pub mod prepare;
 pub mod preview;
 pub mod prune;
+pub mod tokens;

@@ -99,19 +99,46 @@ pub fn estimate_context_tokens<S: EntrySource + ?Sized>(path: &S) -> f64 {
     let last_compaction = crate::plan::prepare::last_compaction_index(path);
     let from = last_compaction.map_or(0, |c| c + 1);
     if let Some((i, usage)) = crate::plan::prepare::last_assistant_usage(path, from) {
-        let after: u64 = (i + 1..path.len()).map(|j| path.meta(j).message_of_tokens()).sum();
+        let after: u64 = (i + 1..path.len()).map(|j| path.message_of_tokens(j)).sum();
         return usage.context_tokens() + after as f64;
     }
     estimate_built_context_tokens(path)
+}
+
+/// [`estimate_context_tokens`] with `settings.tokenCalibration`: the estimated part (the
+/// messages after the last fresh usage, or the whole built context without one) scaled by the
+/// calibration factor ([`crate::plan::prepare::calibration_of`]); the provider's own count is
+/// used as it is. Without calibration, [`estimate_context_tokens`].
+pub fn estimate_context_tokens_with<S: EntrySource + ?Sized>(
+    path: &S,
+    settings: &crate::plan::prepare::CompactionSettings,
+) -> f64 {
+    let Some(factor) = crate::plan::prepare::calibration_of(path, settings) else {
+        return estimate_context_tokens(path);
+    };
+    let last_compaction = crate::plan::prepare::last_compaction_index(path);
+    let from = last_compaction.map_or(0, |c| c + 1);
+    if let Some((i, usage)) = crate::plan::prepare::last_assistant_usage(path, from) {
+        let after: u64 = (i + 1..path.len()).map(|j| path.message_of_tokens(j)).sum();
+        return usage.context_tokens() + crate::plan::tokens::calibrated(after, Some(factor)) as f64;
+    }
+    estimate_built_context_tokens(path) * factor
 }
 
 /// The estimate of the whole built context of a branch (SPEC §3 per message, no provider
 /// usage): what [`estimate_context_tokens`] falls back to, and what the progress guard
 /// compares before and after a compaction (SPEC §13.5). `path` is root→leaf.
 pub fn estimate_built_context_tokens<S: EntrySource + ?Sized>(path: &S) -> f64 {
+    use crate::context::ContextItem;
     let indices: Vec<usize> = (0..path.len()).collect();
-    let ctx = crate::context::build_context_for_path(path, &indices);
-    ctx.messages.iter().map(|m| MessageMeta::from_value(m).tokens).sum::<u64>() as f64
+    let plan = crate::context::plan_context(path, &indices);
+    let tokens = |item: &ContextItem| match *item {
+        ContextItem::Message(i) => path.meta(i).message_tokens(),
+        // A `custom` message counts 0 (SPEC §3).
+        ContextItem::Custom(_) => 0,
+        ContextItem::BranchSummary(i) | ContextItem::CompactionSummary(i) => path.summary_tokens(i),
+    };
+    plan.items.iter().map(tokens).sum::<u64>() as f64
 }
 
 #[cfg(test)]

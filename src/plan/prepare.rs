@@ -44,6 +44,13 @@ pub struct CompactionSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub max_attempts_without_progress: Option<u32>,
+    /// `"usage"`: every estimate (cut point, threshold) is scaled by the measured ratio of the
+    /// provider's usage to the estimate of the same context on this branch
+    /// ([`crate::plan::tokens::calibration_factor`]), in place of the adaptive keep of SPEC §5;
+    /// the factor used is reported as `tokenCalibrationFactor`. Absent: estimates as they are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub token_calibration: Option<crate::plan::tokens::TokenCalibration>,
 }
 
 /// `compaction.fallback` (SPEC §13.5): the summarizer used when every model failed.
@@ -98,6 +105,7 @@ impl Default for CompactionSettings {
             remote_endpoint: None,
             fallback: None,
             max_attempts_without_progress: None,
+            token_calibration: None,
         }
     }
 }
@@ -175,6 +183,11 @@ pub struct CompactionPreparation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub preview: Option<crate::plan::preview::CompactionPreviews>,
+    /// With `settings.tokenCalibration: "usage"`: the factor the estimates were scaled by
+    /// (provider tokens per estimated token; absent without a usage to measure it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub token_calibration_factor: Option<f64>,
 }
 
 /// Intermediate numbers of a preparation, for debugging and the CLI's `plan` report.
@@ -204,6 +217,11 @@ pub struct PreparationPlan {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub preview: Option<crate::plan::preview::CompactionPreviews>,
+    /// With `settings.tokenCalibration: "usage"`: the factor the estimates were scaled by
+    /// ([`crate::plan::tokens::calibration_factor`]); absent otherwise or without a usage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub token_calibration_factor: Option<f64>,
 }
 
 /// Index and usage of the last fresh assistant usage in `[from, len)`: the last assistant
@@ -336,13 +354,16 @@ pub fn plan_compaction<S: EntrySource + ?Sized>(path: &S, settings: &CompactionS
     let prev = last_compaction_index(path);
     let boundary_start = prev.map_or(0, |p| kept_start(path, p));
     let usage = last_assistant_usage(path, prev.map_or(0, |p| p + 1));
-    let estimated_tokens: u64 = (boundary_start..len).map(|i| path.meta(i).message_of_tokens()).sum();
+    let estimated_tokens: u64 = (boundary_start..len).map(|i| path.message_of_tokens(i)).sum();
     let mut keep = settings.keep_recent_tokens;
     let mut prompt_tokens = 0.0;
+    let factor = calibration_of(path, settings);
     if let Some((_, u)) = usage {
         prompt_tokens = u.prompt_tokens();
-        let ratio = prompt_tokens / estimated_tokens as f64;
-        if ratio.is_finite() && ratio > 1.0 {
+        // Calibrated: the measured factor scales the estimates (any factor); otherwise the
+        // adaptive keep of SPEC §5 (only a ratio above 1).
+        let ratio = factor.unwrap_or(prompt_tokens / estimated_tokens as f64);
+        if ratio.is_finite() && (ratio > 1.0 || (factor.is_some() && ratio > 0.0)) {
             keep = ((keep as f64 / ratio).floor() as u64).max(1);
         }
     }
@@ -357,7 +378,17 @@ pub fn plan_compaction<S: EntrySource + ?Sized>(path: &S, settings: &CompactionS
         cut_point,
         usage_index: usage.map_or(-1, |(i, _)| i as i64),
         preview: None,
+        token_calibration_factor: factor,
     })
+}
+
+/// The calibration factor of `path` when `settings.tokenCalibration` asks for one
+/// ([`crate::plan::tokens::calibration_factor`]), else `None`.
+pub fn calibration_of<S: EntrySource + ?Sized>(path: &S, settings: &CompactionSettings) -> Option<f64> {
+    match settings.token_calibration {
+        Some(crate::plan::tokens::TokenCalibration::Usage) => crate::plan::tokens::calibration_factor(path),
+        None => None,
+    }
 }
 
 /// Prepares a compaction of `path` (the branch, root→leaf). Returns `None` when the path is
@@ -464,7 +495,9 @@ pub fn preparation_from_plan<S: EntrySource + ?Sized>(
     plan: &PreparationPlan,
 ) -> Option<CompactionPreparation> {
     let parts = preparation_parts(path, plan, |i| message_of(&path.entry(i)))?;
-    Some(preparation_of(parts, settings, false))
+    let mut prep = preparation_of(parts, settings, false);
+    prep.token_calibration_factor = plan.token_calibration_factor;
+    Some(prep)
 }
 
 /// The preparation `session_before_compact` sees (SPEC §11, §12.2): [`prepare_compaction`]'s,
@@ -478,7 +511,9 @@ pub fn prepare_compaction_for_hooks<S: EntrySource + ?Sized>(
     let plan = plan_compaction(path, settings)?;
     let parts = reference_preparation_parts(path, &plan, |i| message_of(&path.entry(i)))?;
     let nothing = parts.messages_to_summarize.is_empty() && parts.turn_prefix_messages.is_empty();
-    Some(preparation_of(parts, settings, nothing))
+    let mut prep = preparation_of(parts, settings, nothing);
+    prep.token_calibration_factor = plan.token_calibration_factor;
+    Some(prep)
 }
 
 fn preparation_of(
@@ -498,6 +533,7 @@ fn preparation_of(
         settings: settings.clone(),
         nothing_to_compact,
         preview: None,
+        token_calibration_factor: None,
     }
 }
 

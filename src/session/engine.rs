@@ -677,8 +677,10 @@ impl SessionEngine {
         let mut outcome = CheckOutcome::default();
         // The estimate is taken before pruning: the check subtracts the pruned tokens (SPEC §7),
         // and an estimate made after pruning would already lack them (counted twice).
-        let estimate_before_prune =
-            crate::plan::overflow::estimate_context_tokens(&self.session.borrow().branch_source());
+        let estimate_before_prune = crate::plan::overflow::estimate_context_tokens_with(
+            &self.session.borrow().branch_source(),
+            &check.settings,
+        );
         // 1. prune
         {
             let mut s = self.session.borrow_mut();

@@ -516,6 +516,8 @@ impl SessionTree {
             settings: &'a CompactionSettings,
             #[serde(skip_serializing_if = "Option::is_none")]
             preview: Option<&'a crate::plan::preview::CompactionPreviews>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            token_calibration_factor: Option<f64>,
         }
         let rest = serde_json::to_string(&Rest {
             is_split_turn: parts.is_split_turn,
@@ -524,6 +526,7 @@ impl SessionTree {
             file_ops: crate::plan::prepare::FileOpsLists::from(&parts.file_ops),
             settings,
             preview,
+            token_calibration_factor: plan.token_calibration_factor,
         })
         .ok()?;
         let arrays = [&parts.messages_to_summarize, &parts.turn_prefix_messages, &parts.recent_messages];

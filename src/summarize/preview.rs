@@ -50,6 +50,9 @@ impl<S: EntrySource + ?Sized> EntrySource for PrunedView<'_, S> {
     fn entry(&self, i: usize) -> Cow<'_, Value> {
         self.source.entry(i)
     }
+    fn summary_tokens(&self, i: usize) -> u64 {
+        self.source.summary_tokens(i)
+    }
 }
 
 /// True when `messageOf` gives the entry a message (SPEC §2).
@@ -107,12 +110,9 @@ pub fn compaction_preview<S: EntrySource + ?Sized>(
         return Ok(None);
     }
     let cut = plan.cut_point.first_kept_entry_index;
-    let tokens = |from: usize, to: usize| (from..to).map(|i| path.meta(i).message_of_tokens()).sum::<u64>();
-    let previous_summary = if plan.prev_compaction_index >= 0 {
-        path.meta(plan.prev_compaction_index as usize).summary_len.div_ceil(4)
-    } else {
-        0
-    };
+    let tokens = |from: usize, to: usize| (from..to).map(|i| path.message_of_tokens(i)).sum::<u64>();
+    let previous_summary =
+        if plan.prev_compaction_index >= 0 { path.summary_tokens(plan.prev_compaction_index as usize) } else { 0 };
     let summarized_tokens = tokens(plan.boundary_start, cut) + previous_summary;
     let kept_tokens = tokens(cut, plan.boundary_end);
     let summary_tokens = summary_budget(&parts, settings, templates)?;

@@ -5,6 +5,8 @@ use super::convert::{
     arg_index, arg_number, arg_opt_number, arg_opt_string, arg_string, arg_strings, bad_arg, error_js, from_option,
     from_serde, parse_js, stringify, to_typed, to_value, to_values,
 };
+use super::options::to_options;
+use super::tokens::{counter_of, counter_option, on_values, with_counts, COUNT_TOKENS};
 use session_compaction::api as host;
 use session_compaction::context::{build_session_context, LeafSelector};
 use session_compaction::entry::EntryList;
@@ -36,38 +38,94 @@ export function convertToLlm(messages: AgentMessage[], options: ConvertOptions &
 export function convertToLlm(messages: AgentMessage[], options?: ConvertOptions & { repair?: false }): AgentMessage[];
 "#;
 
-/// `estimateTokens(message)`: `ceil(chars / 4)` in UTF-16 units. SPEC §3.
-#[wasm_bindgen(js_name = estimateTokens)]
+/// The `countTokens` overloads (SPEC §3): with an async counter, the functions that estimate
+/// return a Promise. Declared before the generated signatures, so TypeScript picks them first;
+/// the synchronous overload comes first (an untyped argument keeps the synchronous result).
+#[wasm_bindgen(typescript_custom_section)]
+const TS_COUNT_TOKENS: &str = r#"
+/** A tokenizer: the tokens of a text (SPEC §3). Synchronous, or asynchronous: then the call that uses it returns a Promise. A result that is not a non-negative number (or a throw, a rejection) is `E_INVALID_ARGUMENT` naming `countTokens`. */
+export type CountTokens = (text: string) => number | Promise<number>;
+/** `countTokens` of the functions that estimate tokens (default: chars/4, SPEC §3). The engine decides which text of each message is counted; the counter maps text to tokens. */
+export interface TokenCountOptions { countTokens?: CountTokens }
+/** A synchronous counter: the call returns its value. */
+export interface SyncTokenCount { countTokens?: (text: string) => number }
+/** An asynchronous counter: the call returns a Promise. */
+export interface AsyncTokenCount { countTokens: (text: string) => Promise<number> }
+export function estimateTokens(message: AgentMessage, options?: SyncTokenCount): number;
+export function estimateTokens(message: AgentMessage, options: AsyncTokenCount): Promise<number>;
+export function estimateTokens(message: AgentMessage, options?: TokenCountOptions): number | Promise<number>;
+export function findCutPoint(entries: SessionEntry[], startIndex: number, endIndex: number, keepRecentTokens: number, options?: SyncTokenCount): CutPointResult;
+export function findCutPoint(entries: SessionEntry[], startIndex: number, endIndex: number, keepRecentTokens: number, options: AsyncTokenCount): Promise<CutPointResult>;
+export function findCutPoint(entries: SessionEntry[], startIndex: number, endIndex: number, keepRecentTokens: number, options?: TokenCountOptions): CutPointResult | Promise<CutPointResult>;
+export function prepareCompaction(pathEntries: SessionEntry[], settings?: Partial<CompactionSettings> & SyncTokenCount): CompactionPreparation | undefined;
+export function prepareCompaction(pathEntries: SessionEntry[], settings: Partial<CompactionSettings> & AsyncTokenCount): Promise<CompactionPreparation | undefined>;
+export function prepareCompaction(pathEntries: SessionEntry[], settings?: Partial<CompactionSettings> & TokenCountOptions): CompactionPreparation | undefined | Promise<CompactionPreparation | undefined>;
+export function previewCompaction(pathEntries: SessionEntry[], settings?: Partial<CompactionSettings> & SyncTokenCount, pruneConfig?: Partial<PruneConfig>): CompactionPreviews;
+export function previewCompaction(pathEntries: SessionEntry[], settings: Partial<CompactionSettings> & AsyncTokenCount, pruneConfig?: Partial<PruneConfig>): Promise<CompactionPreviews>;
+export function estimateContextTokens(pathEntries: SessionEntry[], options?: SyncTokenCount): number;
+export function estimateContextTokens(pathEntries: SessionEntry[], options: AsyncTokenCount): Promise<number>;
+export function prepareBranchEntries(entries: SessionEntry[], tokenBudget?: number, options?: SyncTokenCount): BranchEntriesResult;
+export function prepareBranchEntries(entries: SessionEntry[], tokenBudget: number | undefined, options: AsyncTokenCount): Promise<BranchEntriesResult>;
+export interface SessionTree {
+  prepareCompaction(settings: Partial<CompactionSettings> & AsyncTokenCount, pruneConfig?: Partial<PruneConfig>): Promise<CompactionPreparation | undefined>;
+  planCompaction(settings: Partial<CompactionSettings> & AsyncTokenCount, pruneConfig?: Partial<PruneConfig>): Promise<PreparationPlan | undefined>;
+  estimateContextTokens(options: AsyncTokenCount): Promise<number>;
+}
+"#;
+
+/// `estimateTokens(message, {countTokens?})`: `ceil(chars / 4)` in UTF-16 units, or the
+/// host's `countTokens` of the text the estimate counts (a Promise when it returns one). SPEC §3.
+#[wasm_bindgen(js_name = estimateTokens, unchecked_return_type = "number")]
 pub fn estimate_tokens(
     #[wasm_bindgen(unchecked_param_type = "AgentMessage")] message: JsValue,
-) -> Result<f64, JsValue> {
-    Ok(session_compaction::entry::estimate_tokens(&to_value(&message, "message")?) as f64)
+    #[wasm_bindgen(unchecked_optional_param_type = "SyncTokenCount")] options: JsValue,
+) -> Result<JsValue, JsValue> {
+    let message = to_value(&message, "message")?;
+    let counter = counter_option(&options, "options")?;
+    let text = session_compaction::plan::tokens::counted_text(&message);
+    with_counts(
+        counter,
+        move || vec![text],
+        move |counts| {
+            let tokens = match counts {
+                Some(c) => c[0],
+                None => session_compaction::entry::estimate_tokens(&message),
+            };
+            Ok(JsValue::from_f64(tokens as f64))
+        },
+    )
 }
 
-/// `findCutPoint(entries, startIndex, endIndex, keepRecentTokens)`. SPEC §4.
+/// `findCutPoint(entries, startIndex, endIndex, keepRecentTokens, {countTokens?})`. SPEC §4.
 #[wasm_bindgen(js_name = findCutPoint, unchecked_return_type = "CutPointResult")]
 pub fn find_cut_point(
     #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
     #[wasm_bindgen(js_name = startIndex, unchecked_param_type = "number")] start_index: JsValue,
     #[wasm_bindgen(js_name = endIndex, unchecked_param_type = "number")] end_index: JsValue,
     #[wasm_bindgen(js_name = keepRecentTokens, unchecked_param_type = "number")] keep_recent_tokens: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "SyncTokenCount")] options: JsValue,
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&entries, "entries")?;
-    let list = EntryList::new(&values);
     let (start, end) = (arg_index(&start_index, "startIndex")?, arg_index(&end_index, "endIndex")?);
     let keep = host::token_count(arg_number(&keep_recent_tokens, "keepRecentTokens")?);
-    from_serde(&session_compaction::plan::cut_point::find_cut_point(&list, start, end, keep))
+    let counter = counter_option(&options, "options")?;
+    on_values(counter, values, move |list| {
+        from_serde(&session_compaction::plan::cut_point::find_cut_point(list, start, end, keep))
+    })
 }
 
 /// `prepareCompaction(pathEntries, settings?)` → the preparation or `undefined`. SPEC §5, §12.
 #[wasm_bindgen(js_name = prepareCompaction, unchecked_return_type = "CompactionPreparation | undefined")]
 pub fn prepare_compaction(
     #[wasm_bindgen(js_name = pathEntries, unchecked_param_type = "SessionEntry[]")] path_entries: JsValue,
-    #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings>")] settings: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings> & SyncTokenCount")] settings: JsValue,
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&path_entries, "pathEntries")?;
-    let settings: CompactionSettings = to_typed(&settings, "settings")?;
-    from_option(session_compaction::plan::prepare::prepare_compaction(&EntryList::new(&values), &settings))
+    let counter = counter_of(&settings, "settings")?;
+    let settings: CompactionSettings = to_options(&settings, "settings", &[COUNT_TOKENS])?;
+    on_values(counter, values, move |list| {
+        from_option(session_compaction::plan::prepare::prepare_compaction(list, &settings))
+    })
 }
 
 /// `previewCompaction(pathEntries, settings?, pruneConfig?)` → the context size before and after
@@ -76,21 +134,20 @@ pub fn prepare_compaction(
 #[wasm_bindgen(js_name = previewCompaction, unchecked_return_type = "CompactionPreviews")]
 pub fn preview_compaction(
     #[wasm_bindgen(js_name = pathEntries, unchecked_param_type = "SessionEntry[]")] path_entries: JsValue,
-    #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings>")] settings: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings> & SyncTokenCount")] settings: JsValue,
     #[wasm_bindgen(js_name = pruneConfig, unchecked_optional_param_type = "Partial<PruneConfig>")]
     prune_config: JsValue,
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&path_entries, "pathEntries")?;
-    let settings: CompactionSettings = to_typed(&settings, "settings")?;
+    let counter = counter_of(&settings, "settings")?;
+    let settings: CompactionSettings = to_options(&settings, "settings", &[COUNT_TOKENS])?;
     let prune: PruneConfig = to_typed(&prune_config, "pruneConfig")?;
-    let previews = session_compaction::summarize::preview::compaction_previews(
-        &EntryList::new(&values),
-        &settings,
-        &prune,
-        &templates(),
-    )
-    .map_err(error_js)?;
-    from_serde(&previews)
+    let templates = templates();
+    on_values(counter, values, move |list| {
+        let previews = session_compaction::summarize::preview::compaction_previews(list, &settings, &prune, &templates)
+            .map_err(error_js)?;
+        from_serde(&previews)
+    })
 }
 
 /// `shouldCompact(contextTokens, contextWindow, settings?)`. SPEC §5.
@@ -102,7 +159,8 @@ pub fn should_compact(
 ) -> Result<bool, JsValue> {
     let (tokens, window) =
         (arg_number(&context_tokens, "contextTokens")?, arg_number(&context_window, "contextWindow")?);
-    let settings: CompactionSettings = to_typed(&settings, "settings")?;
+    counter_of(&settings, "settings")?;
+    let settings: CompactionSettings = to_options(&settings, "settings", &[COUNT_TOKENS])?;
     Ok(session_compaction::plan::prepare::should_compact(tokens, window, &settings))
 }
 
@@ -114,17 +172,23 @@ pub fn compaction_threshold(
     #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings>")] settings: JsValue,
 ) -> Result<f64, JsValue> {
     let window = arg_number(&context_window, "contextWindow")?;
-    let settings: CompactionSettings = to_typed(&settings, "settings")?;
+    counter_of(&settings, "settings")?;
+    let settings: CompactionSettings = to_options(&settings, "settings", &[COUNT_TOKENS])?;
     Ok(session_compaction::plan::prepare::compaction_threshold(window, &settings))
 }
 
-/// `estimateContextTokens(pathEntries)`: last fresh usage + estimates after it. SPEC §12.3.
-#[wasm_bindgen(js_name = estimateContextTokens)]
+/// `estimateContextTokens(pathEntries, {countTokens?})`: last fresh usage + estimates after it.
+/// SPEC §12.3.
+#[wasm_bindgen(js_name = estimateContextTokens, unchecked_return_type = "number")]
 pub fn estimate_context_tokens(
     #[wasm_bindgen(js_name = pathEntries, unchecked_param_type = "SessionEntry[]")] path_entries: JsValue,
-) -> Result<f64, JsValue> {
+    #[wasm_bindgen(unchecked_optional_param_type = "SyncTokenCount")] options: JsValue,
+) -> Result<JsValue, JsValue> {
     let values = to_values(&path_entries, "pathEntries")?;
-    Ok(session_compaction::plan::overflow::estimate_context_tokens(&EntryList::new(&values)))
+    let counter = counter_option(&options, "options")?;
+    on_values(counter, values, |list| {
+        Ok(JsValue::from_f64(session_compaction::plan::overflow::estimate_context_tokens(list)))
+    })
 }
 
 /// `isContextOverflow(assistantMessage, contextWindow?)`. SPEC §11.
@@ -214,16 +278,20 @@ pub fn collect_entries_for_branch_summary(
     from_serde(&host::collect_branch_collection(&values, old_leaf_id.as_deref(), &target_id))
 }
 
-/// `prepareBranchEntries(entries, tokenBudget?)` (0 = no limit). SPEC §10.
+/// `prepareBranchEntries(entries, tokenBudget?, {countTokens?})` (0 = no limit). SPEC §10.
 #[wasm_bindgen(js_name = prepareBranchEntries, unchecked_return_type = "BranchEntriesResult")]
 pub fn prepare_branch_entries(
     #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
     #[wasm_bindgen(js_name = tokenBudget, unchecked_optional_param_type = "number")] token_budget: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "SyncTokenCount")] options: JsValue,
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&entries, "entries")?;
     let budget = arg_opt_number(&token_budget, "tokenBudget")?.map_or(0, host::token_count);
-    let r = session_compaction::plan::branch::prepare_branch_entries(&EntryList::new(&values), budget);
-    from_serde(&host::BranchEntriesResult::from(r))
+    let counter = counter_option(&options, "options")?;
+    on_values(counter, values, move |list| {
+        let r = session_compaction::plan::branch::prepare_branch_entries(list, budget);
+        from_serde(&host::BranchEntriesResult::from(r))
+    })
 }
 
 /// `parseSession(jsonl, {strict?})` → `{header, entries, errors, migrated, opaqueLines}`.

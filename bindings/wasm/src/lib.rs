@@ -12,6 +12,7 @@ mod options;
 mod safe;
 mod session;
 mod summarize;
+mod tokens;
 
 use wasm_bindgen::prelude::*;
 

@@ -56,7 +56,8 @@ fn unknown(what: &str, key: &str, known: &[&str]) -> JsValue {
 }
 
 /// The data part of an options object as JSON: `v` without the keys in `js_only`. A key outside
-/// `js_only` that holds a function is an unknown option (no data field takes a function).
+/// `js_only` that holds a function, in `v` or in an object it holds (`settings`, `prune`, …), is
+/// an unknown option (no data field takes a function; `JSON.stringify` would drop it).
 fn data_part(v: &JsValue, what: &str, js_only: &[&str]) -> Result<Value, JsValue> {
     for key in own_keys(v, what)? {
         if js_only.contains(&key.as_str()) {
@@ -65,6 +66,13 @@ fn data_part(v: &JsValue, what: &str, js_only: &[&str]) -> Result<Value, JsValue
         let value = Reflect::get(v, &JsValue::from_str(&key)).map_err(|_| bad_arg(what, "cannot be read"))?;
         if value.is_function() {
             return Err(bad_arg(what, format!("unknown option `{key}` (a function; the callbacks are {js_only:?})")));
+        }
+        let inner = format!("{what}.{key}");
+        for nested in own_keys(&value, &inner)? {
+            let f = Reflect::get(&value, &JsValue::from_str(&nested)).map_err(|_| bad_arg(&inner, "cannot be read"))?;
+            if f.is_function() {
+                return Err(bad_arg(&inner, format!("unknown option `{nested}` (a function is no setting here)")));
+            }
         }
     }
     let mut value = to_value(v, what)?;

@@ -7,6 +7,8 @@ use super::convert::{
     to_typed, to_value, to_values,
 };
 use super::host::JsClock;
+use super::options::to_options;
+use super::tokens::{counter_of, counter_option, on_branch, COUNT_TOKENS};
 use session_compaction::entry::EntrySource;
 use session_compaction::io::ParseOptions;
 use session_compaction::plan::prepare::CompactionSettings;
@@ -258,12 +260,30 @@ impl SessionTree {
     #[wasm_bindgen(js_name = prepareCompaction, unchecked_return_type = "CompactionPreparation | undefined")]
     pub fn prepare_compaction(
         &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings>")] settings: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings> & SyncTokenCount")]
+        settings: JsValue,
         #[wasm_bindgen(js_name = pruneConfig, unchecked_optional_param_type = "Partial<PruneConfig>")]
         prune_config: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let settings: CompactionSettings = to_typed(&settings, "settings")?;
+        let counter = counter_of(&settings, "settings")?;
+        let settings: CompactionSettings = to_options(&settings, "settings", &[COUNT_TOKENS])?;
         let prune: PruneConfig = to_typed(&prune_config, "pruneConfig")?;
+        if let Some(counter) = counter {
+            // Counted by the host's tokenizer: the preparation through the value path.
+            let templates = templates();
+            return on_branch(counter, self.engine.session().clone(), move |branch| {
+                use session_compaction::plan::prepare::{plan_compaction, preparation_from_plan};
+                let Some(plan) = plan_compaction(branch, &settings) else { return Ok(JsValue::UNDEFINED) };
+                let Some(mut prep) = preparation_from_plan(branch, &settings, &plan) else {
+                    return Ok(JsValue::UNDEFINED);
+                };
+                prep.preview = Some(
+                    session_compaction::summarize::preview::compaction_previews(branch, &settings, &prune, &templates)
+                        .map_err(error_js)?,
+                );
+                from_serde(&prep)
+            });
+        }
         match self.s().prepare_compaction_json_with_preview(&settings, &prune, &templates()).map_err(error_js)? {
             Some(text) => parse_js(&text),
             None => Ok(JsValue::UNDEFINED),
@@ -277,12 +297,27 @@ impl SessionTree {
     #[wasm_bindgen(js_name = planCompaction, unchecked_return_type = "PreparationPlan | undefined")]
     pub fn plan_compaction(
         &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings>")] settings: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings> & SyncTokenCount")]
+        settings: JsValue,
         #[wasm_bindgen(js_name = pruneConfig, unchecked_optional_param_type = "Partial<PruneConfig>")]
         prune_config: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let settings: CompactionSettings = to_typed(&settings, "settings")?;
+        let counter = counter_of(&settings, "settings")?;
+        let settings: CompactionSettings = to_options(&settings, "settings", &[COUNT_TOKENS])?;
         let prune: PruneConfig = to_typed(&prune_config, "pruneConfig")?;
+        if let Some(counter) = counter {
+            let templates = templates();
+            return on_branch(counter, self.engine.session().clone(), move |branch| {
+                let Some(mut plan) = session_compaction::plan::prepare::plan_compaction(branch, &settings) else {
+                    return Ok(JsValue::UNDEFINED);
+                };
+                plan.preview = Some(
+                    session_compaction::summarize::preview::compaction_previews(branch, &settings, &prune, &templates)
+                        .map_err(error_js)?,
+                );
+                from_serde(&plan)
+            });
+        }
         from_option(self.s().plan_compaction_with_preview(&settings, &prune, &templates()).map_err(error_js)?)
     }
 
@@ -317,10 +352,21 @@ impl SessionTree {
         from_serde(&self.s().context_repairs())
     }
 
-    /// Estimated context size of the current branch (SPEC §12.3).
-    #[wasm_bindgen(js_name = estimateContextTokens)]
-    pub fn estimate_context_tokens(&self) -> f64 {
-        session_compaction::plan::overflow::estimate_context_tokens(&self.s().branch_source())
+    /// Estimated context size of the current branch (SPEC §12.3), the estimates by the host's
+    /// `countTokens` when given (a Promise when it returns one).
+    #[wasm_bindgen(js_name = estimateContextTokens, unchecked_return_type = "number")]
+    pub fn estimate_context_tokens(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "SyncTokenCount")] options: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        match counter_option(&options, "options")? {
+            Some(counter) => on_branch(counter, self.engine.session().clone(), |branch| {
+                Ok(JsValue::from_f64(session_compaction::plan::overflow::estimate_context_tokens(branch)))
+            }),
+            None => Ok(JsValue::from_f64(session_compaction::plan::overflow::estimate_context_tokens(
+                &self.s().branch_source(),
+            ))),
+        }
     }
 
     /// The pruning decision for the current branch without changing anything (SPEC §7). Each

@@ -1,0 +1,296 @@
+// Issue 11, "Token counting the host controls" (built package, Node entry): `countTokens`
+// (sync or async) in every function and handle method that estimates; a counter equal to chars/4
+// gives exactly the default results; bad counts are E_INVALID_ARGUMENT naming countTokens; a
+// real tokenizer (gpt-tokenizer) moves the cut point; calibration by provider usage; the
+// example examples/tokenizer.mjs runs.
+// Run: node --test tests/js/tokens.test.mjs
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { countTokens as o200k } from 'gpt-tokenizer';
+import * as sc from '../../pkg/index.node.mjs';
+
+/** @typedef {import('../../pkg/index.node.mjs').SessionEntry} SessionEntry */
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const SESSIONS = ['pi-session-with-compactions.jsonl', 'pi-session-large.jsonl'].map((f) =>
+  join(ROOT, 'examples', 'sessions', f),
+);
+const T = { timeout: 60_000 };
+
+/** chars/4 in UTF-16 units: the default estimate, as a host counter. @param {string} text */
+const charsOver4 = (text) => Math.ceil(text.length / 4);
+
+/** @param {string} file @returns {SessionEntry[]} */
+const entriesOf = (file) => /** @type {SessionEntry[]} */ (sc.parseSession(readFileSync(file, 'utf8')).entries);
+
+/** @param {unknown} error */
+function namesCountTokens(error) {
+  const e = /** @type {any} */ (error);
+  assert.equal(e?.code, 'E_INVALID_ARGUMENT', String(e?.message));
+  assert.match(e.message, /countTokens/);
+  return true;
+}
+
+/**
+ * A branch of `pairs` user/assistant pairs whose texts are `text(i)`; the last assistant has no
+ * usage (the cut rests on the estimates alone).
+ * @param {number} pairs @param {(i: number) => string} text @returns {SessionEntry[]}
+ */
+function branch(pairs, text) {
+  /** @type {any[]} */
+  const entries = [];
+  /** @type {string | null} */
+  let parentId = null;
+  for (let i = 0; i < pairs * 2; i++) {
+    const id = `e${i}`;
+    const message =
+      i % 2 === 0
+        ? { role: 'user', content: text(i), timestamp: i }
+        : { role: 'assistant', content: [{ type: 'text', text: text(i) }], stopReason: 'stop', timestamp: i };
+    entries.push({ type: 'message', id, parentId, timestamp: new Date(1_735_689_600_000 + i).toISOString(), message });
+    parentId = id;
+  }
+  return entries;
+}
+
+describe('countTokens equal to chars/4 gives the default results', () => {
+  for (const file of SESSIONS) {
+    test(file.split('/').at(-1) ?? file, T, () => {
+      const entries = entriesOf(file);
+      for (const e of entries) {
+        if (e.type === 'message') {
+          const m = /** @type {any} */ (e).message;
+          assert.equal(sc.estimateTokens(m, { countTokens: charsOver4 }), sc.estimateTokens(m));
+        }
+      }
+      const n = entries.length;
+      assert.deepEqual(
+        sc.findCutPoint(entries, 0, n, 5000, { countTokens: charsOver4 }),
+        sc.findCutPoint(entries, 0, n, 5000),
+      );
+      const settings = { keepRecentTokens: 5000 };
+      assert.deepEqual(
+        sc.prepareCompaction(entries, { ...settings, countTokens: charsOver4 }),
+        sc.prepareCompaction(entries, settings),
+      );
+      assert.deepEqual(
+        sc.previewCompaction(entries, { ...settings, countTokens: charsOver4 }),
+        sc.previewCompaction(entries, settings),
+      );
+      assert.equal(sc.estimateContextTokens(entries, { countTokens: charsOver4 }), sc.estimateContextTokens(entries));
+      assert.deepEqual(
+        sc.prepareBranchEntries(entries, 3000, { countTokens: charsOver4 }),
+        sc.prepareBranchEntries(entries, 3000),
+      );
+      const tree = sc.SessionTree.fromEntries(entries);
+      try {
+        assert.deepEqual(tree.planCompaction({ ...settings, countTokens: charsOver4 }), tree.planCompaction(settings));
+        assert.deepEqual(
+          tree.prepareCompaction({ ...settings, countTokens: charsOver4 }),
+          tree.prepareCompaction(settings),
+        );
+        assert.equal(tree.estimateContextTokens({ countTokens: charsOver4 }), tree.estimateContextTokens());
+      } finally {
+        tree.free();
+      }
+    });
+  }
+});
+
+describe('countTokens', () => {
+  test('an async counter makes the call return a Promise of the same result', T, async () => {
+    const entries = entriesOf(SESSIONS[1]);
+    const later = async (/** @type {string} */ t) => charsOver4(t);
+    const settings = { keepRecentTokens: 5000 };
+    const pending = sc.prepareCompaction(entries, { ...settings, countTokens: later });
+    assert.ok(pending instanceof Promise);
+    assert.deepEqual(await pending, sc.prepareCompaction(entries, settings));
+    const m = /** @type {any} */ (entries.find((e) => e.type === 'message')).message;
+    assert.equal(await sc.estimateTokens(m, { countTokens: later }), sc.estimateTokens(m));
+    const tree = sc.SessionTree.fromEntries(entries);
+    try {
+      assert.deepEqual(await tree.planCompaction({ ...settings, countTokens: later }), tree.planCompaction(settings));
+      assert.equal(await tree.estimateContextTokens({ countTokens: later }), tree.estimateContextTokens());
+    } finally {
+      tree.free();
+    }
+  });
+
+  test('the counter sees the text the estimate counts, each text once per counter', () => {
+    /** @type {string[]} */
+    const seen = [];
+    const counter = (/** @type {string} */ t) => {
+      seen.push(t);
+      return 1;
+    };
+    const message = {
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'Hi' },
+        { type: 'thinking', thinking: 'hmm' },
+        { type: 'toolCall', id: 'c', name: 'read', arguments: { path: 'a.rs' } },
+      ],
+    };
+    assert.equal(sc.estimateTokens(/** @type {any} */ (message), { countTokens: counter }), 1);
+    assert.deepEqual(seen, ['Hihmmread{"path":"a.rs"}']);
+    assert.equal(sc.estimateTokens(/** @type {any} */ (message), { countTokens: counter }), 1);
+    assert.equal(seen.length, 1, 'the count of a text is reused');
+    // Images are not text: 1200 tokens each, whatever the counter.
+    const image = { role: 'user', content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }], timestamp: 0 };
+    assert.equal(sc.estimateTokens(/** @type {any} */ (image), { countTokens: () => 7 }), 1200);
+  });
+
+  test('bad counts, throws and rejections are E_INVALID_ARGUMENT naming countTokens', T, async () => {
+    const m = /** @type {any} */ ({ role: 'user', content: 'some text to count', timestamp: 0 });
+    for (const bad of [Number.NaN, -1, Number.POSITIVE_INFINITY, 'x', undefined, null]) {
+      assert.throws(() => sc.estimateTokens(m, /** @type {any} */ ({ countTokens: () => bad })), namesCountTokens);
+    }
+    assert.throws(
+      () =>
+        sc.estimateTokens(m, {
+          countTokens: () => {
+            throw new Error('tokenizer broke');
+          },
+        }),
+      (/** @type {any} */ e) => namesCountTokens(e) && /tokenizer broke/.test(e.message),
+    );
+    await assert.rejects(
+      /** @type {Promise<number>} */ (
+        sc.estimateTokens(m, { countTokens: async () => Promise.reject(new Error('no model file')) })
+      ),
+      (/** @type {any} */ e) => namesCountTokens(e) && /no model file/.test(e.message),
+    );
+    await assert.rejects(sc.estimateTokens(m, { countTokens: async () => -3 }), namesCountTokens);
+    assert.throws(() => sc.estimateTokens(m, /** @type {any} */ ({ countTokens: 5 })), namesCountTokens);
+    assert.throws(() => sc.estimateTokens(m, /** @type {any} */ ({ countToken: charsOver4 })), /countToken/);
+  });
+
+  test('the engine paths that do not take countTokens refuse it (never ignored)', T, async () => {
+    const tree = sc.SessionTree.fromEntries(branch(3, (i) => `text ${i}`));
+    try {
+      const last = /** @type {any} */ (tree.getBranch().at(-1)).message;
+      await assert.rejects(
+        tree.checkCompaction(
+          last,
+          /** @type {any} */ ({ contextWindow: 1000, complete: async () => 's', countTokens: charsOver4 }),
+        ),
+        /countTokens/,
+      );
+      await assert.rejects(
+        tree.checkCompaction(
+          last,
+          /** @type {any} */ ({
+            contextWindow: 1000,
+            complete: async () => 's',
+            settings: { countTokens: charsOver4 },
+          }),
+        ),
+        /countTokens/,
+      );
+    } finally {
+      tree.free();
+    }
+  });
+});
+
+describe('a real tokenizer (gpt-tokenizer, o200k_base)', () => {
+  // Digits separated by spaces: about one token per 2 chars, twice what chars/4 says.
+  const digits = (/** @type {number} */ i) => Array.from({ length: 200 }, (_, k) => (i * 7 + k * 3) % 10).join(' ');
+
+  test('the cut point follows the tokenizer', () => {
+    const entries = branch(10, digits);
+    const perMessage = entries.map((e) =>
+      o200k(
+        /** @type {any} */ (e).message.role === 'user'
+          ? /** @type {any} */ (e).message.content
+          : /** @type {any} */ (e).message.content[0].text,
+      ),
+    );
+    const byChars = sc.estimateTokens(/** @type {any} */ (entries[0]).message);
+    assert.ok(perMessage[0] > byChars * 1.5, `o200k ${perMessage[0]} vs chars/4 ${byChars}`);
+    // Keep the tokens of the last 4 messages: the tokenizer keeps 4, chars/4 more than 6.
+    const keep = perMessage.slice(-4).reduce((a, b) => a + b, 0);
+    const n = entries.length;
+    const counted = /** @type {any} */ (sc.findCutPoint(entries, 0, n, keep, { countTokens: o200k }));
+    const plain = sc.findCutPoint(entries, 0, n, keep);
+    assert.equal(counted.firstKeptEntryIndex, n - 4);
+    assert.ok(plain.firstKeptEntryIndex < n - 6, `chars/4 cut at ${plain.firstKeptEntryIndex}`);
+    const prep = /** @type {any} */ (sc.prepareCompaction(entries, { keepRecentTokens: keep, countTokens: o200k }));
+    assert.equal(prep.firstKeptEntryId, `e${n - 4}`);
+    assert.equal(prep.recentMessages.length, 4);
+    assert.equal(
+      sc.estimateContextTokens(entries, { countTokens: o200k }),
+      perMessage.reduce((a, b) => a + b, 0),
+    );
+  });
+
+  test('examples/tokenizer.mjs runs', T, async () => {
+    const path = join(ROOT, 'examples', 'tokenizer.mjs');
+    assert.ok(readFileSync(path, 'utf8').trimEnd().split('\n').length < 30, 'under 30 lines');
+    const { stdout } = await promisify(execFile)(process.execPath, [path]);
+    const tree = sc.SessionTree.fromBytes(readFileSync(SESSIONS[1]));
+    try {
+      const tokens = tree.estimateContextTokens({ countTokens: o200k });
+      assert.match(stdout, new RegExp(`context tokens: chars/4 ${tree.estimateContextTokens()} \\| o200k ${tokens}`));
+      assert.match(stdout, /first kept entry: chars\/4 \d+ \| o200k \d+/);
+      assert.match(stdout, /calibrated by usage: factor [\d.]+ first kept \d+/);
+    } finally {
+      tree.free();
+    }
+  });
+});
+
+describe('tokenCalibration: "usage"', () => {
+  /** 8 messages of 100 estimated tokens; the last assistant reports `input` prompt tokens. */
+  const session = (/** @type {number} */ input) => {
+    const entries = branch(4, (i) => (i % 2 ? 'a' : 'u').repeat(400));
+    /** @type {any} */ (entries[7]).message.usage = {
+      input,
+      output: 0,
+      cacheRead: 0,
+      cacheWrite: 0,
+      totalTokens: input,
+    };
+    return entries;
+  };
+
+  test('usage 1.5× the estimate: the estimates are scaled and the cut point moves', () => {
+    const entries = session(1050); // the 7 messages before it: 700 estimated tokens
+    const settings = { keepRecentTokens: 300, tokenCalibration: /** @type {const} */ ('usage') };
+    const prep = /** @type {any} */ (sc.prepareCompaction(entries, settings));
+    assert.equal(prep.tokenCalibrationFactor, 1.5);
+    // 300 provider tokens = 200 estimated ones: the last two messages.
+    assert.equal(prep.firstKeptEntryId, 'e6');
+    assert.equal(sc.findCutPoint(entries, 0, 8, 200).firstKeptEntryIndex, 6);
+    const plain = /** @type {any} */ (sc.prepareCompaction(entries, { keepRecentTokens: 300 }));
+    assert.equal(plain.tokenCalibrationFactor, undefined);
+    assert.equal(plain.firstKeptEntryId, 'e5', 'the adaptive keep (1050 / 800) keeps 228');
+    const tree = sc.SessionTree.fromEntries(entries);
+    try {
+      const plan = /** @type {any} */ (tree.planCompaction(settings));
+      assert.equal(plan.tokenCalibrationFactor, 1.5);
+      assert.equal(plan.effectiveKeepRecentTokens, 200);
+      assert.equal(/** @type {any} */ (tree.prepareCompaction(settings)).tokenCalibrationFactor, 1.5);
+    } finally {
+      tree.free();
+    }
+  });
+
+  test('usage half the estimate: calibration keeps more', () => {
+    const entries = session(350);
+    const prep = /** @type {any} */ (
+      sc.prepareCompaction(entries, { keepRecentTokens: 300, tokenCalibration: 'usage' })
+    );
+    assert.equal(prep.tokenCalibrationFactor, 0.5);
+    assert.equal(prep.firstKeptEntryId, 'e2');
+    assert.throws(
+      () => sc.prepareCompaction(entries, /** @type {any} */ ({ tokenCalibration: 'provider' })),
+      /tokenCalibration|provider/,
+    );
+  });
+});
