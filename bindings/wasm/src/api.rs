@@ -5,10 +5,12 @@ use super::convert::{
     arg_index, arg_number, arg_opt_number, arg_opt_string, arg_string, arg_strings, bad_arg, error_js, from_option,
     from_serde, parse_js, stringify, to_typed, to_value, to_values,
 };
+use super::reader::{JsEntries, JsRead};
 use session_compaction::api as host;
-use session_compaction::context::{build_session_context, LeafSelector};
+use session_compaction::context::{session_context_plan, LeafSelector};
 use session_compaction::entry::EntryList;
 use session_compaction::io::ParseOptions;
+use session_compaction::plan::prepare::MessageRef;
 use session_compaction::plan::prepare::{CompactionSettings, FileOpsLists};
 use session_compaction::plan::prune::PruneConfig;
 use session_compaction::prompt::templates::PromptTemplates;
@@ -41,7 +43,16 @@ export function convertToLlm(messages: AgentMessage[], options?: ConvertOptions 
 pub fn estimate_tokens(
     #[wasm_bindgen(unchecked_param_type = "AgentMessage")] message: JsValue,
 ) -> Result<f64, JsValue> {
-    Ok(session_compaction::entry::estimate_tokens(&to_value(&message, "message")?) as f64)
+    let meta = match session_compaction::entry::read_message(&JsRead(message.clone())) {
+        Ok(m) => m,
+        Err(_) => session_compaction::entry::MessageMeta::from_value(&to_value(&message, "message")?),
+    };
+    Ok(meta.tokens as f64)
+}
+
+/// Sets `object[key] = value` on a result object built here.
+fn set(object: &JsValue, key: &str, value: &JsValue) -> Result<(), JsValue> {
+    js_sys::Reflect::set(object, &JsValue::from_str(key), value).map(|_| ())
 }
 
 /// `findCutPoint(entries, startIndex, endIndex, keepRecentTokens)`. SPEC §4.
@@ -52,22 +63,31 @@ pub fn find_cut_point(
     #[wasm_bindgen(js_name = endIndex, unchecked_param_type = "number")] end_index: JsValue,
     #[wasm_bindgen(js_name = keepRecentTokens, unchecked_param_type = "number")] keep_recent_tokens: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let values = to_values(&entries, "entries")?;
-    let list = EntryList::new(&values);
+    let list = JsEntries::read(&entries, "entries")?;
     let (start, end) = (arg_index(&start_index, "startIndex")?, arg_index(&end_index, "endIndex")?);
     let keep = host::token_count(arg_number(&keep_recent_tokens, "keepRecentTokens")?);
     from_serde(&session_compaction::plan::cut_point::find_cut_point(&list, start, end, keep))
 }
 
 /// `prepareCompaction(pathEntries, settings?)` → the preparation or `undefined`. SPEC §5, §12.
+/// The entries are read in place ([`JsEntries`]: each object's metadata once, then cached); the
+/// message lists hold the caller's own `message` objects (custom messages and branch summaries
+/// are built).
 #[wasm_bindgen(js_name = prepareCompaction, unchecked_return_type = "CompactionPreparation | undefined")]
 pub fn prepare_compaction(
     #[wasm_bindgen(js_name = pathEntries, unchecked_param_type = "SessionEntry[]")] path_entries: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings>")] settings: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let values = to_values(&path_entries, "pathEntries")?;
     let settings: CompactionSettings = to_typed(&settings, "settings")?;
-    from_option(session_compaction::plan::prepare::prepare_compaction(&EntryList::new(&values), &settings))
+    let entries = JsEntries::read(&path_entries, "pathEntries")?;
+    let Some((shell, lists)) = session_compaction::plan::prepare::prepare_compaction_refs(&entries, &settings) else {
+        return Ok(JsValue::UNDEFINED);
+    };
+    let out = from_serde(&shell)?;
+    for (key, list) in ["messagesToSummarize", "turnPrefixMessages", "recentMessages"].iter().zip(&lists) {
+        set(&out, key, &entries.messages(list)?.into())?;
+    }
+    Ok(out)
 }
 
 /// `previewCompaction(pathEntries, settings?, pruneConfig?)` → the context size before and after
@@ -80,16 +100,12 @@ pub fn preview_compaction(
     #[wasm_bindgen(js_name = pruneConfig, unchecked_optional_param_type = "Partial<PruneConfig>")]
     prune_config: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let values = to_values(&path_entries, "pathEntries")?;
     let settings: CompactionSettings = to_typed(&settings, "settings")?;
     let prune: PruneConfig = to_typed(&prune_config, "pruneConfig")?;
-    let previews = session_compaction::summarize::preview::compaction_previews(
-        &EntryList::new(&values),
-        &settings,
-        &prune,
-        &templates(),
-    )
-    .map_err(error_js)?;
+    let entries = JsEntries::read(&path_entries, "pathEntries")?;
+    let previews =
+        session_compaction::summarize::preview::compaction_previews(&entries, &settings, &prune, &templates())
+            .map_err(error_js)?;
     from_serde(&previews)
 }
 
@@ -123,8 +139,8 @@ pub fn compaction_threshold(
 pub fn estimate_context_tokens(
     #[wasm_bindgen(js_name = pathEntries, unchecked_param_type = "SessionEntry[]")] path_entries: JsValue,
 ) -> Result<f64, JsValue> {
-    let values = to_values(&path_entries, "pathEntries")?;
-    Ok(session_compaction::plan::overflow::estimate_context_tokens(&EntryList::new(&values)))
+    let entries = JsEntries::read(&path_entries, "pathEntries")?;
+    Ok(session_compaction::plan::overflow::estimate_context_tokens(&entries))
 }
 
 /// `isContextOverflow(assistantMessage, contextWindow?)`. SPEC §11.
@@ -138,14 +154,32 @@ pub fn is_context_overflow(
 }
 
 /// `buildSessionContext(entries, leafId?)`: `undefined` → last entry, `null` → empty. SPEC §6.
+/// The entries are read in place ([`JsEntries`]); `messages` holds the caller's own `message`
+/// objects (summaries and custom messages are built). Core:
+/// [`session_compaction::context::session_context_plan`].
 #[wasm_bindgen(js_name = buildSessionContext, unchecked_return_type = "SessionContext")]
 pub fn build_context(
     #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
     #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")] leaf_id: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let values = to_values(&entries, "entries")?;
     let leaf = leaf_selector(&leaf_id)?;
-    from_serde(&build_session_context(&EntryList::new(&values), &leaf))
+    let entries = JsEntries::read(&entries, "entries")?;
+    let plan = session_context_plan(&entries, &leaf);
+    let out = from_serde(&plan.settings)?;
+    let refs: Vec<MessageRef> = plan
+        .items
+        .iter()
+        .filter_map(|item| {
+            if item.is_entry_message() {
+                Some(MessageRef::Entry(item.index()))
+            } else {
+                item.materialize(&entries).map(MessageRef::Derived)
+            }
+        })
+        .collect();
+    let messages: JsValue = entries.messages(&refs)?.into();
+    set(&out, "messages", &messages)?;
+    Ok(out)
 }
 
 /// Reads a `leafId` argument.
@@ -357,9 +391,9 @@ pub fn find_valid_cut_points(
     #[wasm_bindgen(js_name = startIndex, unchecked_param_type = "number")] start_index: JsValue,
     #[wasm_bindgen(js_name = endIndex, unchecked_param_type = "number")] end_index: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let values = to_values(&entries, "entries")?;
+    let list = JsEntries::read(&entries, "entries")?;
     let (start, end) = (arg_index(&start_index, "startIndex")?, arg_index(&end_index, "endIndex")?);
-    from_serde(&session_compaction::plan::cut_point::find_valid_cut_points(&EntryList::new(&values), start, end))
+    from_serde(&session_compaction::plan::cut_point::find_valid_cut_points(&list, start, end))
 }
 
 /// `findTurnStartIndex(entries, entryIndex, startIndex)`: index of the entry starting the turn
@@ -370,9 +404,9 @@ pub fn find_turn_start_index(
     #[wasm_bindgen(js_name = entryIndex, unchecked_param_type = "number")] entry_index: JsValue,
     #[wasm_bindgen(js_name = startIndex, unchecked_param_type = "number")] start_index: JsValue,
 ) -> Result<f64, JsValue> {
-    let values = to_values(&entries, "entries")?;
+    let list = JsEntries::read(&entries, "entries")?;
     let (entry, start) = (arg_index(&entry_index, "entryIndex")?, arg_index(&start_index, "startIndex")?);
-    Ok(session_compaction::plan::cut_point::find_turn_start_index(&EntryList::new(&values), entry, start) as f64)
+    Ok(session_compaction::plan::cut_point::find_turn_start_index(&list, entry, start) as f64)
 }
 
 /// `getLastAssistantUsage(entries)`: the `usage` of the last assistant message whose
