@@ -13,7 +13,11 @@ import * as sc from '../../pkg/index.node.mjs';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SESSIONS = join(ROOT, 'examples', 'sessions');
 
-/** The entries of a session file (header dropped), as `JSON.parse` gives them. */
+/**
+ * The entries of a session file (header dropped), as `JSON.parse` gives them.
+ * @param {string} name
+ * @returns {any[]}
+ */
 function entriesOf(name) {
   const lines = readFileSync(join(SESSIONS, name), 'utf8')
     .split('\n')
@@ -21,7 +25,10 @@ function entriesOf(name) {
   return lines.map((l) => JSON.parse(l)).filter((e) => e.type !== 'session');
 }
 
-/** The current branch of `entries` (root first), through the handle's branch indices. */
+/**
+ * The current branch of `entries` (root first), through the handle's branch indices.
+ * @param {any[]} entries
+ */
 function branchOf(entries) {
   const tree = sc.SessionTree.fromEntries(entries);
   try {
@@ -31,13 +38,20 @@ function branchOf(entries) {
   }
 }
 
-/** A message entry. */
+/**
+ * A message entry.
+ * @param {string} id
+ * @param {string | null} parentId
+ * @param {any} message
+ * @returns {any}
+ */
 function msg(id, parentId, message) {
   return { type: 'message', id, parentId, timestamp: '2025-01-01T00:00:00.000Z', message };
 }
 
 /** A small session: u0 → a1 → t1 → u2 → a3 → t3 → u4, tool outputs of `size` chars. */
 function small(size = 20_000) {
+  /** @param {number} n @param {string} parent */
   const call = (n, parent) => [
     msg(`a${n}`, parent, {
       role: 'assistant',
@@ -161,7 +175,8 @@ describe('pure functions read the entries in place', () => {
     const replaced = sc.estimateContextTokens(entries);
     entries[5].message.content = [{ type: 'text', text: 'short' }];
     assert.equal(sc.estimateContextTokens(entries), replaced);
-    assert.equal(sc.buildSessionContext(entries).messages[5].content[0].text, 'short');
+    const m5 = /** @type {any} */ (sc.buildSessionContext(entries).messages[5]);
+    assert.equal(m5.content[0].text, 'short');
     // Putting the original object back gives the original figures.
     entries[5] = t3;
     assert.equal(sc.estimateContextTokens(entries), tokens);
@@ -173,6 +188,7 @@ describe('pure functions read the entries in place', () => {
     assert.ok(prep);
     for (const m of prep.messagesToSummarize) m.content = 'tampered';
     const again = sc.prepareCompaction(entries, SETTINGS);
+    assert.ok(again);
     assert.equal(again.firstKeptEntryId, prep.firstKeptEntryId);
     assert.deepEqual(again.fileOps, prep.fileOps);
     assert.equal(again.messagesToSummarize.length, prep.messagesToSummarize.length);
@@ -205,9 +221,9 @@ describe('pure functions read the entries in place', () => {
       fromId: 'u4',
       summary: 'the main line',
     });
-    const withSummary = sc.buildSessionContext(entries);
-    assert.equal(withSummary.messages.at(-1).role, 'branchSummary');
-    assert.equal(withSummary.messages.at(-1).summary, 'the main line');
+    const last = /** @type {any} */ (sc.buildSessionContext(entries).messages.at(-1));
+    assert.equal(last.role, 'branchSummary');
+    assert.equal(last.summary, 'the main line');
   });
 
   test('entries that cannot be read are E_INVALID_ARGUMENT errors naming the entry', () => {
@@ -226,16 +242,16 @@ describe('pure functions read the entries in place', () => {
       const list = [...entries, bad];
       assert.throws(
         () => sc.buildSessionContext(list),
-        (e) => e.code === 'E_INVALID_ARGUMENT' && /entries\[7\]/.test(e.message),
+        (/** @type {any} */ e) => e.code === 'E_INVALID_ARGUMENT' && /entries\[7\]/.test(e.message),
       );
       assert.throws(
         () => sc.prepareCompaction(list, SETTINGS),
-        (e) => e.code === 'E_INVALID_ARGUMENT' && /pathEntries\[7\]/.test(e.message),
+        (/** @type {any} */ e) => e.code === 'E_INVALID_ARGUMENT' && /pathEntries\[7\]/.test(e.message),
       );
     }
     assert.throws(
-      () => sc.findCutPoint('x', 0, 1, 10),
-      (e) => e.code === 'E_INVALID_ARGUMENT',
+      () => sc.findCutPoint(/** @type {any} */ ('x'), 0, 1, 10),
+      (/** @type {any} */ e) => e.code === 'E_INVALID_ARGUMENT',
     );
     // Values that are not objects are entries of no known type: read, never an error.
     assert.equal(sc.buildSessionContext([...entries, 5, null, 'x'], 'u4').messages.length, 7);
