@@ -8,7 +8,7 @@ use super::convert::{
 use super::reader::{JsEntries, JsRead};
 use session_compaction::api as host;
 use session_compaction::context::{session_context_plan, LeafSelector};
-use session_compaction::entry::EntryList;
+use session_compaction::entry::{EntryList, JsonRead, Shape};
 use session_compaction::io::ParseOptions;
 use session_compaction::plan::prepare::MessageRef;
 use session_compaction::plan::prepare::{CompactionSettings, FileOpsLists};
@@ -43,9 +43,16 @@ export function convertToLlm(messages: AgentMessage[], options?: ConvertOptions 
 pub fn estimate_tokens(
     #[wasm_bindgen(unchecked_param_type = "AgentMessage")] message: JsValue,
 ) -> Result<f64, JsValue> {
-    let meta = match session_compaction::entry::read_message(&JsRead(message.clone())) {
-        Ok(m) => m,
-        Err(_) => session_compaction::entry::MessageMeta::from_value(&to_value(&message, "message")?),
+    // An object is read in place; anything else (an array, a Proxy of one, a value whose read
+    // throws) through `JSON.stringify`, whose failure is the error.
+    let read = JsRead(message.clone());
+    let meta = match read.shape() {
+        Ok(Shape::Object) => session_compaction::entry::read_message(&read).ok(),
+        _ => None,
+    };
+    let meta = match meta {
+        Some(m) => m,
+        None => session_compaction::entry::MessageMeta::from_value(&to_value(&message, "message")?),
     };
     Ok(meta.tokens as f64)
 }
