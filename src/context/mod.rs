@@ -85,12 +85,23 @@ pub fn resolve_leaf<S: EntrySource + ?Sized>(entries: &S, index: &TreeIndex, lea
 /// path, then the messages (with a compaction on the path: its summary, the kept entries from
 /// `firstKeptEntryId` up to it, then everything after it).
 pub fn build_session_context<S: EntrySource + ?Sized>(entries: &S, leaf: &LeafSelector) -> SessionContext {
+    session_context_plan(entries, leaf).materialize(entries)
+}
+
+/// The decision of [`build_session_context`] without materializing any message: which entry
+/// gives each message ([`ContextItem`]) and the settings, with `settings.repairs` filled in
+/// (SPEC §6, §13.1). A host that holds the entries itself (the wasm binding, over the caller's
+/// JavaScript objects) hands back its own message objects for the [`ContextItem::Message`]
+/// items and builds only the derived ones ([`ContextItem::materialize`]).
+pub fn session_context_plan<S: EntrySource + ?Sized>(entries: &S, leaf: &LeafSelector) -> ContextPlan {
     let index = TreeIndex::new(entries);
     let Some(leaf_index) = resolve_leaf(entries, &index, leaf) else {
-        return SessionContext::empty();
+        return ContextPlan { items: Vec::new(), settings: SessionContext::empty() };
     };
     let path = index.branch_to(entries, leaf_index);
-    build_context_for_path(entries, &path)
+    let mut plan = plan_context(entries, &path);
+    plan.settings.repairs = plan.repair_plan(entries).repairs;
+    plan
 }
 
 /// One message of a built context, by the entry that produces it.
@@ -107,6 +118,12 @@ pub enum ContextItem {
 }
 
 impl ContextItem {
+    /// True for the `message` of a `message` entry (the entry's own message object), false
+    /// for the messages derived from an entry (summaries, custom messages).
+    pub fn is_entry_message(self) -> bool {
+        matches!(self, Self::Message(_))
+    }
+
     /// The entry index behind this message.
     pub fn index(self) -> usize {
         match self {
@@ -140,6 +157,14 @@ impl ContextPlan {
     /// The provider-valid order of these messages (SPEC §13.1), decided from metadata.
     pub fn repair_plan<S: EntrySource + ?Sized>(&self, entries: &S) -> RepairPlan {
         repair_items(entries, &self.items)
+    }
+
+    /// The context: [`ContextPlan::settings`] with every item's message materialized, in order
+    /// (items without a message, a `message` entry without `message`, are left out).
+    pub fn materialize<S: EntrySource + ?Sized>(self, entries: &S) -> SessionContext {
+        let mut ctx = self.settings;
+        ctx.messages = self.items.iter().filter_map(|it| it.materialize(entries)).collect();
+        ctx
     }
 }
 
@@ -270,7 +295,10 @@ pub fn plan_context<S: EntrySource + ?Sized>(entries: &S, path: &[usize]) -> Con
             EntryKind::Compaction => compaction_pos = Some(pos),
             EntryKind::Message => {
                 if let Some(pm) = meta.message.as_ref().and_then(|m| m.provider_model.as_ref()) {
-                    ctx.models.insert("default".into(), Value::from(pm.clone()));
+                    // Most assistant messages repeat the model in force: no new value then.
+                    if ctx.models.get("default").and_then(Value::as_str) != Some(pm.as_str()) {
+                        ctx.models.insert("default".into(), Value::from(pm.clone()));
+                    }
                 }
             }
             _ => {}

@@ -2,9 +2,8 @@
 //! calls) and the one token-estimate rule both JSON readers share. SPEC §1–§3, §5.
 
 use super::kind::{EntryKind, Role};
-use super::read::{RawEntry, RawMessage};
+use super::read::{read_entry, read_message};
 use super::scan_entry;
-use serde::Deserialize;
 use serde_json::Value;
 
 /// Characters an image block counts for in the token estimate (1200 tokens). SPEC §3, §12.4.
@@ -135,33 +134,19 @@ impl EntryMeta {
         Self::from_json_serde(bytes)
     }
 
-    /// [`EntryMeta::from_json`] through serde (the reference implementation of the fast path,
-    /// and its fallback).
+    /// [`EntryMeta::from_json`] through a parsed value (the reference implementation of the
+    /// fast path, and its fallback): [`EntryMeta::from_value`] of the text's value. Duplicate
+    /// keys are read like `JSON.parse` reads them (the last one wins).
     pub(crate) fn from_json_serde(bytes: &[u8]) -> serde_json::Result<Self> {
-        match serde_json::from_slice::<RawEntry>(bytes) {
-            Ok(raw) => {
-                let mut meta = raw.into_meta();
-                if meta.is_settings() {
-                    meta.settings = Some(Box::new(serde_json::from_slice(bytes)?));
-                }
-                Ok(meta)
-            }
-            // Duplicate keys are legal for JSON.parse (last wins): retry through a Value.
-            Err(e) if e.is_data() => {
-                let v: Value = serde_json::from_slice(bytes)?;
-                Ok(Self::from_value(&v))
-            }
-            Err(e) => Err(e),
-        }
+        let v: Value = serde_json::from_slice(bytes)?;
+        Ok(Self::from_value(&v))
     }
 
-    /// Extracts the metadata of an already parsed entry. Never fails: a non-object is an
-    /// entry of kind [`EntryKind::Other`] without id.
+    /// Extracts the metadata of an already parsed entry ([`super::read_entry`], the rule every
+    /// reader shares). Never fails: a non-object is an entry of kind [`EntryKind::Other`]
+    /// without id.
     pub fn from_value(v: &Value) -> Self {
-        let mut meta = RawEntry::deserialize(v).map(RawEntry::into_meta).unwrap_or_default();
-        if meta.is_settings() {
-            meta.settings = Some(Box::new(v.clone()));
-        }
+        let Ok(meta) = read_entry(&v);
         meta
     }
 
@@ -198,7 +183,8 @@ impl EntryMeta {
 impl MessageMeta {
     /// Extracts the metadata of a message object (any role).
     pub fn from_value(v: &Value) -> Self {
-        RawMessage::deserialize(v).map(RawMessage::into_meta).unwrap_or_default()
+        let Ok(meta) = read_message(&v);
+        meta
     }
 }
 

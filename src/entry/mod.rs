@@ -2,9 +2,10 @@
 //! parent, role, token estimate, usage, tool calls, …), extracted once without keeping the
 //! entry's large texts.
 //!
-//! [`EntryMeta`] deserializes leniently from either raw JSON bytes (the fast path of the
-//! session handle: no tool output is ever materialized as a `String`) or from a parsed
-//! [`serde_json::Value`] (the pure-function path). Fields of an unexpected JSON type are read the
+//! [`EntryMeta`] is read leniently from raw JSON bytes (the fast path of the session handle: no
+//! tool output is ever materialized as a `String`) or, through one rule ([`read_entry`]) over a
+//! small reader abstraction ([`JsonRead`]), from a parsed [`serde_json::Value`] or from values
+//! held elsewhere (the wasm binding reads the host's JavaScript objects in place). Fields of an unexpected JSON type are read the
 //! way the JavaScript reference reads them: they simply do not count. SPEC §1–§3.
 
 mod kind;
@@ -16,5 +17,6 @@ pub mod source;
 
 pub use kind::{EntryKind, Role};
 pub use meta::{estimate_tokens, EntryMeta, MessageMeta, ToolCallMeta, UsageMeta, IMAGE_CHARS};
+pub use read::{read_entry, read_message, Field, JsonRead, Shape};
 pub(crate) use scan::{scan_entry, EntryScanner};
 pub use source::{EntryList, EntrySource, Selection};

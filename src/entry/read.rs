@@ -1,6 +1,8 @@
-//! The lenient serde reader of an entry (the pure-function path over a parsed
-//! [`serde_json::Value`], and the fallback of the byte scanner): wire shapes whose every field
-//! accepts any JSON value, where only the expected type counts.
+//! The one extraction rule of an entry's metadata over any reader of JSON-shaped values
+//! ([`JsonRead`]): a parsed [`serde_json::Value`] here, JavaScript objects read in place in the
+//! wasm binding, and the byte scanner's fallback (bytes parsed into a `Value`). Every field
+//! accepts any JSON value; only the expected type counts, the way the JavaScript reference
+//! reads them. SPEC §1–§3, §5.
 
 use super::kind::{EntryKind, Role};
 use super::meta::{
@@ -8,395 +10,409 @@ use super::meta::{
     UsageMeta,
 };
 use crate::js::{json_stringify_len, utf16_len};
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
 use serde_json::Value;
 use std::convert::Infallible;
-use std::fmt;
 
-// ---------------------------------------------------------------------------------------
-// Lenient wire shapes. Every field accepts any JSON value; only the expected type counts.
-
-/// Implements the visitor methods of every JSON type the wrapper ignores: they consume the
-/// value and yield the wrapper's default.
-macro_rules! ignore_other_types {
-    ($t:ty) => {
-        fn visit_bool<E: de::Error>(self, _: bool) -> Result<$t, E> {
-            Ok(<$t>::default())
-        }
-        fn visit_i64<E: de::Error>(self, _: i64) -> Result<$t, E> {
-            Ok(<$t>::default())
-        }
-        fn visit_u64<E: de::Error>(self, _: u64) -> Result<$t, E> {
-            Ok(<$t>::default())
-        }
-        fn visit_f64<E: de::Error>(self, _: f64) -> Result<$t, E> {
-            Ok(<$t>::default())
-        }
-        fn visit_unit<E: de::Error>(self) -> Result<$t, E> {
-            Ok(<$t>::default())
-        }
-        fn visit_none<E: de::Error>(self) -> Result<$t, E> {
-            Ok(<$t>::default())
-        }
-    };
+/// The keys the metadata reads, for readers that prepare their key values once (the wasm
+/// binding keeps one JavaScript string per key). [`Field::name`] is the wire name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Field {
+    /// `type` (entry, content block)
+    Type,
+    /// `id` (entry, toolCall block)
+    Id,
+    /// `parentId`
+    ParentId,
+    /// `message`
+    Message,
+    /// `firstKeptEntryId`
+    FirstKeptEntryId,
+    /// `fromExtension`
+    FromExtension,
+    /// `summary`
+    Summary,
+    /// `targetId`
+    TargetId,
+    /// `label`
+    Label,
+    /// `role`
+    Role,
+    /// `content`
+    Content,
+    /// `command`
+    Command,
+    /// `output` (bashExecution output, and `usage.output`)
+    Output,
+    /// `excludeFromContext`
+    ExcludeFromContext,
+    /// `usage`
+    Usage,
+    /// `stopReason`
+    StopReason,
+    /// `errorMessage`
+    ErrorMessage,
+    /// `toolCallId`
+    ToolCallId,
+    /// `toolName`
+    ToolName,
+    /// `prunedAt`
+    PrunedAt,
+    /// `provider`
+    Provider,
+    /// `model`
+    Model,
+    /// `text`
+    Text,
+    /// `thinking`
+    Thinking,
+    /// `name`
+    Name,
+    /// `arguments`
+    Arguments,
+    /// `path` (of toolCall arguments)
+    Path,
+    /// `usage.input`
+    Input,
+    /// `usage.cacheRead`
+    CacheRead,
+    /// `usage.cacheWrite`
+    CacheWrite,
+    /// `usage.totalTokens`
+    TotalTokens,
 }
 
-/// Consumes a sequence without keeping it.
-fn skip_seq<'de, A: SeqAccess<'de>>(mut a: A) -> Result<(), A::Error> {
-    while a.next_element::<IgnoredAny>()?.is_some() {}
-    Ok(())
-}
+impl Field {
+    /// Every field, in declaration order (`Field::ALL[f as usize] == f`).
+    pub const ALL: [Field; 31] = [
+        Field::Type,
+        Field::Id,
+        Field::ParentId,
+        Field::Message,
+        Field::FirstKeptEntryId,
+        Field::FromExtension,
+        Field::Summary,
+        Field::TargetId,
+        Field::Label,
+        Field::Role,
+        Field::Content,
+        Field::Command,
+        Field::Output,
+        Field::ExcludeFromContext,
+        Field::Usage,
+        Field::StopReason,
+        Field::ErrorMessage,
+        Field::ToolCallId,
+        Field::ToolName,
+        Field::PrunedAt,
+        Field::Provider,
+        Field::Model,
+        Field::Text,
+        Field::Thinking,
+        Field::Name,
+        Field::Arguments,
+        Field::Path,
+        Field::Input,
+        Field::CacheRead,
+        Field::CacheWrite,
+        Field::TotalTokens,
+    ];
 
-/// Consumes a map without keeping it.
-fn skip_map<'de, A: MapAccess<'de>>(mut a: A) -> Result<(), A::Error> {
-    while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-    Ok(())
-}
-
-/// A string, or nothing when the JSON value is of another type.
-#[derive(Default)]
-struct LStr(Option<String>);
-
-impl<'de> Deserialize<'de> for LStr {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = LStr;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<LStr, E> {
-                Ok(LStr(Some(s.to_owned())))
-            }
-            fn visit_string<E: de::Error>(self, s: String) -> Result<LStr, E> {
-                Ok(LStr(Some(s)))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, a: A) -> Result<LStr, A::Error> {
-                skip_seq(a).map(|_| LStr(None))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<LStr, A::Error> {
-                skip_map(a).map(|_| LStr(None))
-            }
-            ignore_other_types!(LStr);
+    /// The wire name of the key.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Field::Type => "type",
+            Field::Id => "id",
+            Field::ParentId => "parentId",
+            Field::Message => "message",
+            Field::FirstKeptEntryId => "firstKeptEntryId",
+            Field::FromExtension => "fromExtension",
+            Field::Summary => "summary",
+            Field::TargetId => "targetId",
+            Field::Label => "label",
+            Field::Role => "role",
+            Field::Content => "content",
+            Field::Command => "command",
+            Field::Output => "output",
+            Field::ExcludeFromContext => "excludeFromContext",
+            Field::Usage => "usage",
+            Field::StopReason => "stopReason",
+            Field::ErrorMessage => "errorMessage",
+            Field::ToolCallId => "toolCallId",
+            Field::ToolName => "toolName",
+            Field::PrunedAt => "prunedAt",
+            Field::Provider => "provider",
+            Field::Model => "model",
+            Field::Text => "text",
+            Field::Thinking => "thinking",
+            Field::Name => "name",
+            Field::Arguments => "arguments",
+            Field::Path => "path",
+            Field::Input => "input",
+            Field::CacheRead => "cacheRead",
+            Field::CacheWrite => "cacheWrite",
+            Field::TotalTokens => "totalTokens",
         }
-        d.deserialize_any(V)
     }
 }
 
-/// The UTF-16 length of a string (None for other JSON types), without keeping it.
-#[derive(Default)]
-struct TextLen(Option<u64>);
-
-impl<'de> Deserialize<'de> for TextLen {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = TextLen;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<TextLen, E> {
-                Ok(TextLen(Some(utf16_len(s))))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, a: A) -> Result<TextLen, A::Error> {
-                skip_seq(a).map(|_| TextLen(None))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<TextLen, A::Error> {
-                skip_map(a).map(|_| TextLen(None))
-            }
-            ignore_other_types!(TextLen);
-        }
-        d.deserialize_any(V)
-    }
+/// The JSON type of a value as `JSON.stringify` would write it (a reader of JavaScript values
+/// reports a non-finite number as `Null`, a function or symbol in an array as `Null`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Shape {
+    /// `null`
+    Null,
+    /// `true` / `false`
+    Bool(bool),
+    /// A finite number.
+    Number(f64),
+    /// A string.
+    String,
+    /// An array.
+    Array,
+    /// Any other object.
+    Object,
 }
 
-/// An object deserialized as `T`; any other JSON value becomes `T::default()`.
-struct OnlyMap<T>(T);
-
-impl<'de, T: Deserialize<'de> + Default> Deserialize<'de> for OnlyMap<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<T>(std::marker::PhantomData<T>);
-        impl<'de, T: Deserialize<'de> + Default> Visitor<'de> for V<T> {
-            type Value = OnlyMap<T>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<OnlyMap<T>, A::Error> {
-                T::deserialize(de::value::MapAccessDeserializer::new(a)).map(OnlyMap)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, a: A) -> Result<OnlyMap<T>, A::Error> {
-                skip_seq(a).map(|_| OnlyMap(T::default()))
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<OnlyMap<T>, E> {
-                Ok(OnlyMap(T::default()))
-            }
-            ignore_other_types!(OnlyMap<T>);
-        }
-        d.deserialize_any(V(std::marker::PhantomData))
-    }
+/// Read access to one JSON-shaped value: what the metadata rule ([`read_entry`],
+/// [`read_message`]) needs and nothing more, so that a reader over values held elsewhere (the
+/// JavaScript objects of a host) can answer each question without converting the value.
+/// `Error` is why a read failed (a JavaScript getter threw); the rule stops at the first one.
+pub trait JsonRead: Sized {
+    /// Why a read failed ([`Infallible`] for values in memory).
+    type Error;
+    /// The value of key `f` of an object; `None` when the key is absent (or its value is one
+    /// `JSON.stringify` leaves out) or the value is not an object.
+    fn field(&self, f: Field) -> Result<Option<Self>, Self::Error>;
+    /// The JSON type of the value.
+    fn shape(&self) -> Result<Shape, Self::Error>;
+    /// The text, when the value is a string.
+    fn string(&self) -> Result<Option<String>, Self::Error>;
+    /// The UTF-16 length of the text, when the value is a string.
+    fn text_len(&self) -> Result<Option<u64>, Self::Error>;
+    /// The elements of an array (empty for any other value).
+    fn items(&self) -> Result<Vec<Self>, Self::Error>;
+    /// `JSON.stringify(value).length` (UTF-16 units).
+    fn json_len(&self) -> Result<u64, Self::Error>;
+    /// The value as JSON (only read for small values: settings entries, `String(x)` of a
+    /// non-string `provider`/`model`).
+    fn to_value(&self) -> Result<Value, Self::Error>;
 }
 
-impl<T: Default> Default for OnlyMap<T> {
-    fn default() -> Self {
-        OnlyMap(T::default())
-    }
-}
-
-/// A number (NaN for other types, like `undefined` arithmetic).
-struct LNum(f64);
-
-impl Default for LNum {
-    fn default() -> Self {
-        LNum(f64::NAN)
-    }
-}
-
-impl<'de> Deserialize<'de> for LNum {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = Value::deserialize(d)?;
-        Ok(LNum(match v {
-            Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
-            Value::Null => 0.0, // null coerces to 0 in arithmetic
-            Value::Bool(b) => b as u8 as f64,
-            _ => f64::NAN,
-        }))
-    }
-}
-
-/// Presence of a key, whatever its value (`x !== undefined`).
-#[derive(Default)]
-struct Present(bool);
-
-impl<'de> Deserialize<'de> for Present {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        IgnoredAny::deserialize(d)?;
-        Ok(Present(true))
-    }
-}
-
-/// `=== true`.
-#[derive(Default)]
-struct IsTrue(bool);
-
-impl<'de> Deserialize<'de> for IsTrue {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = Value::deserialize(d);
-        Ok(IsTrue(matches!(v, Ok(Value::Bool(true)))))
-    }
-}
-
-#[derive(Default, Deserialize)]
-#[serde(default)]
-struct RawUsage {
-    input: LNum,
-    output: LNum,
-    #[serde(rename = "cacheRead")]
-    cache_read: LNum,
-    #[serde(rename = "cacheWrite")]
-    cache_write: LNum,
-    #[serde(rename = "totalTokens")]
-    total_tokens: LNum,
-}
-
-/// `usage`: only an object counts.
-#[derive(Default)]
-struct LUsage(Option<UsageMeta>);
-
-impl<'de> Deserialize<'de> for LUsage {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = Value::deserialize(d)?;
-        if !v.is_object() {
-            return Ok(LUsage(None));
-        }
-        let u = RawUsage::deserialize(&v).unwrap_or_default();
-        Ok(LUsage(Some(UsageMeta {
-            input: u.input.0,
-            output: u.output.0,
-            cache_read: u.cache_read.0,
-            cache_write: u.cache_write.0,
-            total_tokens: u.total_tokens.0,
-        })))
-    }
-}
-
-/// One content block, reduced.
-#[derive(Default, Deserialize)]
-#[serde(default)]
-struct RawBlock {
-    #[serde(rename = "type")]
-    ty: LStr,
-    text: TextLen,
-    thinking: TextLen,
-    id: LStr,
-    name: LStr,
-    arguments: Option<Value>,
-}
-
-/// `content`: a string, an array of blocks, or anything else (counts nothing).
-#[derive(Default)]
-enum RawContent {
-    Text(u64),
-    Blocks(Vec<RawBlock>),
-    #[default]
-    None,
-}
-
-impl<'de> Deserialize<'de> for RawContent {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = RawContent;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("message content")
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<RawContent, E> {
-                Ok(RawContent::Text(utf16_len(s)))
-            }
-            ignore_other_types!(RawContent);
-            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<RawContent, A::Error> {
-                let mut blocks = Vec::new();
-                while let Some(b) = a.next_element::<OnlyMap<RawBlock>>()? {
-                    blocks.push(b.0);
-                }
-                Ok(RawContent::Blocks(blocks))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<RawContent, A::Error> {
-                skip_map(a).map(|_| RawContent::None)
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-#[derive(Default, Deserialize)]
-#[serde(default)]
-pub(super) struct RawMessage {
-    role: LStr,
-    content: RawContent,
-    command: TextLen,
-    output: TextLen,
-    summary: TextLen,
-    #[serde(rename = "excludeFromContext")]
-    exclude_from_context: IsTrue,
-    usage: LUsage,
-    #[serde(rename = "stopReason")]
-    stop_reason: LStr,
-    #[serde(rename = "errorMessage")]
-    error_message: LStr,
-    #[serde(rename = "toolCallId")]
-    tool_call_id: LStr,
-    #[serde(rename = "toolName")]
-    tool_name: LStr,
-    #[serde(rename = "prunedAt")]
-    pruned_at: Present,
-    provider: Option<Value>,
-    model: Option<Value>,
-}
-
-/// `String(x)` of an optional value (`undefined` when absent).
-fn js_display(v: Option<&Value>) -> String {
-    v.map_or_else(|| "undefined".to_string(), crate::js::js_string)
-}
-
-impl ContentBlock for RawBlock {
+impl JsonRead for &Value {
     type Error = Infallible;
+    fn field(&self, f: Field) -> Result<Option<Self>, Infallible> {
+        Ok(self.get(f.name()))
+    }
+    fn shape(&self) -> Result<Shape, Infallible> {
+        Ok(match self {
+            Value::Null => Shape::Null,
+            Value::Bool(b) => Shape::Bool(*b),
+            Value::Number(n) => Shape::Number(n.as_f64().unwrap_or(f64::NAN)),
+            Value::String(_) => Shape::String,
+            Value::Array(_) => Shape::Array,
+            Value::Object(_) => Shape::Object,
+        })
+    }
+    fn string(&self) -> Result<Option<String>, Infallible> {
+        Ok(self.as_str().map(str::to_owned))
+    }
+    fn text_len(&self) -> Result<Option<u64>, Infallible> {
+        Ok(self.as_str().map(utf16_len))
+    }
+    fn items(&self) -> Result<Vec<Self>, Infallible> {
+        Ok(self.as_array().map(|a| a.iter().collect()).unwrap_or_default())
+    }
+    fn json_len(&self) -> Result<u64, Infallible> {
+        Ok(json_stringify_len(self))
+    }
+    fn to_value(&self) -> Result<Value, Infallible> {
+        Ok((*self).clone())
+    }
+}
+
+/// A string field (`None` when absent or of another type).
+fn str_of<R: JsonRead>(v: &R, f: Field) -> Result<Option<String>, R::Error> {
+    match v.field(f)? {
+        Some(x) => x.string(),
+        None => Ok(None),
+    }
+}
+
+/// The UTF-16 length of a string field (0 when absent or of another type).
+fn len_of<R: JsonRead>(v: &R, f: Field) -> Result<u64, R::Error> {
+    match v.field(f)? {
+        Some(x) => Ok(x.text_len()?.unwrap_or(0)),
+        None => Ok(0),
+    }
+}
+
+/// `v[f] === true`.
+fn is_true<R: JsonRead>(v: &R, f: Field) -> Result<bool, R::Error> {
+    match v.field(f)? {
+        Some(x) => Ok(x.shape()? == Shape::Bool(true)),
+        None => Ok(false),
+    }
+}
+
+/// A number as `undefined` arithmetic sees it: NaN when absent or not a number, `null` → 0,
+/// booleans → 0 / 1.
+fn num_of<R: JsonRead>(v: &R, f: Field) -> Result<f64, R::Error> {
+    let Some(x) = v.field(f)? else { return Ok(f64::NAN) };
+    Ok(match x.shape()? {
+        Shape::Number(n) => n,
+        Shape::Null => 0.0,
+        Shape::Bool(b) => b as u8 as f64,
+        _ => f64::NAN,
+    })
+}
+
+/// `String(x)` of `provider` / `model` (`undefined` when absent or `null`).
+fn shown<R: JsonRead>(v: &R, f: Field) -> Result<String, R::Error> {
+    let Some(x) = v.field(f)? else { return Ok("undefined".into()) };
+    match x.shape()? {
+        Shape::Null => Ok("undefined".into()),
+        Shape::String => Ok(x.string()?.unwrap_or_default()),
+        _ => Ok(crate::js::js_string(&x.to_value()?)),
+    }
+}
+
+/// One content block of a message being read: its lengths, read up front, and the block for
+/// the tool-call fields (read only for the toolCall blocks of an assistant message).
+struct ReadBlock<R> {
+    lens: BlockLens,
+    block: R,
+}
+
+impl<R: JsonRead> ReadBlock<R> {
+    fn new(block: R) -> Result<Self, R::Error> {
+        let kind = str_of(&block, Field::Type)?.as_deref().map_or(BlockKind::Other, BlockKind::from_type);
+        let mut lens = BlockLens { kind, text: 0, thinking: 0, name: 0, args: 0 };
+        match kind {
+            BlockKind::Text => lens.text = len_of(&block, Field::Text)?,
+            BlockKind::Thinking => lens.thinking = len_of(&block, Field::Thinking)?,
+            BlockKind::ToolCall => {
+                lens.name = len_of(&block, Field::Name)?;
+                lens.args = match block.field(Field::Arguments)? {
+                    Some(a) if a.shape()? != Shape::Null => a.json_len()?,
+                    _ => 0,
+                };
+            }
+            BlockKind::Image | BlockKind::Other => {}
+        }
+        Ok(Self { lens, block })
+    }
+}
+
+impl<R: JsonRead> ContentBlock for ReadBlock<R> {
+    type Error = R::Error;
 
     fn lens(&self) -> BlockLens {
-        let kind = self.ty.0.as_deref().map_or(BlockKind::Other, BlockKind::from_type);
-        let tool_call = kind == BlockKind::ToolCall;
-        BlockLens {
-            kind,
-            text: self.text.0.unwrap_or(0),
-            thinking: self.thinking.0.unwrap_or(0),
-            name: if tool_call { self.name.0.as_deref().map_or(0, utf16_len) } else { 0 },
-            args: if tool_call { self.arguments.as_ref().map_or(0, json_stringify_len) } else { 0 },
-        }
+        self.lens
     }
 
-    fn tool_call(self) -> Result<ToolCallMeta, Infallible> {
-        let path = self
-            .arguments
-            .as_ref()
-            .and_then(|a| a.get("path"))
-            .and_then(Value::as_str)
-            .filter(|p| !p.is_empty())
-            .map(str::to_owned);
-        Ok(ToolCallMeta { id: self.id.0, name: self.name.0, path })
-    }
-}
-
-impl RawMessage {
-    pub(super) fn into_meta(self) -> MessageMeta {
-        let role = self.role.0.as_deref().map_or(Role::Other, Role::from_name);
-        let shape = MessageShape {
-            role,
-            content: match self.content {
-                RawContent::Text(n) => ContentShape::Text(n),
-                RawContent::Blocks(blocks) => ContentShape::Blocks(blocks),
-                RawContent::None => ContentShape::None,
-            },
-            command: self.command.0.unwrap_or(0),
-            output: self.output.0.unwrap_or(0),
-            summary: self.summary.0.unwrap_or(0),
-            exclude_from_context: self.exclude_from_context.0,
+    fn tool_call(self) -> Result<ToolCallMeta, R::Error> {
+        let path = match self.block.field(Field::Arguments)? {
+            Some(a) => str_of(&a, Field::Path)?.filter(|p| !p.is_empty()),
+            None => None,
         };
-        let Ok(Counted { tokens, tool_calls }) = shape.count();
-        MessageMeta {
-            role,
-            tokens,
-            exclude_from_context: role == Role::BashExecution && self.exclude_from_context.0,
-            usage: if role == Role::Assistant { self.usage.0 } else { None },
-            stop_reason: self.stop_reason.0,
-            tool_calls,
-            tool_call_id: self.tool_call_id.0,
-            tool_name: self.tool_name.0,
-            pruned: self.pruned_at.0,
-            error_message: self.error_message.0,
-            provider_model: (role == Role::Assistant)
-                .then(|| format!("{}/{}", js_display(self.provider.as_ref()), js_display(self.model.as_ref()))),
-        }
+        Ok(ToolCallMeta { id: str_of(&self.block, Field::Id)?, name: str_of(&self.block, Field::Name)?, path })
     }
 }
 
-#[derive(Default, Deserialize)]
-#[serde(default)]
-pub(super) struct RawEntry {
-    #[serde(rename = "type")]
-    ty: LStr,
-    id: LStr,
-    #[serde(rename = "parentId")]
-    parent_id: LStr,
-    message: Option<OnlyMap<RawMessage>>,
-    #[serde(rename = "firstKeptEntryId")]
-    first_kept_entry_id: LStr,
-    #[serde(rename = "fromExtension")]
-    from_extension: IsTrue,
-    summary: TextLen,
-    #[serde(rename = "targetId")]
-    target_id: LStr,
-    label: LStr,
+/// The metadata of a message (any role; a value that is not an object has none of the fields
+/// and counts 0 tokens). The estimate is `MessageShape::count` (SPEC §3), the rule every reader
+/// shares, the byte scanner included.
+pub fn read_message<R: JsonRead>(m: &R) -> Result<MessageMeta, R::Error> {
+    if m.shape()? != Shape::Object {
+        return Ok(MessageMeta::default());
+    }
+    let role = str_of(m, Field::Role)?.as_deref().map_or(Role::Other, Role::from_name);
+    let content = match m.field(Field::Content)? {
+        None => ContentShape::None,
+        Some(c) => match c.shape()? {
+            Shape::String => ContentShape::Text(c.text_len()?.unwrap_or(0)),
+            Shape::Array => {
+                let mut blocks = Vec::new();
+                for b in c.items()? {
+                    if b.shape()? == Shape::Object {
+                        blocks.push(ReadBlock::new(b)?);
+                    }
+                }
+                ContentShape::Blocks(blocks)
+            }
+            _ => ContentShape::None,
+        },
+    };
+    let bash = role == Role::BashExecution;
+    let summary = matches!(role, Role::BranchSummary | Role::CompactionSummary);
+    let exclude_from_context = bash && is_true(m, Field::ExcludeFromContext)?;
+    let shape = MessageShape {
+        role,
+        content,
+        command: if bash { len_of(m, Field::Command)? } else { 0 },
+        output: if bash { len_of(m, Field::Output)? } else { 0 },
+        summary: if summary { len_of(m, Field::Summary)? } else { 0 },
+        exclude_from_context,
+    };
+    let Counted { tokens, tool_calls } = shape.count()?;
+    let assistant = role == Role::Assistant;
+    let usage = match m.field(Field::Usage)? {
+        Some(u) if assistant && u.shape()? == Shape::Object => Some(UsageMeta {
+            input: num_of(&u, Field::Input)?,
+            output: num_of(&u, Field::Output)?,
+            cache_read: num_of(&u, Field::CacheRead)?,
+            cache_write: num_of(&u, Field::CacheWrite)?,
+            total_tokens: num_of(&u, Field::TotalTokens)?,
+        }),
+        _ => None,
+    };
+    let provider_model =
+        if assistant { Some(format!("{}/{}", shown(m, Field::Provider)?, shown(m, Field::Model)?)) } else { None };
+    Ok(MessageMeta {
+        role,
+        tokens,
+        exclude_from_context,
+        usage,
+        stop_reason: str_of(m, Field::StopReason)?,
+        tool_calls,
+        tool_call_id: str_of(m, Field::ToolCallId)?,
+        tool_name: str_of(m, Field::ToolName)?,
+        pruned: m.field(Field::PrunedAt)?.is_some(),
+        error_message: str_of(m, Field::ErrorMessage)?,
+        provider_model,
+    })
 }
 
-impl RawEntry {
-    pub(super) fn into_meta(self) -> EntryMeta {
-        let kind = self.ty.0.as_deref().map_or(EntryKind::Other, EntryKind::from_type);
-        let message = if kind == EntryKind::Message {
-            Some(self.message.map(|m| m.0).unwrap_or_default().into_meta())
-        } else {
-            None
-        };
-        EntryMeta {
-            kind,
-            id: self.id.0,
-            parent_id: self.parent_id.0,
-            message,
-            first_kept_entry_id: self.first_kept_entry_id.0,
-            from_extension: self.from_extension.0,
-            summary_len: self.summary.0.unwrap_or(0),
-            settings: None,
-            target_id: self.target_id.0,
-            label: self.label.0,
-        }
+/// The metadata of an entry (a value that is not an object is an entry of kind
+/// [`EntryKind::Other`] without id). Settings entries keep their whole value
+/// ([`EntryMeta::settings`]).
+pub fn read_entry<R: JsonRead>(e: &R) -> Result<EntryMeta, R::Error> {
+    if e.shape()? != Shape::Object {
+        return Ok(EntryMeta::default());
     }
+    let kind = str_of(e, Field::Type)?.as_deref().map_or(EntryKind::Other, EntryKind::from_type);
+    let message = match kind {
+        EntryKind::Message => Some(match e.field(Field::Message)? {
+            Some(m) => read_message(&m)?,
+            None => MessageMeta::default(),
+        }),
+        _ => None,
+    };
+    let mut meta = EntryMeta {
+        kind,
+        id: str_of(e, Field::Id)?,
+        parent_id: str_of(e, Field::ParentId)?,
+        message,
+        first_kept_entry_id: str_of(e, Field::FirstKeptEntryId)?,
+        from_extension: is_true(e, Field::FromExtension)?,
+        summary_len: len_of(e, Field::Summary)?,
+        settings: None,
+        target_id: str_of(e, Field::TargetId)?,
+        label: str_of(e, Field::Label)?,
+    };
+    if meta.is_settings() {
+        meta.settings = Some(Box::new(e.to_value()?));
+    }
+    Ok(meta)
 }

@@ -516,6 +516,54 @@ pub fn prepare_compaction_for_hooks<S: EntrySource + ?Sized>(
     Some(prep)
 }
 
+/// Where a message of a result comes from: the `message` of entry `i` as the caller holds it
+/// (a host with its own entry objects hands back that object), or a message derived from an
+/// entry (custom message, branch or compaction summary), built here. SPEC §2.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MessageRef {
+    /// The `message` field of entry `i` of the source (left out when the entry has none).
+    Entry(usize),
+    /// A message derived from an entry.
+    Derived(Value),
+}
+
+/// `messageOf(entry i)` (SPEC §2) as a [`MessageRef`]: `message` entries by reference, custom
+/// messages and branch summaries built; `None` for the other kinds.
+pub fn message_ref<S: EntrySource + ?Sized>(path: &S, i: usize) -> Option<MessageRef> {
+    match path.meta(i).kind {
+        EntryKind::Message => Some(MessageRef::Entry(i)),
+        EntryKind::CustomMessage | EntryKind::BranchSummary => message_of(&path.entry(i)).map(MessageRef::Derived),
+        _ => None,
+    }
+}
+
+/// [`prepare_compaction`] with its messages as [`MessageRef`]s: the preparation with its
+/// three message lists left empty, and the lists (`messagesToSummarize`,
+/// `turnPrefixMessages`, `recentMessages`). `None` when [`prepare_compaction`] is. SPEC §5, §12.
+pub fn prepare_compaction_refs<S: EntrySource + ?Sized>(
+    path: &S,
+    settings: &CompactionSettings,
+) -> Option<(CompactionPreparation, [Vec<MessageRef>; 3])> {
+    let plan = plan_compaction(path, settings)?;
+    let mut parts = preparation_parts(path, &plan, |i| message_ref(path, i))?;
+    let lists = [
+        std::mem::take(&mut parts.messages_to_summarize),
+        std::mem::take(&mut parts.turn_prefix_messages),
+        std::mem::take(&mut parts.recent_messages),
+    ];
+    let shell = PreparationParts {
+        first_kept_entry_id: parts.first_kept_entry_id,
+        messages_to_summarize: Vec::new(),
+        turn_prefix_messages: Vec::new(),
+        recent_messages: Vec::new(),
+        is_split_turn: parts.is_split_turn,
+        tokens_before: parts.tokens_before,
+        previous_summary: parts.previous_summary,
+        file_ops: parts.file_ops,
+    };
+    Some((preparation_of(shell, settings, false), lists))
+}
+
 fn preparation_of(
     parts: PreparationParts<Value>,
     settings: &CompactionSettings,

@@ -6,11 +6,13 @@ use super::convert::{
     from_serde, parse_js, stringify, to_typed, to_value, to_values,
 };
 use super::options::to_options;
-use super::tokens::{counter_of, counter_option, on_values, with_counts, COUNT_TOKENS};
+use super::reader::{JsEntries, JsRead};
+use super::tokens::{counter_of, counter_option, on_entries, on_values, with_counts, COUNT_TOKENS};
 use session_compaction::api as host;
-use session_compaction::context::{build_session_context, LeafSelector};
-use session_compaction::entry::EntryList;
+use session_compaction::context::{session_context_plan, LeafSelector};
+use session_compaction::entry::{EntryList, JsonRead, Shape};
 use session_compaction::io::ParseOptions;
+use session_compaction::plan::prepare::MessageRef;
 use session_compaction::plan::prepare::{CompactionSettings, FileOpsLists};
 use session_compaction::plan::prune::PruneConfig;
 use session_compaction::prompt::templates::PromptTemplates;
@@ -80,8 +82,22 @@ pub fn estimate_tokens(
     #[wasm_bindgen(unchecked_param_type = "AgentMessage")] message: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "SyncTokenCount")] options: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let message = to_value(&message, "message")?;
     let counter = counter_option(&options, "options")?;
+    if counter.is_none() {
+        // An object is read in place; anything else (an array, a Proxy of one, a value whose read
+        // throws) through `JSON.stringify`, whose failure is the error.
+        let read = JsRead(message.clone());
+        let meta = match read.shape() {
+            Ok(Shape::Object) => session_compaction::entry::read_message(&read).ok(),
+            _ => None,
+        };
+        let meta = match meta {
+            Some(m) => m,
+            None => session_compaction::entry::MessageMeta::from_value(&to_value(&message, "message")?),
+        };
+        return Ok(JsValue::from_f64(meta.tokens as f64));
+    }
+    let message = to_value(&message, "message")?;
     let text = session_compaction::plan::tokens::counted_text(&message);
     with_counts(
         counter,
@@ -96,6 +112,11 @@ pub fn estimate_tokens(
     )
 }
 
+/// Sets `object[key] = value` on a result object built here.
+fn set(object: &JsValue, key: &str, value: &JsValue) -> Result<(), JsValue> {
+    js_sys::Reflect::set(object, &JsValue::from_str(key), value).map(|_| ())
+}
+
 /// `findCutPoint(entries, startIndex, endIndex, keepRecentTokens, {countTokens?})`. SPEC §4.
 #[wasm_bindgen(js_name = findCutPoint, unchecked_return_type = "CutPointResult")]
 pub fn find_cut_point(
@@ -105,26 +126,36 @@ pub fn find_cut_point(
     #[wasm_bindgen(js_name = keepRecentTokens, unchecked_param_type = "number")] keep_recent_tokens: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "SyncTokenCount")] options: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let values = to_values(&entries, "entries")?;
+    let entries = JsEntries::read(&entries, "entries")?;
     let (start, end) = (arg_index(&start_index, "startIndex")?, arg_index(&end_index, "endIndex")?);
     let keep = host::token_count(arg_number(&keep_recent_tokens, "keepRecentTokens")?);
     let counter = counter_option(&options, "options")?;
-    on_values(counter, values, move |list| {
+    on_entries(counter, entries, move |list, _| {
         from_serde(&session_compaction::plan::cut_point::find_cut_point(list, start, end, keep))
     })
 }
 
 /// `prepareCompaction(pathEntries, settings?)` → the preparation or `undefined`. SPEC §5, §12.
+/// The entries are read in place ([`JsEntries`]: each object's metadata once, then cached); the
+/// message lists hold the caller's own `message` objects (custom messages and branch summaries
+/// are built).
 #[wasm_bindgen(js_name = prepareCompaction, unchecked_return_type = "CompactionPreparation | undefined")]
 pub fn prepare_compaction(
     #[wasm_bindgen(js_name = pathEntries, unchecked_param_type = "SessionEntry[]")] path_entries: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings> & SyncTokenCount")] settings: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let values = to_values(&path_entries, "pathEntries")?;
     let counter = counter_of(&settings, "settings")?;
     let settings: CompactionSettings = to_options(&settings, "settings", &[COUNT_TOKENS])?;
-    on_values(counter, values, move |list| {
-        from_option(session_compaction::plan::prepare::prepare_compaction(list, &settings))
+    let entries = JsEntries::read(&path_entries, "pathEntries")?;
+    on_entries(counter, entries, move |list, entries| {
+        let Some((shell, lists)) = session_compaction::plan::prepare::prepare_compaction_refs(list, &settings) else {
+            return Ok(JsValue::UNDEFINED);
+        };
+        let out = from_serde(&shell)?;
+        for (key, list) in ["messagesToSummarize", "turnPrefixMessages", "recentMessages"].iter().zip(&lists) {
+            set(&out, key, &entries.messages(list)?.into())?;
+        }
+        Ok(out)
     })
 }
 
@@ -138,12 +169,12 @@ pub fn preview_compaction(
     #[wasm_bindgen(js_name = pruneConfig, unchecked_optional_param_type = "Partial<PruneConfig>")]
     prune_config: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let values = to_values(&path_entries, "pathEntries")?;
     let counter = counter_of(&settings, "settings")?;
     let settings: CompactionSettings = to_options(&settings, "settings", &[COUNT_TOKENS])?;
     let prune: PruneConfig = to_typed(&prune_config, "pruneConfig")?;
+    let entries = JsEntries::read(&path_entries, "pathEntries")?;
     let templates = templates();
-    on_values(counter, values, move |list| {
+    on_entries(counter, entries, move |list, _| {
         let previews = session_compaction::summarize::preview::compaction_previews(list, &settings, &prune, &templates)
             .map_err(error_js)?;
         from_serde(&previews)
@@ -184,9 +215,9 @@ pub fn estimate_context_tokens(
     #[wasm_bindgen(js_name = pathEntries, unchecked_param_type = "SessionEntry[]")] path_entries: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "SyncTokenCount")] options: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let values = to_values(&path_entries, "pathEntries")?;
+    let entries = JsEntries::read(&path_entries, "pathEntries")?;
     let counter = counter_option(&options, "options")?;
-    on_values(counter, values, |list| {
+    on_entries(counter, entries, |list, _| {
         Ok(JsValue::from_f64(session_compaction::plan::overflow::estimate_context_tokens(list)))
     })
 }
@@ -202,14 +233,32 @@ pub fn is_context_overflow(
 }
 
 /// `buildSessionContext(entries, leafId?)`: `undefined` → last entry, `null` → empty. SPEC §6.
+/// The entries are read in place ([`JsEntries`]); `messages` holds the caller's own `message`
+/// objects (summaries and custom messages are built). Core:
+/// [`session_compaction::context::session_context_plan`].
 #[wasm_bindgen(js_name = buildSessionContext, unchecked_return_type = "SessionContext")]
 pub fn build_context(
     #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
     #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")] leaf_id: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let values = to_values(&entries, "entries")?;
     let leaf = leaf_selector(&leaf_id)?;
-    from_serde(&build_session_context(&EntryList::new(&values), &leaf))
+    let entries = JsEntries::read(&entries, "entries")?;
+    let plan = session_context_plan(&entries, &leaf);
+    let out = from_serde(&plan.settings)?;
+    let refs: Vec<MessageRef> = plan
+        .items
+        .iter()
+        .filter_map(|item| {
+            if item.is_entry_message() {
+                Some(MessageRef::Entry(item.index()))
+            } else {
+                item.materialize(&entries).map(MessageRef::Derived)
+            }
+        })
+        .collect();
+    let messages: JsValue = entries.messages(&refs)?.into();
+    set(&out, "messages", &messages)?;
+    Ok(out)
 }
 
 /// Reads a `leafId` argument.
@@ -425,9 +474,9 @@ pub fn find_valid_cut_points(
     #[wasm_bindgen(js_name = startIndex, unchecked_param_type = "number")] start_index: JsValue,
     #[wasm_bindgen(js_name = endIndex, unchecked_param_type = "number")] end_index: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let values = to_values(&entries, "entries")?;
+    let list = JsEntries::read(&entries, "entries")?;
     let (start, end) = (arg_index(&start_index, "startIndex")?, arg_index(&end_index, "endIndex")?);
-    from_serde(&session_compaction::plan::cut_point::find_valid_cut_points(&EntryList::new(&values), start, end))
+    from_serde(&session_compaction::plan::cut_point::find_valid_cut_points(&list, start, end))
 }
 
 /// `findTurnStartIndex(entries, entryIndex, startIndex)`: index of the entry starting the turn
@@ -438,9 +487,9 @@ pub fn find_turn_start_index(
     #[wasm_bindgen(js_name = entryIndex, unchecked_param_type = "number")] entry_index: JsValue,
     #[wasm_bindgen(js_name = startIndex, unchecked_param_type = "number")] start_index: JsValue,
 ) -> Result<f64, JsValue> {
-    let values = to_values(&entries, "entries")?;
+    let list = JsEntries::read(&entries, "entries")?;
     let (entry, start) = (arg_index(&entry_index, "entryIndex")?, arg_index(&start_index, "startIndex")?);
-    Ok(session_compaction::plan::cut_point::find_turn_start_index(&EntryList::new(&values), entry, start) as f64)
+    Ok(session_compaction::plan::cut_point::find_turn_start_index(&list, entry, start) as f64)
 }
 
 /// `getLastAssistantUsage(entries)`: the `usage` of the last assistant message whose

@@ -9,6 +9,7 @@ mod api;
 mod convert;
 mod host;
 mod options;
+mod reader;
 mod safe;
 mod session;
 mod summarize;

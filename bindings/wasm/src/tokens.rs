@@ -194,6 +194,23 @@ pub fn on_values(
     )
 }
 
+/// [`on_values`] over any owned source (e.g. the caller's entries read in place): `f` gets the
+/// source as counted (recounted with `countTokens` when a counter is given) and the source
+/// itself (to hand back its own objects).
+pub fn on_entries<S: EntrySource + 'static>(
+    counter: Option<Function>,
+    source: S,
+    f: impl FnOnce(&dyn EntrySource, &S) -> Result<JsValue, JsValue> + 'static,
+) -> Result<JsValue, JsValue> {
+    let Some(counter) = counter else { return f(&source, &source) };
+    let texts = entry_texts(&source);
+    with_counts(
+        Some(counter),
+        move || texts,
+        move |counts| f(&Recounted::new(&source, &counts.unwrap_or_default()), &source),
+    )
+}
+
 /// [`on_values`] on the current branch of a session handle (root first); the session is
 /// borrowed only while the texts are read and while `f` runs, never across an await.
 pub fn on_branch(
