@@ -5,6 +5,8 @@
 //! keeps the history summary; the threshold is checked after a failed turn too (SPEC §11); a
 //! stalled summarizer times out. Fakes only: no real clock, no network.
 
+#[path = "common/sync.rs"]
+mod sync;
 use futures_executor::block_on;
 use serde_json::{json, Value};
 use session_compaction::js::format_iso_timestamp;
@@ -20,7 +22,7 @@ use session_compaction::summarize::{
     bound_to_max_tokens, compact, CompactOptions, Complete, Purpose, Summarizer, SummaryRequest,
 };
 use session_compaction::{Error, Result};
-use std::cell::{Cell, RefCell};
+use sync::{Lock, SyncCell};
 
 const T0: f64 = 1_700_000_000_000.0;
 
@@ -30,12 +32,12 @@ struct Model {
     answer: String,
     fail: Option<String>,
     fail_only: Vec<Purpose>,
-    asked: RefCell<Vec<Purpose>>,
+    asked: Lock<Vec<Purpose>>,
 }
 
 impl Model {
     fn answering(text: &str) -> Self {
-        Self { answer: text.into(), fail: None, fail_only: Vec::new(), asked: RefCell::default() }
+        Self { answer: text.into(), fail: None, fail_only: Vec::new(), asked: Lock::default() }
     }
     fn failing(message: &str) -> Self {
         Self { fail: Some(message.into()), ..Self::answering("") }
@@ -60,7 +62,7 @@ impl Complete for Model {
 
 /// A clock whose sleeps end at once (and count).
 #[derive(Default)]
-struct InstantClock(Cell<usize>);
+struct InstantClock(SyncCell<usize>);
 
 impl Clock for InstantClock {
     fn now_ms(&self) -> f64 {
@@ -72,7 +74,7 @@ impl Clock for InstantClock {
 }
 
 #[derive(Default)]
-struct Events(RefCell<Vec<Value>>);
+struct Events(Lock<Vec<Value>>);
 
 impl EventSink for Events {
     fn emit(&self, event: Value) {
@@ -133,20 +135,22 @@ fn engine(total: u64) -> SessionEngine {
 /// Appends a user message and an assistant reply (usage `total`) and returns the reply.
 fn turn(engine: &SessionEngine, n: usize, total: u64) -> Value {
     let ts = T0 + 100_000.0 + 1000.0 * n as f64;
-    let mut s = engine.session().borrow_mut();
-    let leaf = s.leaf_id().map(str::to_owned);
-    let u = format!("t{n}u");
-    s.append_entry(entry(&u, leaf.as_deref(), ts, user_msg(&words(&u, 200), ts))).unwrap();
-    let msg = assistant_msg(&words(&format!("t{n}a"), 200), ts + 500.0, total);
-    s.append_entry(entry(&format!("t{n}a"), Some(&u), ts + 500.0, msg.clone())).unwrap();
-    msg
+    engine.session().write(|s| {
+        let leaf = s.leaf_id().map(str::to_owned);
+        let u = format!("t{n}u");
+        s.append_entry(entry(&u, leaf.as_deref(), ts, user_msg(&words(&u, 200), ts))).unwrap();
+        let msg = assistant_msg(&words(&format!("t{n}a"), 200), ts + 500.0, total);
+        s.append_entry(entry(&format!("t{n}a"), Some(&u), ts + 500.0, msg.clone())).unwrap();
+        msg
+    })
 }
 
 fn append(engine: &SessionEngine, id: &str, message: &Value) {
-    let mut s = engine.session().borrow_mut();
-    let leaf = s.leaf_id().map(str::to_owned);
-    let ts = message["timestamp"].as_f64().unwrap_or(T0);
-    s.append_entry(entry(id, leaf.as_deref(), ts, message.clone())).unwrap();
+    engine.session().write(|s| {
+        let leaf = s.leaf_id().map(str::to_owned);
+        let ts = message["timestamp"].as_f64().unwrap_or(T0);
+        s.append_entry(entry(id, leaf.as_deref(), ts, message.clone())).unwrap();
+    });
 }
 
 fn options(window: f64, reserve: u64) -> CheckOptions {
@@ -164,7 +168,7 @@ fn check(engine: &SessionEngine, msg: &Value, opts: &CheckOptions, models: &[Mod
 }
 
 fn compactions(engine: &SessionEngine) -> usize {
-    let s = engine.session().borrow();
+    let s = engine.session().snapshot();
     (0..s.entry_count()).filter(|&i| s.raw(i).contains("\"type\":\"compaction\"")).count()
 }
 
@@ -187,7 +191,7 @@ fn answers_are_cut_at_a_paragraph_within_their_budget() {
 #[test]
 fn a_ten_megabyte_answer_becomes_a_bounded_summary() {
     let engine = engine(5000);
-    let prep = engine.session().borrow().prepare_compaction(&options(100_000.0, 16384).settings).unwrap();
+    let prep = engine.session().snapshot().prepare_compaction(&options(100_000.0, 16384).settings).unwrap();
     let huge = "A long paragraph of summary text. ".repeat(300_000); // ~10 MB
     let model = Model::answering(&huge);
     let r = block_on(compact(&prep, &model, &CompactOptions::default(), &Default::default())).unwrap();

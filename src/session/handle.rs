@@ -319,6 +319,18 @@ impl SessionTree {
         Ok(i)
     }
 
+    /// A fresh entry id for [`SessionTree::append_entry`]: 8 lowercase hex digits, random (like
+    /// pi's ids), and unique in this session.
+    pub fn new_entry_id(&self) -> String {
+        let mut ids = crate::io::RandomIds::new();
+        loop {
+            let id = ids.next_id();
+            if self.index_of(&id).is_none() {
+                return id;
+            }
+        }
+    }
+
     /// Removes the entries appended after the session had `len` entries and moves the leaf back
     /// to `leaf` (rollback of an operation whose after-hook failed). O(session).
     pub fn truncate(&mut self, len: usize, leaf: Option<&str>) -> Result<()> {
