@@ -14,9 +14,10 @@ use session_compaction::plan::prepare::{CompactionSettings, Fallback};
 use session_compaction::plan::prune::PruneConfig;
 use session_compaction::prompt::templates::{self as prompts, PromptTemplates};
 use session_compaction::session::engine::{
-    AbortSignal, CheckOptions, Clock, CompactRun, EventSink, Hooks, NavigateRun, NoHooks, RetryPolicy, SessionEngine,
-    CONTINUE_PROMPT,
+    AbortSignal, CheckOptions, Clock, CompactRun, EventSink, HooksByName, NavigateRun, NoHooks, RetryPolicy,
+    SessionEngine, CONTINUE_PROMPT,
 };
+use session_compaction::session::events::{AutoCompactionEvent, CompactionReason};
 use session_compaction::session::SessionTree;
 use session_compaction::summarize::{Complete, Purpose, SummaryRequest, TURN_CONTEXT_SEPARATOR};
 use session_compaction::{Error, Result};
@@ -193,7 +194,7 @@ impl FakeHooks {
     }
 }
 
-impl Hooks for FakeHooks {
+impl HooksByName for FakeHooks {
     async fn call(&self, name: &str, event: Value) -> Result<Value> {
         self.log.borrow_mut().push(format!("hook:{name}"));
         assert_eq!(event["type"], json!(name), "the event carries its type");
@@ -247,8 +248,8 @@ impl Clock for FakeClock {
 struct Events(Lock<Vec<Value>>);
 
 impl EventSink for Events {
-    fn emit(&self, event: Value) {
-        self.0.borrow_mut().push(event);
+    fn emit(&self, event: AutoCompactionEvent) {
+        self.0.borrow_mut().push(serde_json::to_value(&event).expect("an event serializes"));
     }
 }
 
@@ -1393,7 +1394,7 @@ fn threshold_path_compacts_and_asks_to_continue() {
     let mut opts = check_options(1000.0);
     opts.settings.reserve_tokens = 200;
     let out = c.run(&engine, &msg, &opts, std::slice::from_ref(&model)).unwrap();
-    assert_eq!(out.reason.as_deref(), Some("threshold"));
+    assert_eq!(out.reason, Some(CompactionReason::Threshold));
     assert_eq!(out.context_tokens, 900.0);
     assert!(!out.will_retry && out.context.is_none());
     assert_eq!(out.continue_prompt.as_deref(), Some("Continue if you have next steps."));
@@ -1521,7 +1522,7 @@ fn prune_runs_first_and_its_savings_count() {
     opts.prune.minimum_savings = 5000;
     let out = c.run(&engine, &msg, &opts, std::slice::from_ref(&model)).unwrap();
     assert_eq!((out.pruned_count, out.tokens_saved), (0, 0));
-    assert_eq!(out.reason.as_deref(), Some("threshold"));
+    assert_eq!(out.reason, Some(CompactionReason::Threshold));
     assert_eq!(out.context_tokens, 1500.0);
     assert!(out.compaction.is_some());
 }
@@ -1574,7 +1575,7 @@ fn overflow_path_compacts_and_returns_the_retry_context() {
     let model = FakeModel::new("a", &c.log);
     let (engine, msg) = overflow_engine(T0 + 4000.0, "claude-test");
     let out = c.run(&engine, &msg, &check_options(200_000.0), std::slice::from_ref(&model)).unwrap();
-    assert_eq!(out.reason.as_deref(), Some("overflow"));
+    assert_eq!(out.reason, Some(CompactionReason::Overflow));
     assert!(out.will_retry);
     assert_eq!(out.continue_prompt, None, "the turn is retried instead");
     let done = out.compaction.clone().unwrap();
@@ -1608,7 +1609,7 @@ fn overflow_model_named_without_its_provider_is_the_same_model() {
         let (engine, msg) = overflow_engine(T0 + 4000.0, "claude-test");
         let options = CheckOptions { model: Some(want.into()), ..check_options(200_000.0) };
         let out = c.run(&engine, &msg, &options, std::slice::from_ref(&model)).unwrap();
-        assert_eq!(out.reason.as_deref(), recovers.then_some("overflow"), "model {want}");
+        assert_eq!(out.reason.map(CompactionReason::as_str), recovers.then_some("overflow"), "model {want}");
         assert_eq!(out.will_retry, recovers, "model {want}");
     }
 }
@@ -1658,7 +1659,7 @@ fn overflow_newer_than_the_last_compaction_is_recovered() {
     entries.push(entry("e8", Some("e7"), T0 + 7000.0, msg.clone()));
     let engine = SessionEngine::new(SessionTree::from_values(Some(header()), &entries));
     let out = c.run(&engine, &msg, &check_options(200_000.0), std::slice::from_ref(&model)).unwrap();
-    assert_eq!(out.reason.as_deref(), Some("overflow"));
+    assert_eq!(out.reason, Some(CompactionReason::Overflow));
     assert!(out.will_retry);
     // keep 150 cuts at e6 (split turn e5..): the previous kept region e3, e4 is updated.
     assert_eq!(model.purposes(), vec![Purpose::Update, Purpose::TurnPrefix, Purpose::Short]);

@@ -14,8 +14,8 @@ use session_compaction::plan::prepare::{CompactionSettings, Fallback};
 use session_compaction::plan::prune::PruneConfig;
 use session_compaction::session::engine::{
     with_timeout, CheckOptions, CheckOutcome, Clock, CompactRun, EventSink, NoHooks, RetryPolicy, SessionEngine,
-    SKIP_PAUSED, SKIP_RECOVERED,
 };
+use session_compaction::session::events::{AutoCompactionEvent, CompactionReason, SkipCause};
 use session_compaction::session::SessionTree;
 use session_compaction::summarize::extractive::EXTRACTIVE_MARKER;
 use session_compaction::summarize::{
@@ -77,8 +77,8 @@ impl Clock for InstantClock {
 struct Events(Lock<Vec<Value>>);
 
 impl EventSink for Events {
-    fn emit(&self, event: Value) {
-        self.0.borrow_mut().push(event);
+    fn emit(&self, event: AutoCompactionEvent) {
+        self.0.borrow_mut().push(serde_json::to_value(&event).expect("an event serializes"));
     }
 }
 
@@ -215,7 +215,7 @@ fn the_breaker_pauses_a_summarizer_that_never_shrinks() {
     let mut msg = turn(&engine, 0, 5000);
     for attempt in 1..=3 {
         let out = check(&engine, &msg, &opts, models, &events);
-        assert_eq!(out.reason.as_deref(), Some("threshold"), "attempt {attempt}");
+        assert_eq!(out.reason, Some(CompactionReason::Threshold), "attempt {attempt}");
         let done = out.compaction.expect("appended, and reported");
         assert!(done.result.no_progress, "attempt {attempt}");
         assert!(done.result.context_tokens_after.unwrap() > 500.0);
@@ -233,7 +233,7 @@ fn the_breaker_pauses_a_summarizer_that_never_shrinks() {
     let asked = model.asked().len();
     for n in 4..6 {
         let out = check(&engine, &msg, &opts, models, &events);
-        assert_eq!(out.skipped.as_deref(), Some(SKIP_PAUSED));
+        assert_eq!(out.skipped, Some(SkipCause::Paused));
         assert_eq!(out.reason, None);
         assert!(out.compaction.is_none() && out.error_message.is_none());
         assert_eq!(events.take(), vec!["auto_compaction_skipped"]);
@@ -246,7 +246,7 @@ fn the_breaker_pauses_a_summarizer_that_never_shrinks() {
     bigger.context_window = 1_000_000.0;
     bigger.settings.reserve_tokens = 999_000;
     let out = check(&engine, &msg, &bigger, models, &events);
-    assert_eq!(out.reason.as_deref(), Some("threshold"));
+    assert_eq!(out.reason, Some(CompactionReason::Threshold));
     assert!(out.skipped.is_none());
 }
 
@@ -264,7 +264,7 @@ fn a_manual_compaction_closes_the_breaker() {
         vec!["auto_compaction_start", "auto_compaction_end", "auto_compaction_no_progress", "auto_compaction_paused"]
     );
     let msg = turn(&engine, 1, 5000);
-    assert_eq!(check(&engine, &msg, &opts, std::slice::from_ref(&grow), &events).skipped.as_deref(), Some(SKIP_PAUSED));
+    assert_eq!(check(&engine, &msg, &opts, std::slice::from_ref(&grow), &events).skipped, Some(SkipCause::Paused));
     // The user compacts by hand with a summarizer that works.
     let small = Model::answering("Short and sweet.");
     let run = CompactRun { settings: opts.settings.clone(), ..Default::default() };
@@ -273,7 +273,7 @@ fn a_manual_compaction_closes_the_breaker() {
     let msg = turn(&engine, 2, 5000);
     events.take();
     let out = check(&engine, &msg, &opts, std::slice::from_ref(&small), &events);
-    assert_eq!(out.reason.as_deref(), Some("threshold"), "{out:?}");
+    assert_eq!(out.reason, Some(CompactionReason::Threshold), "{out:?}");
 }
 
 #[test]
@@ -303,7 +303,7 @@ fn overflow_is_recovered_at_most_once_per_turn() {
     let first = overflow(T0 + 2e6);
     append(&engine, "o1", &first);
     let out = check(&engine, &first, &opts, models, &events);
-    assert_eq!(out.reason.as_deref(), Some("overflow"));
+    assert_eq!(out.reason, Some(CompactionReason::Overflow));
     assert!(out.will_retry);
     assert_eq!(compactions(&engine), 1);
     events.take();
@@ -312,7 +312,7 @@ fn overflow_is_recovered_at_most_once_per_turn() {
     append(&engine, "o2", &again);
     let asked = model.asked().len();
     let out = check(&engine, &again, &opts, models, &events);
-    assert_eq!(out.skipped.as_deref(), Some(SKIP_RECOVERED));
+    assert_eq!(out.skipped, Some(SkipCause::OverflowRecoveredThisTurn));
     assert!(!out.will_retry && out.compaction.is_none());
     assert_eq!(
         out.error_message.as_deref(),
@@ -326,7 +326,7 @@ fn overflow_is_recovered_at_most_once_per_turn() {
     let third = overflow(T0 + 5e6);
     append(&engine, "o3", &third);
     let out = check(&engine, &third, &opts, models, &events);
-    assert_eq!(out.reason.as_deref(), Some("overflow"));
+    assert_eq!(out.reason, Some(CompactionReason::Overflow));
     assert!(out.will_retry);
     assert_eq!(compactions(&engine), 2);
 }
@@ -400,7 +400,7 @@ fn the_threshold_is_checked_after_a_failed_turn() {
     let failed = error_msg("500 internal server error", T0 + 200_000.0);
     append(&engine, "err", &failed);
     let out = check(&engine, &failed, &opts, std::slice::from_ref(&model), &events);
-    assert_eq!(out.reason.as_deref(), Some("threshold"));
+    assert_eq!(out.reason, Some(CompactionReason::Threshold));
     assert_eq!(out.context_tokens, 5000.0, "the last successful usage (the error has none)");
     assert!(out.compaction.is_some());
     // An aborted turn is not a failure: nothing happens.

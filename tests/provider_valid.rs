@@ -14,7 +14,7 @@ use session_compaction::entry::{EntryList, EntrySource};
 use session_compaction::io::ParseOptions;
 use session_compaction::plan::prepare::{prepare_compaction, CompactionSettings};
 use session_compaction::prompt::templates::PromptTemplates;
-use session_compaction::session::engine::{CompactRun, Hooks, NavigateRun, SessionEngine, SharedSession};
+use session_compaction::session::engine::{CompactRun, HooksByName, NavigateRun, SessionEngine, SharedSession};
 use session_compaction::session::SessionTree;
 use session_compaction::summarize::{Complete, SummaryRequest};
 use session_compaction::tree::IssueKind;
@@ -280,7 +280,7 @@ struct SessionHooks {
     gate: Option<Arc<Gate>>,
 }
 
-impl Hooks for SessionHooks {
+impl HooksByName for SessionHooks {
     async fn call(&self, name: &str, _event: Value) -> Result<Value> {
         if let Some(g) = &self.gate {
             g.wait().await;

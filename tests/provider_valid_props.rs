@@ -20,7 +20,7 @@ use session_compaction::plan::cut_point::is_valid_first_kept;
 use session_compaction::plan::prepare::CompactionSettings;
 use session_compaction::plan::prune::PruneConfig;
 use session_compaction::prompt::templates::PromptTemplates;
-use session_compaction::session::engine::{CompactRun, Hooks, NavigateRun, SessionEngine, SharedSession};
+use session_compaction::session::engine::{CompactRun, HooksByName, NavigateRun, SessionEngine, SharedSession};
 use session_compaction::session::SessionTree;
 use session_compaction::summarize::{Complete, SummaryRequest};
 use session_compaction::tree::IssueKind;
@@ -115,7 +115,7 @@ fn pick(s: &SessionTree, f: u8) -> Option<String> {
     (n > 0).then(|| s.meta(f as usize * n / 256).id.clone()).flatten()
 }
 
-impl Hooks for PlanHooks {
+impl HooksByName for PlanHooks {
     async fn call(&self, name: &str, _event: Value) -> Result<Value> {
         self.session.write(|s| self.act(s, name))
     }

@@ -3,10 +3,15 @@
 //! a second operation is `E_BUSY`, the system clock waits without blocking the executor, and
 //! `SessionTree::new_entry_id` makes ids like pi's.
 
-use serde_json::{json, Value};
+use serde_json::json;
+use session_compaction::entry::EntrySource;
 use session_compaction::io::ParseOptions;
 use session_compaction::session::engine::{
     AbortSignal, Clock, CompactRun, Hooks, NoHooks, SessionEngine, SharedSession, SystemClock,
+};
+use session_compaction::session::events::{
+    AutoCompactionEvent, BeforeCompactEvent, BeforeCompactReply, CompactEvent, CompactingEvent, CompactingReply,
+    CompactionReason, SuppliedCompaction, TreeEvent,
 };
 use session_compaction::session::SessionTree;
 use session_compaction::summarize::extractive::ExtractiveSummarizer;
@@ -68,16 +73,18 @@ fn gated() -> (Gated, Arc<Notify>, watch::Sender<bool>) {
     (Gated { started: started.clone(), release }, started, open)
 }
 
-/// A `session.compacting` hook that reads the session (the lock is free during a compaction).
+/// A `session.compacting` hook that reads the session (the lock is free during a compaction)
+/// and adds a context line; the other hooks are the defaults.
 struct ReadingHooks(SharedSession);
 
 impl Hooks for ReadingHooks {
-    async fn call(&self, name: &str, _event: Value) -> Result<Value> {
-        if name == "session.compacting" {
-            let n = self.0.read(|s| s.entry_count());
-            return Ok(json!({"context": [format!("the session has {n} entries")]}));
-        }
-        Ok(Value::Null)
+    async fn compacting(&self, event: CompactingEvent) -> Result<CompactingReply> {
+        let n = self.0.read(|s| s.entry_count());
+        Ok(CompactingReply {
+            context: vec![format!("the session has {n} entries, {} to summarize", event.messages.len())],
+            preserve_data: Some(json!({"entries": n})),
+            ..Default::default()
+        })
     }
 }
 
@@ -119,6 +126,8 @@ async fn a_spawned_compaction_runs_while_the_host_reads_and_appends() {
     assert_eq!(leaf.as_deref(), Some(id.as_str()), "the host's leaf stays where the host put it");
     let stored = engine.session().read(|s| s.get_entry(done.entry["id"].as_str().unwrap())).expect("stored");
     assert_eq!(stored, done.entry);
+    // The hook ran before the model was asked, so before the host's append.
+    assert_eq!(stored["preserveData"], json!({"entries": count}), "the typed hook's preserveData");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -203,4 +212,173 @@ async fn the_tokio_example_compacts_the_real_session() {
         "{}",
         done.result.summary
     );
+}
+
+/// Typed hooks: one method per hook, each with its own event and answer.
+#[derive(Default)]
+struct Supplying {
+    seen: std::sync::Mutex<Vec<String>>,
+}
+
+impl Hooks for Supplying {
+    async fn before_compact(&self, event: BeforeCompactEvent) -> Result<BeforeCompactReply> {
+        self.seen.lock().unwrap().push(format!("before:{}", event.preparation.first_kept_entry_id));
+        Ok(BeforeCompactReply {
+            cancel: false,
+            compaction: Some(SuppliedCompaction {
+                summary: "written by the host".into(),
+                short_summary: None,
+                first_kept_entry_id: None,
+                tokens_before: Some(42.0),
+                details: Some(json!({"mine": true})),
+            }),
+        })
+    }
+    async fn after_compact(&self, event: CompactEvent) -> Result<()> {
+        self.seen.lock().unwrap().push(format!("after:{}", event.from_extension));
+        Ok(())
+    }
+}
+
+#[test]
+fn typed_hooks_supply_a_compaction() {
+    let tree = real_session();
+    let first_kept = tree.prepare_compaction(&Default::default()).unwrap().first_kept_entry_id;
+    let engine = SessionEngine::new(tree);
+    let hooks = Supplying::default();
+    let model = ExtractiveSummarizer::default();
+    let done = futures_executor::block_on(engine.compact(&model, &hooks, &CompactRun::default(), None, 0.0)).unwrap();
+    assert!(done.from_extension);
+    assert_eq!(done.entry["summary"], "written by the host");
+    assert_eq!(done.entry["tokensBefore"], 42.0);
+    assert_eq!(done.entry["details"], json!({"mine": true}), "a supplied compaction's details as they are");
+    assert_eq!(done.entry["firstKeptEntryId"].as_str(), Some(first_kept.as_str()));
+    assert_eq!(*hooks.seen.lock().unwrap(), vec![format!("before:{first_kept}"), "after:true".to_string()]);
+}
+
+#[test]
+fn typed_events_keep_the_js_shapes() {
+    let start = serde_json::to_value(AutoCompactionEvent::AutoCompactionStart { reason: CompactionReason::Threshold });
+    assert_eq!(start.unwrap(), json!({"type": "auto_compaction_start", "reason": "threshold"}));
+    let end = AutoCompactionEvent::AutoCompactionEnd {
+        result: None,
+        aborted: false,
+        will_retry: false,
+        error_message: Some("Auto-compaction failed: x".into()),
+    };
+    assert_eq!(
+        serde_json::to_value(end).unwrap(),
+        json!({"type": "auto_compaction_end", "aborted": false, "willRetry": false, "errorMessage": "Auto-compaction failed: x"})
+    );
+    let skipped = AutoCompactionEvent::AutoCompactionSkipped {
+        reason: CompactionReason::Overflow,
+        cause: session_compaction::session::events::SkipCause::OverflowRecoveredThisTurn,
+    };
+    assert_eq!(
+        serde_json::to_value(skipped).unwrap(),
+        json!({"type": "auto_compaction_skipped", "reason": "overflow", "cause": "overflowRecoveredThisTurn"})
+    );
+    let tree =
+        TreeEvent { new_leaf_id: Some("b".into()), old_leaf_id: None, summary_entry: None, from_extension: None };
+    assert_eq!(
+        serde_json::to_value(tree).unwrap(),
+        json!({"type": "session_tree", "newLeafId": "b", "oldLeafId": null})
+    );
+    let compacting = CompactingEvent { session_id: json!("s1"), messages: vec![] };
+    assert_eq!(
+        serde_json::to_value(compacting).unwrap(),
+        json!({"type": "session.compacting", "sessionId": "s1", "messages": []})
+    );
+    // A cancel wins over a supplied compaction; one without a string summary is E_HOOK.
+    let both = json!({"cancel": true, "compaction": {"summary": 1}});
+    assert!(BeforeCompactReply::from_value(&both).unwrap().cancel);
+    let bad = BeforeCompactReply::from_value(&json!({"compaction": {"summary": 1}})).unwrap_err();
+    assert_eq!(bad.code(), "E_HOOK");
+    assert_eq!(BeforeCompactReply::from_value(&json!(null)).unwrap(), BeforeCompactReply::default());
+}
+
+/// Records the prompts it is asked, answers like the extractive summarizer.
+#[derive(Default)]
+struct Recording(std::sync::Mutex<Vec<SummaryRequest>>);
+
+impl Complete for Recording {
+    async fn complete(&self, request: SummaryRequest) -> Result<String> {
+        let answer = ExtractiveSummarizer::default().summarize(&request);
+        self.0.lock().unwrap().push(request);
+        Ok(answer)
+    }
+}
+
+#[test]
+fn the_compaction_builder_names_its_options() {
+    let engine = SessionEngine::new(real_session());
+    let model = Recording::default();
+    let hooks = ReadingHooks(engine.session().clone());
+    let call = engine
+        .compaction(&model)
+        .hooks(&hooks)
+        .custom_instructions("the failing test")
+        .keep_recent_tokens(4_000)
+        .context_window(200_000.0)
+        .now_ms(1_765_274_400_000.0);
+    let done = futures_executor::block_on(call.run()).expect("compacts");
+    assert_eq!(done.entry["timestamp"], "2025-12-09T10:00:00.000Z");
+    assert!(done.entry["preserveData"]["entries"].is_u64(), "the hooks ran");
+    let asked = model.0.lock().unwrap();
+    let history = asked.iter().find(|r| r.purpose != session_compaction::summarize::Purpose::Short).unwrap();
+    assert!(history.prompt.contains("Additional focus: the failing test"), "{}", history.prompt);
+    assert!(history.prompt.contains("to summarize"), "the hook's context line");
+    // keep_recent_tokens reached the preparation: the same cut as planned with 4000.
+    let settings =
+        session_compaction::plan::prepare::CompactionSettings { keep_recent_tokens: 4_000, ..Default::default() };
+    let planned = real_session().prepare_compaction(&settings).unwrap();
+    assert_eq!(done.result.first_kept_entry_id, planned.first_kept_entry_id);
+}
+
+#[test]
+fn the_navigation_builder_summarizes_the_branch_left() {
+    let tree = real_session();
+    let branch = tree.branch_indices().to_vec();
+    let target = tree.meta(branch[branch.len() / 2]).id.clone().unwrap();
+    let old_leaf = tree.leaf_id().unwrap().to_string();
+    let engine = SessionEngine::new(tree);
+    let model = ExtractiveSummarizer::default();
+    let out = futures_executor::block_on(engine.navigation(&target).model(&model).summarize(true).now_ms(0.0).run())
+        .expect("navigates");
+    assert!(!out.cancelled);
+    let entry = out.summary_entry.expect("a branch summary");
+    assert_eq!(entry["type"], "branch_summary");
+    assert_eq!(entry["fromId"].as_str(), Some(old_leaf.as_str()));
+    assert_eq!(engine.session().read(|s| s.leaf_id().map(str::to_owned)), out.new_leaf_id);
+    // Without a model, summarizing is refused (nothing moves).
+    let refused = futures_executor::block_on(engine.navigation(&old_leaf).summarize(true).run());
+    assert_eq!(refused.unwrap_err().code(), "E_INVALID_ARGUMENT");
+}
+
+/// Collects the events of automatic compaction.
+#[derive(Default)]
+struct Collect(std::sync::Mutex<Vec<AutoCompactionEvent>>);
+
+impl session_compaction::session::engine::EventSink for Collect {
+    fn emit(&self, event: AutoCompactionEvent) {
+        self.0.lock().unwrap().push(event);
+    }
+}
+
+#[tokio::test]
+async fn the_auto_compaction_builder_recovers_an_overflow() {
+    let tree = real_session();
+    let last = *tree.branch_indices().last().unwrap();
+    let message = tree.entry(last)["message"].clone();
+    let engine = SessionEngine::new(tree);
+    let candidates = [ExtractiveSummarizer::default()];
+    let events = Collect::default();
+    // A 50k window: the last reply's usage (~178k tokens) overflows it, so this is overflow
+    // recovery (same model, newer than the last compaction): compact, then retry the turn.
+    let out = engine.auto_compaction(&message, 50_000.0, &candidates).events(&events).run().await.expect("checks");
+    assert_eq!(out.reason, Some(CompactionReason::Overflow));
+    assert!(out.will_retry && out.compaction.is_some() && out.context.is_some());
+    let events = events.0.lock().unwrap();
+    assert_eq!(events[0], AutoCompactionEvent::AutoCompactionStart { reason: CompactionReason::Overflow });
+    assert!(matches!(events[1], AutoCompactionEvent::AutoCompactionEnd { aborted: false, will_retry: true, .. }));
 }

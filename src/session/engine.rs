@@ -17,6 +17,10 @@ use crate::plan::overflow::estimate_built_context_tokens;
 use crate::plan::prepare::{should_compact, CompactionPreparation, CompactionSettings};
 use crate::plan::prune::PruneConfig;
 use crate::prompt::templates::PromptTemplates;
+use crate::session::events::{
+    AutoCompactionEvent, BeforeCompactEvent, BeforeCompactReply, BeforeTreeEvent, BeforeTreeReply, CompactEvent,
+    CompactingEvent, CompactingReply, CompactionReason, SkipCause, SuppliedCompaction, TreeEvent, TreePreparation,
+};
 use crate::session::SessionTree;
 use crate::summarize::extractive::ExtractiveSummarizer;
 use crate::summarize::{
@@ -135,24 +139,89 @@ impl AbortSignal {
 // ------------------------------------------------------------------------------------------
 // Host traits
 
-/// Host hooks, called by event name (SPEC §11): `session_before_compact`,
-/// `session.compacting`, `session_compact`, `session_before_tree`, `session_tree`. The event
-/// object carries its `type`. A hook that is absent returns `Value::Null`; a failing hook
-/// returns [`Error::Hook`]. `Send + Sync` with a `Send` future natively
-/// ([`crate::host::MaybeSend`]).
+/// The host's hooks (SPEC §11), one method per hook, each with its typed event and answer
+/// ([`crate::session::events`]). Every method has a default that does nothing (answers
+/// "no change"), so a host implements only the hooks it needs. A failing hook returns
+/// [`Error::Hook`] (or any error: it fails the operation). `Send + Sync` with `Send` futures
+/// natively ([`crate::host::MaybeSend`]).
+///
+/// Hooks keyed by the JS API's event names (a JSON event in, a JSON answer out) implement
+/// [`HooksByName`] instead; every such type is a `Hooks`.
 pub trait Hooks: MaybeSend + MaybeSync {
-    /// Calls the hook `name` with `event`; resolves to its return value (or `Null`).
+    /// `session_before_compact`: may cancel the compaction or supply one.
+    fn before_compact(
+        &self,
+        event: BeforeCompactEvent,
+    ) -> impl Future<Output = Result<BeforeCompactReply>> + MaybeSend {
+        drop(event);
+        std::future::ready(Ok(BeforeCompactReply::default()))
+    }
+    /// `session.compacting`: may replace the instructions, add context lines, attach
+    /// `preserveData`.
+    fn compacting(&self, event: CompactingEvent) -> impl Future<Output = Result<CompactingReply>> + MaybeSend {
+        drop(event);
+        std::future::ready(Ok(CompactingReply::default()))
+    }
+    /// `session_compact`: the entry was appended; an error removes it again.
+    fn after_compact(&self, event: CompactEvent) -> impl Future<Output = Result<()>> + MaybeSend {
+        drop(event);
+        std::future::ready(Ok(()))
+    }
+    /// `session_before_tree`: may cancel the navigation or supply the branch summary.
+    fn before_tree(&self, event: BeforeTreeEvent) -> impl Future<Output = Result<BeforeTreeReply>> + MaybeSend {
+        drop(event);
+        std::future::ready(Ok(BeforeTreeReply::default()))
+    }
+    /// `session_tree`: the navigation happened; an error undoes it.
+    fn after_tree(&self, event: TreeEvent) -> impl Future<Output = Result<()>> + MaybeSend {
+        drop(event);
+        std::future::ready(Ok(()))
+    }
+}
+
+/// Hooks called by the JS API's event names (`session_before_compact`, `session.compacting`,
+/// `session_compact`, `session_before_tree`, `session_tree`) with the event as JSON (its `type`
+/// included); an absent hook answers `Value::Null`. The wasm binding's hooks object is one.
+/// Every `HooksByName` is a [`Hooks`]: the events are serialized to their JSON shape and the
+/// answers read with [`BeforeCompactReply::from_value`], [`CompactingReply::from_value`] and
+/// [`BeforeTreeReply::from_value`].
+pub trait HooksByName: MaybeSend + MaybeSync {
+    /// Calls the hook `name` with `event`; resolves to its answer (or `Null`).
     fn call(&self, name: &str, event: Value) -> impl Future<Output = Result<Value>> + MaybeSend;
+}
+
+/// An event as JSON for a hook called by name.
+fn event_json<T: serde::Serialize>(hook: &str, event: &T) -> Result<Value> {
+    serde_json::to_value(event).map_err(|e| Error::Hook { hook: hook.into(), message: e.to_string() })
+}
+
+impl<T: HooksByName> Hooks for T {
+    async fn before_compact(&self, event: BeforeCompactEvent) -> Result<BeforeCompactReply> {
+        const NAME: &str = "session_before_compact";
+        BeforeCompactReply::from_value(&self.call(NAME, event_json(NAME, &event)?).await?)
+    }
+    async fn compacting(&self, event: CompactingEvent) -> Result<CompactingReply> {
+        const NAME: &str = "session.compacting";
+        Ok(CompactingReply::from_value(&self.call(NAME, event_json(NAME, &event)?).await?))
+    }
+    async fn after_compact(&self, event: CompactEvent) -> Result<()> {
+        const NAME: &str = "session_compact";
+        self.call(NAME, event_json(NAME, &event)?).await.map(drop)
+    }
+    async fn before_tree(&self, event: BeforeTreeEvent) -> Result<BeforeTreeReply> {
+        const NAME: &str = "session_before_tree";
+        Ok(BeforeTreeReply::from_value(&self.call(NAME, event_json(NAME, &event)?).await?))
+    }
+    async fn after_tree(&self, event: TreeEvent) -> Result<()> {
+        const NAME: &str = "session_tree";
+        self.call(NAME, event_json(NAME, &event)?).await.map(drop)
+    }
 }
 
 /// No hooks at all.
 pub struct NoHooks;
 
-impl Hooks for NoHooks {
-    async fn call(&self, _name: &str, _event: Value) -> Result<Value> {
-        Ok(Value::Null)
-    }
-}
+impl Hooks for NoHooks {}
 
 /// Time source: the real clock in hosts ([`SystemClock`] natively), a fake one in tests (no
 /// real sleeping). `Send + Sync` with a `Send` future natively.
@@ -163,14 +232,15 @@ pub trait Clock: MaybeSend + MaybeSync {
     fn sleep(&self, ms: f64) -> impl Future<Output = ()> + MaybeSend;
 }
 
-/// Receives `auto_compaction_start` / `auto_compaction_end` events. `Send + Sync` natively.
+/// Receives the events of automatic compaction ([`AutoCompactionEvent`]: start, end, no
+/// progress, paused, skipped). `Send + Sync` natively.
 pub trait EventSink: MaybeSend + MaybeSync {
-    /// One event (an object with `type`).
-    fn emit(&self, event: Value);
+    /// One event.
+    fn emit(&self, event: AutoCompactionEvent);
 }
 
 impl EventSink for () {
-    fn emit(&self, _event: Value) {}
+    fn emit(&self, _event: AutoCompactionEvent) {}
 }
 
 /// The system clock for native hosts: [`Clock::now_ms`] reads [`std::time::SystemTime`], and
@@ -540,21 +610,19 @@ impl SessionEngine {
             let prepared = PreparedBranch { leaf: s.leaf_id().map(str::to_owned), path: s.branch_indices().to_vec() };
             Ok((prep, branch, sid, context_before, prepared))
         })?;
-        let before = signal
-            .race(
-                WHAT,
-                hooks.call(
-                    "session_before_compact",
-                    json!({"type": "session_before_compact", "preparation": prep, "branchEntries": branch_entries, "customInstructions": run.custom_instructions}),
-                ),
-            )
-            .await?;
-        if before.get("cancel").and_then(Value::as_bool) == Some(true) {
+        let event = BeforeCompactEvent {
+            preparation: prep.clone(),
+            branch_entries,
+            custom_instructions: run.custom_instructions.clone(),
+        };
+        let before = signal.race(WHAT, hooks.before_compact(event)).await?;
+        if before.cancel {
             return Err(Error::Cancelled);
         }
-        let (mut result, from_extension, preserve) = match before.get("compaction").filter(|c| c.is_object()) {
+        let supplied_details = before.compaction.as_ref().map(|c| c.details.clone());
+        let (mut result, from_extension, preserve) = match &before.compaction {
             Some(c) => {
-                let mut r = hook_compaction(c, &prep)?;
+                let mut r = hook_compaction(c, &prep);
                 self.session.read(|s| check_hook_first_kept(s, &prepared, &prep, &r.first_kept_entry_id))?;
                 r.summarizer = Some(Summarizer::Extension);
                 (r, true, None)
@@ -563,23 +631,12 @@ impl SessionEngine {
             None => {
                 let messages: Vec<Value> =
                     prep.messages_to_summarize.iter().chain(&prep.turn_prefix_messages).cloned().collect();
-                let shaping = signal
-                    .race(
-                        WHAT,
-                        hooks.call(
-                            "session.compacting",
-                            json!({"type": "session.compacting", "sessionId": session_id, "messages": messages}),
-                        ),
-                    )
-                    .await?;
+                let event = CompactingEvent { session_id, messages };
+                let shaping = signal.race(WHAT, hooks.compacting(event)).await?;
                 let options = CompactOptions {
                     custom_instructions: run.custom_instructions.clone(),
-                    prompt_override: shaping.get("prompt").and_then(Value::as_str).map(str::to_owned),
-                    extra_context: shaping
-                        .get("context")
-                        .and_then(Value::as_array)
-                        .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
-                        .unwrap_or_default(),
+                    prompt_override: shaping.prompt,
+                    extra_context: shaping.context,
                 };
                 let templates = self.templates();
                 let result = match signal.race(WHAT, compact(&prep, model, &options, &templates)).await {
@@ -598,7 +655,7 @@ impl SessionEngine {
                     }
                     Err(e) => return Err(e),
                 };
-                (result, false, shaping.get("preserveData").cloned())
+                (result, false, shaping.preserve_data)
             }
         };
         signal.check(WHAT)?;
@@ -619,14 +676,14 @@ impl SessionEngine {
                 o.shift_remove("shortSummary");
             }
         }
-        if let Some(p) = preserve.filter(|p| !p.is_null()) {
+        if let Some(p) = preserve {
             entry["preserveData"] = p;
         }
         if from_extension {
             // A supplied compaction is used as is (SPEC §11): its own `details`, whatever their
             // shape, or none — not file lists coerced from them.
-            match before.get("compaction").and_then(|c| c.get("details")) {
-                Some(d) => entry["details"] = d.clone(),
+            match supplied_details.flatten() {
+                Some(d) => entry["details"] = d,
                 None => {
                     if let Some(o) = entry.as_object_mut() {
                         o.shift_remove("details");
@@ -645,12 +702,7 @@ impl SessionEngine {
             }
             Ok(i)
         })?;
-        let after = hooks
-            .call(
-                "session_compact",
-                json!({"type": "session_compact", "compactionEntry": entry, "fromExtension": from_extension}),
-            )
-            .await;
+        let after = hooks.after_compact(CompactEvent { compaction_entry: entry.clone(), from_extension }).await;
         if let Err(e) = after {
             // A failing hook fails the operation and the compaction entry does not stay (SPEC
             // §11); entries the host appended meanwhile do (SPEC §13.2).
@@ -702,18 +754,16 @@ impl SessionEngine {
             };
             Ok((old_leaf, entries, common, new_leaf, editor))
         })?;
-        let before = signal
-            .race(
-                WHAT,
-                hooks.call(
-                    "session_before_tree",
-                    json!({"type": "session_before_tree", "preparation": {
-                        "targetId": target_id, "oldLeafId": old_leaf, "commonAncestorId": common,
-                        "entriesToSummarize": entries_to_summarize, "userWantsSummary": run.summarize,
-                    }}),
-                ),
-            )
-            .await;
+        let event = BeforeTreeEvent {
+            preparation: TreePreparation {
+                target_id: target_id.to_string(),
+                old_leaf_id: old_leaf.clone(),
+                common_ancestor_id: common,
+                entries_to_summarize: entries_to_summarize.clone(),
+                user_wants_summary: run.summarize,
+            },
+        };
+        let before: Result<BeforeTreeReply> = signal.race(WHAT, hooks.before_tree(event)).await;
         let before = match before {
             Ok(v) => v,
             Err(Error::Aborted { .. }) => {
@@ -721,14 +771,13 @@ impl SessionEngine {
             }
             Err(e) => return Err(e),
         };
-        if before.get("cancel").and_then(Value::as_bool) == Some(true) {
+        if before.cancel {
             return Ok(NavigateOutcome { cancelled: true, ..Default::default() });
         }
         let mut summary: Option<(String, Value, bool)> = None;
         if run.summarize && !entries_to_summarize.is_empty() {
-            if let Some(s) = before.get("summary").filter(|s| s.is_object()) {
-                let text = s.get("summary").and_then(Value::as_str).unwrap_or_default().to_string();
-                summary = Some((text, s.get("details").cloned().unwrap_or(Value::Null), true));
+            if let Some(s) = before.summary {
+                summary = Some((s.summary, s.details.unwrap_or(Value::Null), true));
             } else if let Some(model) = model {
                 let list_values = entries_to_summarize.clone();
                 let list = crate::entry::EntryList::new(&list_values);
@@ -775,12 +824,13 @@ impl SessionEngine {
             summary_entry = Some(entry);
         }
         let new_leaf_id = self.session.read(|s| s.leaf_id().map(str::to_owned));
-        let mut event = json!({"type": "session_tree", "newLeafId": new_leaf_id, "oldLeafId": old_leaf});
-        if let Some(e) = &summary_entry {
-            event["summaryEntry"] = e.clone();
-            event["fromExtension"] = Value::Bool(from_extension);
-        }
-        if let Err(e) = hooks.call("session_tree", event).await {
+        let event = TreeEvent {
+            new_leaf_id: new_leaf_id.clone(),
+            old_leaf_id: old_leaf.clone(),
+            summary_entry: summary_entry.clone(),
+            from_extension: summary_entry.as_ref().map(|_| from_extension),
+        };
+        if let Err(e) = hooks.after_tree(event).await {
             // A failing hook fails the operation: undo the summary entry and the move (entries
             // the host appended meanwhile stay; a leaf the host moved stays where it is).
             let mut s = self.session.guard();
@@ -858,12 +908,12 @@ impl SessionEngine {
             if !check.settings.enabled {
                 None
             } else if overflow && same_model && newer {
-                Some("overflow")
+                Some(CompactionReason::Overflow)
             } else if !overflow && stop != Some("aborted") {
                 // After a failed turn too (SPEC §11): the estimate uses the last successful usage.
                 let tokens = estimate_before_prune - outcome.tokens_saved as f64;
                 outcome.context_tokens = tokens;
-                should_compact(tokens, check.context_window, &check.settings).then_some("threshold")
+                should_compact(tokens, check.context_window, &check.settings).then_some(CompactionReason::Threshold)
             } else {
                 None
             }
@@ -871,12 +921,12 @@ impl SessionEngine {
         let Some(reason) = reason else { return Ok(outcome) };
         // 3. the progress guard (SPEC §13.5)
         if let Some(cause) = self.skip_cause(reason, check) {
-            events.emit(json!({"type": "auto_compaction_skipped", "reason": reason, "cause": cause}));
-            outcome.skipped = Some(cause.to_string());
-            if reason == "overflow" {
+            events.emit(AutoCompactionEvent::AutoCompactionSkipped { reason, cause });
+            outcome.skipped = Some(cause);
+            if reason == CompactionReason::Overflow {
                 outcome.error_message = Some(format!(
                     "Context overflow recovery failed: {}",
-                    if cause == SKIP_RECOVERED {
+                    if cause == SkipCause::OverflowRecoveredThisTurn {
                         "the context still overflows after this turn's recovery"
                     } else {
                         "automatic compaction is paused after repeated attempts without progress"
@@ -885,9 +935,9 @@ impl SessionEngine {
             }
             return Ok(outcome);
         }
-        outcome.reason = Some(reason.to_string());
-        let will_retry = reason == "overflow";
-        events.emit(json!({"type": "auto_compaction_start", "reason": reason}));
+        outcome.reason = Some(reason);
+        let will_retry = reason == CompactionReason::Overflow;
+        events.emit(AutoCompactionEvent::AutoCompactionStart { reason });
         let model = Retrying { candidates, policy: &check.retry, clock, signal: &signal };
         let run = CompactRun {
             settings: check.settings.clone(),
@@ -903,11 +953,18 @@ impl SessionEngine {
         };
         let outcome = match result {
             Ok(done) => {
-                events.emit(json!({"type": "auto_compaction_end", "result": done.result, "aborted": false, "willRetry": will_retry}));
+                events.emit(AutoCompactionEvent::AutoCompactionEnd {
+                    result: Some(Box::new(done.result.clone())),
+                    aborted: false,
+                    will_retry,
+                    error_message: None,
+                });
                 if done.result.no_progress {
-                    events.emit(json!({"type": "auto_compaction_no_progress", "reason": reason,
-                        "contextTokensBefore": done.result.context_tokens_before,
-                        "contextTokensAfter": done.result.context_tokens_after}));
+                    events.emit(AutoCompactionEvent::AutoCompactionNoProgress {
+                        reason,
+                        context_tokens_before: done.result.context_tokens_before,
+                        context_tokens_after: done.result.context_tokens_after,
+                    });
                 }
                 outcome.will_retry = will_retry;
                 if will_retry {
@@ -938,11 +995,12 @@ impl SessionEngine {
                 } else {
                     Some(format!("Auto-compaction failed: {e}"))
                 };
-                let mut end = json!({"type": "auto_compaction_end", "aborted": aborted, "willRetry": false});
-                if let Some(m) = &message {
-                    end["errorMessage"] = json!(m);
-                }
-                events.emit(end);
+                events.emit(AutoCompactionEvent::AutoCompactionEnd {
+                    result: None,
+                    aborted,
+                    will_retry: false,
+                    error_message: message.clone(),
+                });
                 outcome.aborted = aborted;
                 outcome.error_message = message;
                 outcome
@@ -957,7 +1015,7 @@ impl SessionEngine {
             if g.attempts >= limit {
                 g.open = Some(key);
                 drop(g);
-                events.emit(json!({"type": "auto_compaction_paused", "attempts": limit}));
+                events.emit(AutoCompactionEvent::AutoCompactionPaused { attempts: limit });
             }
         }
         Ok(outcome)
@@ -983,12 +1041,12 @@ impl SessionEngine {
     /// was already recovered in this turn (no user message since that recovery's compaction),
     /// or the breaker is open and the context has not changed since. A changed context closes
     /// the breaker.
-    fn skip_cause(&self, reason: &str, check: &CheckOptions) -> Option<&'static str> {
+    fn skip_cause(&self, reason: CompactionReason, check: &CheckOptions) -> Option<SkipCause> {
         let now = self.context_key(check);
         let s = self.session.guard();
         let on_branch = |id: &str| s.index_of(id).is_some_and(|i| s.branch_indices().contains(&i));
         let mut g = lock(&self.guard);
-        if reason == "overflow" {
+        if reason == CompactionReason::Overflow {
             if let Some(at) = g.overflow_recovery.as_deref().and_then(|id| s.index_of(id)) {
                 let branch = s.branch_indices();
                 if let Some(pos) = branch.iter().position(|&i| i == at) {
@@ -997,7 +1055,7 @@ impl SessionEngine {
                         m.kind == EntryKind::Message && m.role() == Some(Role::User)
                     });
                     if !user_since {
-                        return Some(SKIP_RECOVERED);
+                        return Some(SkipCause::OverflowRecoveredThisTurn);
                     }
                 }
             }
@@ -1011,7 +1069,7 @@ impl SessionEngine {
                 && k.keep_recent_tokens == now.keep_recent_tokens
         });
         if still_open {
-            return Some(SKIP_PAUSED);
+            return Some(SkipCause::Paused);
         }
         if g.open.take().is_some() {
             g.attempts = 0;
@@ -1019,11 +1077,6 @@ impl SessionEngine {
         None
     }
 }
-
-/// `auto_compaction_skipped` cause: the overflow was recovered once in this turn already.
-pub const SKIP_RECOVERED: &str = "overflowRecoveredThisTurn";
-/// `auto_compaction_skipped` cause: the breaker is open (repeated attempts without progress).
-pub const SKIP_PAUSED: &str = "paused";
 
 /// The synthetic prompt after a threshold compaction.
 pub const CONTINUE_PROMPT: &str = "Continue if you have next steps.";
@@ -1065,22 +1118,14 @@ fn check_hook_first_kept(
     Ok(())
 }
 
-/// A hook-supplied compaction (`{summary, firstKeptEntryId?, tokensBefore?, details?, …}`).
-fn hook_compaction(c: &Value, prep: &CompactionPreparation) -> Result<CompactionResult> {
-    let summary = c.get("summary").and_then(Value::as_str).ok_or_else(|| Error::Hook {
-        hook: "session_before_compact".into(),
-        message: "the returned compaction has no string `summary`".into(),
-    })?;
-    let details = c.get("details").cloned().map(|d| serde_json::from_value(d).unwrap_or_default()).unwrap_or_default();
-    Ok(CompactionResult {
-        summary: summary.to_string(),
-        short_summary: c.get("shortSummary").and_then(Value::as_str).unwrap_or_default().to_string(),
-        first_kept_entry_id: c
-            .get("firstKeptEntryId")
-            .and_then(Value::as_str)
-            .unwrap_or(&prep.first_kept_entry_id)
-            .to_string(),
-        tokens_before: c.get("tokensBefore").and_then(Value::as_f64).unwrap_or(prep.tokens_before),
+/// The summary result of a hook-supplied compaction: missing fields are the preparation's.
+fn hook_compaction(c: &SuppliedCompaction, prep: &CompactionPreparation) -> CompactionResult {
+    let details = c.details.clone().map(|d| serde_json::from_value(d).unwrap_or_default()).unwrap_or_default();
+    CompactionResult {
+        summary: c.summary.clone(),
+        short_summary: c.short_summary.clone().unwrap_or_default(),
+        first_kept_entry_id: c.first_kept_entry_id.clone().unwrap_or_else(|| prep.first_kept_entry_id.clone()),
+        tokens_before: c.tokens_before.unwrap_or(prep.tokens_before),
         details,
         summarizer: None,
         fallback_reason: None,
@@ -1089,7 +1134,7 @@ fn hook_compaction(c: &Value, prep: &CompactionPreparation) -> Result<Compaction
         context_tokens_before: None,
         context_tokens_after: None,
         no_progress: false,
-    })
+    }
 }
 
 /// Retry settings of automatic compaction (SPEC §11). Read from a host, missing fields are the
@@ -1195,8 +1240,8 @@ pub struct CheckOutcome {
     pub tokens_saved: u64,
     /// Estimated context tokens used for the threshold decision.
     pub context_tokens: f64,
-    /// `"overflow"` or `"threshold"` when a compaction was attempted.
-    pub reason: Option<String>,
+    /// Overflow recovery or threshold, when a compaction was attempted.
+    pub reason: Option<CompactionReason>,
     /// The finished compaction.
     pub compaction: Option<CompactOutcome>,
     /// Overflow path: the host should retry the turn with [`CheckOutcome::context`].
@@ -1209,8 +1254,8 @@ pub struct CheckOutcome {
     pub aborted: bool,
     /// `Context overflow recovery failed: …` / `Auto-compaction failed: …`.
     pub error_message: Option<String>,
-    /// Why a due compaction did not run (SPEC §13.5): [`SKIP_RECOVERED`] or [`SKIP_PAUSED`].
-    pub skipped: Option<String>,
+    /// Why a due compaction did not run (SPEC §13.5).
+    pub skipped: Option<SkipCause>,
 }
 
 /// Texts of transient failures (lower case), retried with backoff.
