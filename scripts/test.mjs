@@ -16,6 +16,8 @@ import { join } from 'node:path';
 import { npmBin, ROOT, run, UserError } from './lib.mjs';
 
 const node = process.execPath;
+/** The cargo feature of the native remote summarizer. */
+const remote = 'remote-reqwest';
 const denoEnv = { DENO_NO_UPDATE_CHECK: '1' };
 
 /** @type {{ name: string, needsBuild?: boolean, run: () => void }[]} */
@@ -31,12 +33,36 @@ const STEPS = [
         label: 'cargo clippy (native)',
       });
       run('cargo', ['clippy', ...wasm, '--', '-D', 'warnings'], { label: 'cargo clippy (wasm32)' });
+      // The native remote summarizer (cargo feature, off by default): checked natively, and on
+      // wasm32 the feature must add nothing.
+      run(
+        'cargo',
+        ['clippy', '-p', 'session-compaction', '--all-targets', '--features', remote, '--', '-D', 'warnings'],
+        {
+          label: 'cargo clippy (native, remote-reqwest)',
+        },
+      );
+      run('cargo', ['clippy', ...wasm, '--features', `session-compaction/${remote}`, '--', '-D', 'warnings'], {
+        label: 'cargo clippy (wasm32, remote-reqwest)',
+      });
+      run('cargo', ['doc', '-p', 'session-compaction', '--no-deps', '--features', remote], {
+        label: 'cargo doc (native, remote-reqwest)',
+        env: deny,
+      });
       run('cargo', ['doc', '--workspace', '--no-deps'], { label: 'cargo doc (native)', env: deny });
       run('cargo', ['doc', ...wasm, '--no-deps'], { label: 'cargo doc (wasm32)', env: deny });
       run(npmBin('biome'), ['ci', '.'], { label: 'biome ci (format + lint of the JS, TS, CSS, JSON)' });
     },
   },
-  { name: 'cargo test', run: () => run('cargo', ['test'], { label: 'cargo test' }) },
+  {
+    name: 'cargo test',
+    run: () => {
+      run('cargo', ['test'], { label: 'cargo test' });
+      run('cargo', ['test', '--features', remote, '--test', 'remote'], {
+        label: 'cargo test (remote-reqwest: the native remote summarizer against a local server)',
+      });
+    },
+  },
   { name: 'build', run: () => run(node, ['scripts/build.mjs'], { label: 'build' }) },
   {
     name: 'tsc',

@@ -361,7 +361,7 @@ pub struct CheckCompactionResult {
     /// Why a compaction was attempted.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional, type = "\"overflow\" | \"threshold\""))]
-    pub reason: Option<String>,
+    pub reason: Option<crate::session::events::CompactionReason>,
     /// The appended `compaction` entry.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional, type = "SessionEntry"))]
@@ -390,7 +390,7 @@ pub struct CheckCompactionResult {
     /// was already recovered in this turn.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional, type = "\"paused\" | \"overflowRecoveredThisTurn\""))]
-    pub skipped: Option<String>,
+    pub skipped: Option<crate::session::events::SkipCause>,
 }
 
 impl From<CheckOutcome> for CheckCompactionResult {

@@ -14,6 +14,7 @@
 //! | module | stage |
 //! |---|---|
 //! | [`error`], [`js`] | the error type with stable codes; the JavaScript semantics the reference depends on |
+//! | [`host`] | thread-safety bounds of the host's callbacks (`Send` natively, none on wasm32) |
 //! | [`model`] | typed serde shapes of headers, entries, messages and content blocks |
 //! | [`entry`] | per-entry metadata (type, ids, role, token estimate, usage, tool calls) read once; `messageOf` |
 //! | [`io`] | JSONL load and save, line-numbered errors, v1/v2 → v3 migration |
@@ -31,6 +32,7 @@ pub mod api;
 pub mod context;
 pub mod entry;
 pub mod error;
+pub mod host;
 pub mod io;
 pub mod js;
 pub mod model;

@@ -4,6 +4,8 @@
 //! Concurrency (parallel requests, abort while pending, E_BUSY) is driven with
 //! `futures_executor::LocalPool`.
 
+#[path = "common/sync.rs"]
+mod sync;
 use futures_executor::{block_on, LocalPool};
 use futures_util::task::LocalSpawnExt;
 use serde_json::{json, Value};
@@ -12,17 +14,18 @@ use session_compaction::plan::prepare::{CompactionSettings, Fallback};
 use session_compaction::plan::prune::PruneConfig;
 use session_compaction::prompt::templates::{self as prompts, PromptTemplates};
 use session_compaction::session::engine::{
-    AbortSignal, CheckOptions, Clock, CompactRun, EventSink, Hooks, NavigateRun, NoHooks, RetryPolicy, SessionEngine,
-    CONTINUE_PROMPT,
+    AbortSignal, CheckOptions, Clock, CompactRun, EventSink, HooksByName, NavigateRun, NoHooks, RetryPolicy,
+    SessionEngine, CONTINUE_PROMPT,
 };
+use session_compaction::session::events::{AutoCompactionEvent, CompactionReason};
 use session_compaction::session::SessionTree;
 use session_compaction::summarize::{Complete, Purpose, SummaryRequest, TURN_CONTEXT_SEPARATOR};
 use session_compaction::{Error, Result};
-use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
-use std::rc::Rc;
+use std::sync::Arc;
 use std::task::{Poll, Waker};
+use sync::{Lock, SyncCell};
 
 // ------------------------------------------------------------------------------------------
 // Fakes
@@ -30,13 +33,13 @@ use std::task::{Poll, Waker};
 /// A manually resolved future: everything waiting on it resumes when the test opens it.
 #[derive(Default)]
 struct Gate {
-    open: Cell<bool>,
-    wakers: RefCell<Vec<Waker>>,
+    open: SyncCell<bool>,
+    wakers: Lock<Vec<Waker>>,
 }
 
 impl Gate {
-    fn new() -> Rc<Self> {
-        Rc::new(Self::default())
+    fn new() -> Arc<Self> {
+        Arc::new(Self::default())
     }
     fn open(&self) {
         self.open.set(true);
@@ -57,7 +60,7 @@ impl Gate {
 }
 
 /// One timeline shared by the fakes: "hook:<name>", "model:<name>:<purpose>", "sleep:<ms>".
-type Log = Rc<RefCell<Vec<String>>>;
+type Log = Arc<Lock<Vec<String>>>;
 
 fn purpose_name(p: Purpose) -> &'static str {
     match p {
@@ -83,13 +86,13 @@ fn canned(p: Purpose) -> &'static str {
 struct FakeModel {
     name: String,
     log: Log,
-    requests: RefCell<Vec<SummaryRequest>>,
+    requests: Lock<Vec<SummaryRequest>>,
     /// Scripted outcomes, consumed one per call (after the gate); canned text when empty.
-    script: RefCell<VecDeque<Result<String>>>,
+    script: Lock<VecDeque<Result<String>>>,
     /// When set, calls (of `gate_purpose`, or all) wait for the gate before answering.
-    gate: RefCell<Option<Rc<Gate>>>,
-    gate_purpose: Cell<Option<Purpose>>,
-    finished: Cell<usize>,
+    gate: Lock<Option<Arc<Gate>>>,
+    gate_purpose: SyncCell<Option<Purpose>>,
+    finished: SyncCell<usize>,
 }
 
 impl FakeModel {
@@ -97,11 +100,11 @@ impl FakeModel {
         Self {
             name: name.into(),
             log: log.clone(),
-            requests: RefCell::default(),
-            script: RefCell::default(),
-            gate: RefCell::default(),
-            gate_purpose: Cell::new(None),
-            finished: Cell::new(0),
+            requests: Lock::default(),
+            script: Lock::default(),
+            gate: Lock::default(),
+            gate_purpose: SyncCell::new(None),
+            finished: SyncCell::new(0),
         }
     }
     fn fail_with(&self, e: Error) -> &Self {
@@ -112,7 +115,7 @@ impl FakeModel {
         self.script.borrow_mut().push_back(Ok(text.into()));
         self
     }
-    fn block(&self, purpose: Option<Purpose>) -> Rc<Gate> {
+    fn block(&self, purpose: Option<Purpose>) -> Arc<Gate> {
         let g = Gate::new();
         *self.gate.borrow_mut() = Some(g.clone());
         self.gate_purpose.set(purpose);
@@ -144,7 +147,7 @@ impl Complete for FakeModel {
 }
 
 /// A shared fake model as a candidate (candidates are a slice of one `Complete` type).
-struct Shared(Rc<FakeModel>);
+struct Shared(Arc<FakeModel>);
 
 impl Complete for Shared {
     async fn complete(&self, request: SummaryRequest) -> Result<String> {
@@ -152,22 +155,22 @@ impl Complete for Shared {
     }
 }
 
-type HookFn = Box<dyn Fn(&Value) -> Result<Value>>;
+type HookFn = Box<dyn Fn(&Value) -> Result<Value> + Send + Sync>;
 
 /// What a fake hook does.
 enum Reply {
     Value(Value),
     Fail(String),
     /// Waits for the gate, then returns the value.
-    Gated(Rc<Gate>, Value),
+    Gated(Arc<Gate>, Value),
     Func(HookFn),
 }
 
 #[derive(Default)]
 struct FakeHooks {
     log: Log,
-    events: RefCell<Vec<(String, Value)>>,
-    replies: RefCell<HashMap<String, Reply>>,
+    events: Lock<Vec<(String, Value)>>,
+    replies: Lock<HashMap<String, Reply>>,
 }
 
 impl FakeHooks {
@@ -191,7 +194,7 @@ impl FakeHooks {
     }
 }
 
-impl Hooks for FakeHooks {
+impl HooksByName for FakeHooks {
     async fn call(&self, name: &str, event: Value) -> Result<Value> {
         self.log.borrow_mut().push(format!("hook:{name}"));
         assert_eq!(event["type"], json!(name), "the event carries its type");
@@ -211,15 +214,15 @@ impl Hooks for FakeHooks {
 /// A fake clock: `sleep` records the requested ms, advances `now` and returns at once (or waits
 /// for a gate when one is set).
 struct FakeClock {
-    now: Cell<f64>,
-    sleeps: RefCell<Vec<f64>>,
+    now: SyncCell<f64>,
+    sleeps: Lock<Vec<f64>>,
     log: Log,
-    gate: RefCell<Option<Rc<Gate>>>,
+    gate: Lock<Option<Arc<Gate>>>,
 }
 
 impl FakeClock {
     fn new(now: f64, log: &Log) -> Self {
-        Self { now: Cell::new(now), sleeps: RefCell::default(), log: log.clone(), gate: RefCell::default() }
+        Self { now: SyncCell::new(now), sleeps: Lock::default(), log: log.clone(), gate: Lock::default() }
     }
     fn sleeps(&self) -> Vec<f64> {
         self.sleeps.borrow().clone()
@@ -242,11 +245,11 @@ impl Clock for FakeClock {
 }
 
 #[derive(Default)]
-struct Events(RefCell<Vec<Value>>);
+struct Events(Lock<Vec<Value>>);
 
 impl EventSink for Events {
-    fn emit(&self, event: Value) {
-        self.0.borrow_mut().push(event);
+    fn emit(&self, event: AutoCompactionEvent) {
+        self.0.borrow_mut().push(serde_json::to_value(&event).expect("an event serializes"));
     }
 }
 
@@ -259,8 +262,8 @@ impl Events {
     }
 }
 
-fn spawn<T: 'static>(pool: &LocalPool, fut: impl Future<Output = T> + 'static) -> Rc<RefCell<Option<T>>> {
-    let slot = Rc::new(RefCell::new(None));
+fn spawn<T: 'static>(pool: &LocalPool, fut: impl Future<Output = T> + 'static) -> Arc<Lock<Option<T>>> {
+    let slot = Arc::new(Lock::new(None));
     let out = slot.clone();
     pool.spawner()
         .spawn_local(async move {
@@ -271,7 +274,7 @@ fn spawn<T: 'static>(pool: &LocalPool, fut: impl Future<Output = T> + 'static) -
     slot
 }
 
-fn take<T>(slot: &Rc<RefCell<Option<T>>>) -> T {
+fn take<T>(slot: &Arc<Lock<Option<T>>>) -> T {
     slot.borrow_mut().take().expect("the task has finished")
 }
 
@@ -372,12 +375,12 @@ fn split_engine() -> SessionEngine {
 }
 
 fn compaction_count(engine: &SessionEngine) -> usize {
-    let s = engine.session().borrow();
+    let s = engine.session().snapshot();
     (0..s.entry_count()).filter(|&i| s.raw(i).contains("\"type\":\"compaction\"")).count()
 }
 
 fn leaf(engine: &SessionEngine) -> Option<String> {
-    engine.session().borrow().leaf_id().map(str::to_owned)
+    engine.session().snapshot().leaf_id().map(str::to_owned)
 }
 
 fn render(name: &str) -> String {
@@ -434,7 +437,7 @@ fn compact_history_and_short_requests_and_entry() {
     assert!(!id.is_empty());
     assert_eq!(out.result.summary, "HISTORY-SUMMARY");
 
-    let s = engine.session().borrow();
+    let s = engine.session().snapshot();
     assert_eq!(s.entry_count(), 5);
     assert_eq!(s.leaf_id(), Some(id.as_str()), "the compaction becomes the leaf");
     assert_eq!(s.get_entry(&id).as_ref(), Some(e), "stored as returned");
@@ -487,9 +490,9 @@ fn compact_split_turn_merges_history_and_prefix_with_file_blocks() {
 #[test]
 fn history_and_turn_prefix_are_requested_in_parallel() {
     let log = Log::default();
-    let model = Rc::new(FakeModel::new("m", &log));
+    let model = Arc::new(FakeModel::new("m", &log));
     let gate = model.block(None);
-    let engine = Rc::new(split_engine());
+    let engine = Arc::new(split_engine());
     let mut pool = LocalPool::new();
     let (e, m) = (engine.clone(), model.clone());
     let slot = spawn(&pool, async move { e.compact(&*m, &NoHooks, &run(100), None, T_COMPACT).await });
@@ -513,9 +516,9 @@ fn history_and_turn_prefix_are_requested_in_parallel() {
 fn short_waits_for_history_and_prefix() {
     // The short request is only made once both answers are in (it needs the composed summary).
     let log = Log::default();
-    let model = Rc::new(FakeModel::new("m", &log));
+    let model = Arc::new(FakeModel::new("m", &log));
     let gate = model.block(Some(Purpose::TurnPrefix));
-    let engine = Rc::new(split_engine());
+    let engine = Arc::new(split_engine());
     let mut pool = LocalPool::new();
     let (e, m) = (engine.clone(), model.clone());
     let slot = spawn(&pool, async move { e.compact(&*m, &NoHooks, &run(100), None, T_COMPACT).await });
@@ -535,11 +538,10 @@ fn update_prompt_frame_order_with_previous_summary_context_and_focus() {
     let engine = simple_engine();
     let first = block_on(engine.compact(&model, &NoHooks, &run(150), None, T_COMPACT)).unwrap();
     let cid = first.entry["id"].as_str().unwrap().to_string();
-    {
-        let mut s = engine.session().borrow_mut();
+    engine.session().write(|s| {
         s.append_entry(user("e5", Some(&cid), T_COMPACT + 1000.0)).unwrap();
         s.append_entry(assistant("e6", Some("e5"), T_COMPACT + 2000.0, 400)).unwrap();
-    }
+    });
     let model2 = FakeModel::new("m2", &log);
     let hooks = FakeHooks::new(&log)
         .on("session.compacting", Reply::Value(json!({"context": ["ticket ABC-1", "keep it short"]})));
@@ -642,7 +644,7 @@ fn compacts_a_real_session() {
         assert_eq!(r.max_tokens, expected, "{:?}", r.purpose);
     }
     assert_eq!(out.entry["parentId"], json!(old_leaf));
-    let s = engine.session().borrow();
+    let s = engine.session().snapshot();
     assert_eq!(s.entry_count(), before + 1);
     assert_eq!(s.build_session_context().messages[0]["role"], "compactionSummary");
     assert_eq!(hooks.names(), vec!["session_before_compact", "session.compacting", "session_compact"]);
@@ -656,7 +658,7 @@ fn compacts_a_real_session() {
 fn hooks_run_in_order_with_their_events() {
     let log = Log::default();
     let model = FakeModel::new("m", &log);
-    let engine = Rc::new(split_engine());
+    let engine = Arc::new(split_engine());
     let e1 = engine.clone();
     let e2 = engine.clone();
     let hooks = FakeHooks::new(&log)
@@ -665,14 +667,14 @@ fn hooks_run_in_order_with_their_events() {
             Reply::Func(Box::new(move |_| {
                 // Hooks may call back into the session: no borrow is held.
                 assert!(e1.is_busy());
-                assert_eq!(e1.session().borrow_mut().entry_count(), 7);
+                assert_eq!(e1.session().read(|s| s.entry_count()), 7);
                 Ok(Value::Null)
             })),
         )
         .on(
             "session_compact",
             Reply::Func(Box::new(move |ev| {
-                let s = e2.session().borrow_mut();
+                let s = e2.session().snapshot();
                 assert_eq!(s.leaf_id(), ev["compactionEntry"]["id"].as_str(), "appended before session_compact");
                 Ok(json!({"ignored": true}))
             })),
@@ -752,7 +754,7 @@ fn hook_supplied_compaction_is_used_as_is() {
     assert_eq!(e["parentId"], "e4");
     assert_eq!(hooks.event("session_compact")["fromExtension"], true);
     assert_eq!(hooks.event("session_compact")["compactionEntry"], *e);
-    let s = engine.session().borrow();
+    let s = engine.session().snapshot();
     assert_eq!(s.leaf_id(), e["id"].as_str());
     let ctx = s.build_session_context();
     assert_eq!(ctx.messages[0]["summary"], "EXT SUMMARY");
@@ -770,7 +772,7 @@ fn hook_supplied_compaction_keeps_its_own_details() {
         .on("session_before_compact", Reply::Value(json!({"compaction": {"summary": "EXT", "details": details}})));
     let out = block_on(engine.compact(&model, &hooks, &run(150), None, T_COMPACT)).unwrap();
     assert_eq!(out.entry["details"], details);
-    let stored = engine.session().borrow().get_entry(out.entry["id"].as_str().unwrap()).unwrap();
+    let stored = engine.session().snapshot().get_entry(out.entry["id"].as_str().unwrap()).unwrap();
     assert_eq!(stored["details"], details);
     // No details supplied: none stored.
     let engine = simple_engine();
@@ -820,7 +822,7 @@ fn compacting_hook_prompt_context_and_preserve_data() {
         .prompt
         .contains("<additional-context>\n- line one\n- line two\n</additional-context>"));
     assert_eq!(out.entry["preserveData"], json!({"k": [1, 2]}));
-    let s = engine.session().borrow();
+    let s = engine.session().snapshot();
     assert_eq!(s.get_entry(out.entry["id"].as_str().unwrap()).unwrap()["preserveData"], json!({"k": [1, 2]}));
 }
 
@@ -850,14 +852,14 @@ fn a_failing_after_hook_fails_with_e_hook_and_rolls_the_entry_back() {
     let model = FakeModel::new("m", &log);
     let engine = simple_engine();
     let (count_before, leaf_before) = {
-        let s = engine.session().borrow();
+        let s = engine.session().snapshot();
         (s.entry_count(), s.leaf_id().map(str::to_owned))
     };
     let hooks = FakeHooks::new(&log).on("session_compact", Reply::Fail("late".into()));
     let err = block_on(engine.compact(&model, &hooks, &run(150), None, T_COMPACT)).unwrap_err();
     assert_eq!(err, Error::Hook { hook: "session_compact".into(), message: "late".into() });
     assert_eq!(compaction_count(&engine), 0);
-    let s = engine.session().borrow();
+    let s = engine.session().snapshot();
     assert_eq!(s.entry_count(), count_before);
     assert_eq!(s.leaf_id().map(str::to_owned), leaf_before);
     drop(s);
@@ -900,7 +902,7 @@ enum HoldAt {
 
 fn aborted_while_pending(at: HoldAt, external: bool) {
     let log = Log::default();
-    let model = Rc::new(FakeModel::new("m", &log));
+    let model = Arc::new(FakeModel::new("m", &log));
     let gate = Gate::new();
     let mut hooks = FakeHooks::new(&log);
     match at {
@@ -912,8 +914,8 @@ fn aborted_while_pending(at: HoldAt, external: bool) {
             model.gate_purpose.set(Some(Purpose::Short));
         }
     }
-    let hooks = Rc::new(hooks);
-    let engine = Rc::new(simple_engine());
+    let hooks = Arc::new(hooks);
+    let engine = Arc::new(simple_engine());
     let signal = AbortSignal::new();
     let mut pool = LocalPool::new();
     let (e, m, h, sig) = (engine.clone(), model.clone(), hooks.clone(), signal.clone());
@@ -1021,9 +1023,9 @@ fn an_already_aborted_signal_stops_before_any_hook() {
 #[test]
 fn second_operation_while_one_runs_is_busy() {
     let log = Log::default();
-    let model = Rc::new(FakeModel::new("m", &log));
+    let model = Arc::new(FakeModel::new("m", &log));
     let gate = model.block(None);
-    let engine = Rc::new(simple_engine());
+    let engine = Arc::new(simple_engine());
     let mut pool = LocalPool::new();
     let (e, m) = (engine.clone(), model.clone());
     let slot = spawn(&pool, async move { e.compact(&*m, &NoHooks, &run(150), None, T_COMPACT).await });
@@ -1115,7 +1117,7 @@ fn navigate_to_a_user_message_returns_its_text_and_leaves_its_parent() {
     assert_eq!(after["newLeafId"], "e2");
     assert_eq!(after["oldLeafId"], "e6");
     assert!(after.get("summaryEntry").is_none());
-    assert_eq!(engine.session().borrow().entry_count(), 7, "nothing appended");
+    assert_eq!(engine.session().snapshot().entry_count(), 7, "nothing appended");
 }
 
 #[test]
@@ -1140,7 +1142,7 @@ fn navigate_to_other_targets() {
     assert_eq!(out.new_leaf_id, None);
     assert_eq!(out.editor_text, Some(text("e1")));
     assert_eq!(leaf(&engine), None);
-    assert!(engine.session().borrow().build_session_context().messages.is_empty());
+    assert!(engine.session().snapshot().build_session_context().messages.is_empty());
     assert_eq!(hooks.event("session_tree")["newLeafId"], Value::Null);
     // Unknown target.
     let err = block_on(engine.navigate_tree("nope", no_model(), &NoHooks, &NavigateRun::default(), None, T_COMPACT))
@@ -1189,7 +1191,7 @@ fn navigate_with_summary_appends_a_branch_summary() {
     assert_eq!(after["summaryEntry"], e);
     assert_eq!(after["fromExtension"], false);
     assert_eq!(hooks.event("session_before_tree")["preparation"]["userWantsSummary"], true);
-    let ctx = engine.session().borrow().build_session_context();
+    let ctx = engine.session().snapshot().build_session_context();
     assert_eq!(ctx.messages.last().unwrap()["role"], "branchSummary");
     assert_eq!(ctx.messages.last().unwrap()["fromId"], "e6");
 }
@@ -1218,7 +1220,7 @@ fn navigate_without_an_old_leaf_summarizes_nothing() {
     let log = Log::default();
     let model = FakeModel::new("m", &log);
     let engine = tree_engine();
-    engine.session().borrow_mut().set_leaf(None).unwrap();
+    engine.session().write(|s| s.set_leaf(None)).unwrap();
     let out = block_on(engine.navigate_tree("e4", Some(&model), &NoHooks, &summarize(), None, T_COMPACT)).unwrap();
     assert!(out.summary_entry.is_none());
     assert!(model.requests.borrow().is_empty());
@@ -1247,7 +1249,7 @@ fn navigate_hook_cancel_changes_nothing() {
     assert!(model.requests.borrow().is_empty());
     assert_eq!(hooks.names(), vec!["session_before_tree"]);
     assert_eq!(leaf(&engine).as_deref(), Some("e6"));
-    assert_eq!(engine.session().borrow().entry_count(), 7);
+    assert_eq!(engine.session().snapshot().entry_count(), 7);
     assert!(!engine.is_busy());
 }
 
@@ -1260,7 +1262,7 @@ fn navigate_hook_failure_is_e_hook() {
     let err = block_on(engine.navigate_tree("e3", Some(&model), &hooks, &summarize(), None, T_COMPACT)).unwrap_err();
     assert_eq!(err, Error::Hook { hook: "session_before_tree".into(), message: "nope".into() });
     assert_eq!(leaf(&engine).as_deref(), Some("e6"));
-    assert_eq!(engine.session().borrow().entry_count(), 7);
+    assert_eq!(engine.session().snapshot().entry_count(), 7);
     assert!(!engine.is_busy());
 }
 
@@ -1288,12 +1290,12 @@ fn navigate_hook_supplied_summary() {
         block_on(engine.navigate_tree("e4", Some(&model), &hooks, &NavigateRun::default(), None, T_COMPACT)).unwrap();
     assert!(out.summary_entry.is_none());
     assert_eq!(leaf(&engine).as_deref(), Some("e4"));
-    assert_eq!(engine.session().borrow().entry_count(), 7);
+    assert_eq!(engine.session().snapshot().entry_count(), 7);
 }
 
 fn navigate_aborted(hold_in_hook: bool, external: bool) {
     let log = Log::default();
-    let model = Rc::new(FakeModel::new("m", &log));
+    let model = Arc::new(FakeModel::new("m", &log));
     let gate = Gate::new();
     let mut hooks = FakeHooks::new(&log);
     if hold_in_hook {
@@ -1301,8 +1303,8 @@ fn navigate_aborted(hold_in_hook: bool, external: bool) {
     } else {
         *model.gate.borrow_mut() = Some(gate.clone());
     }
-    let hooks = Rc::new(hooks);
-    let engine = Rc::new(tree_engine());
+    let hooks = Arc::new(hooks);
+    let engine = Arc::new(tree_engine());
     let signal = AbortSignal::new();
     let mut pool = LocalPool::new();
     let (e, m, h, sig) = (engine.clone(), model.clone(), hooks.clone(), signal.clone());
@@ -1324,7 +1326,7 @@ fn navigate_aborted(hold_in_hook: bool, external: bool) {
     assert!(out.cancelled && out.aborted, "{out:?}");
     assert!(out.summary_entry.is_none());
     assert_eq!(leaf(&engine).as_deref(), Some("e6"), "leaf unchanged");
-    assert_eq!(engine.session().borrow().entry_count(), 7);
+    assert_eq!(engine.session().snapshot().entry_count(), 7);
     assert!(!hooks.names().contains(&"session_tree".to_string()));
     assert!(!engine.is_busy());
     gate.open();
@@ -1378,7 +1380,7 @@ impl Check {
 }
 
 fn last_message(engine: &SessionEngine) -> Value {
-    let s = engine.session().borrow();
+    let s = engine.session().snapshot();
     s.get_entry(s.leaf_id().unwrap()).unwrap()["message"].clone()
 }
 
@@ -1392,7 +1394,7 @@ fn threshold_path_compacts_and_asks_to_continue() {
     let mut opts = check_options(1000.0);
     opts.settings.reserve_tokens = 200;
     let out = c.run(&engine, &msg, &opts, std::slice::from_ref(&model)).unwrap();
-    assert_eq!(out.reason.as_deref(), Some("threshold"));
+    assert_eq!(out.reason, Some(CompactionReason::Threshold));
     assert_eq!(out.context_tokens, 900.0);
     assert!(!out.will_retry && out.context.is_none());
     assert_eq!(out.continue_prompt.as_deref(), Some("Continue if you have next steps."));
@@ -1507,7 +1509,7 @@ fn prune_runs_first_and_its_savings_count() {
     assert_eq!(out.tokens_saved, 992);
     assert_eq!(out.context_tokens, 1500.0 - 992.0);
     assert_eq!(out.reason, None, "508 <= 2000 - 1000: no compaction after pruning");
-    let s = engine.session().borrow();
+    let s = engine.session().snapshot();
     let e3 = s.get_entry("e3").unwrap();
     assert_eq!(e3["message"]["content"], json!([{"type": "text", "text": "[Output truncated - 1000 tokens]"}]));
     assert_eq!(e3["message"]["prunedAt"], json!(T_COMPACT as u64));
@@ -1520,7 +1522,7 @@ fn prune_runs_first_and_its_savings_count() {
     opts.prune.minimum_savings = 5000;
     let out = c.run(&engine, &msg, &opts, std::slice::from_ref(&model)).unwrap();
     assert_eq!((out.pruned_count, out.tokens_saved), (0, 0));
-    assert_eq!(out.reason.as_deref(), Some("threshold"));
+    assert_eq!(out.reason, Some(CompactionReason::Threshold));
     assert_eq!(out.context_tokens, 1500.0);
     assert!(out.compaction.is_some());
 }
@@ -1539,7 +1541,7 @@ fn prune_savings_are_not_counted_twice_without_usage() {
     let model = FakeModel::new("a", &c.log);
     let engine = SessionEngine::new(SessionTree::from_values(Some(header()), &entries));
     let full: f64 = {
-        let s = engine.session().borrow();
+        let s = engine.session().snapshot();
         session_compaction::plan::overflow::estimate_context_tokens(&s.branch_source())
     };
     let mut opts = check_options(100_000.0);
@@ -1548,7 +1550,7 @@ fn prune_savings_are_not_counted_twice_without_usage() {
     assert_eq!(out.tokens_saved, 992);
     assert_eq!(out.context_tokens, full - 992.0);
     let after: f64 = {
-        let s = engine.session().borrow();
+        let s = engine.session().snapshot();
         session_compaction::plan::overflow::estimate_context_tokens(&s.branch_source())
     };
     assert_eq!(after, out.context_tokens, "the decision uses the context as it now is");
@@ -1573,7 +1575,7 @@ fn overflow_path_compacts_and_returns_the_retry_context() {
     let model = FakeModel::new("a", &c.log);
     let (engine, msg) = overflow_engine(T0 + 4000.0, "claude-test");
     let out = c.run(&engine, &msg, &check_options(200_000.0), std::slice::from_ref(&model)).unwrap();
-    assert_eq!(out.reason.as_deref(), Some("overflow"));
+    assert_eq!(out.reason, Some(CompactionReason::Overflow));
     assert!(out.will_retry);
     assert_eq!(out.continue_prompt, None, "the turn is retried instead");
     let done = out.compaction.clone().unwrap();
@@ -1584,7 +1586,7 @@ fn overflow_path_compacts_and_returns_the_retry_context() {
     assert_eq!(roles, ["compactionSummary", "user", "assistant"]);
     assert!(!ctx.messages.contains(&msg), "the overflow error is left out of the retry context");
     // ... but stays in the session as history.
-    let s = engine.session().borrow();
+    let s = engine.session().snapshot();
     assert_eq!(s.get_entry("e5").unwrap()["message"], msg);
     assert_eq!(s.build_session_context().messages.len(), 4);
     drop(s);
@@ -1607,7 +1609,7 @@ fn overflow_model_named_without_its_provider_is_the_same_model() {
         let (engine, msg) = overflow_engine(T0 + 4000.0, "claude-test");
         let options = CheckOptions { model: Some(want.into()), ..check_options(200_000.0) };
         let out = c.run(&engine, &msg, &options, std::slice::from_ref(&model)).unwrap();
-        assert_eq!(out.reason.as_deref(), recovers.then_some("overflow"), "model {want}");
+        assert_eq!(out.reason.map(CompactionReason::as_str), recovers.then_some("overflow"), "model {want}");
         assert_eq!(out.will_retry, recovers, "model {want}");
     }
 }
@@ -1627,14 +1629,13 @@ fn overflow_from_another_model_or_before_the_last_compaction_is_ignored() {
 
     // Older than the last compaction on the branch.
     let (engine, msg) = overflow_engine(T0 + 4000.0, "claude-test");
-    {
-        let mut s = engine.session().borrow_mut();
+    engine.session().write(|s| {
         s.append_entry(
             json!({"type": "compaction", "id": "c1", "parentId": "e5", "timestamp": format_iso_timestamp(T0 + 10_000.0),
             "summary": "S", "firstKeptEntryId": "e3", "tokensBefore": 900}),
         )
         .unwrap();
-    }
+    });
     let out = c.run(&engine, &msg, &check_options(200_000.0), std::slice::from_ref(&model)).unwrap();
     assert_eq!(out.reason, None);
     assert!(c.events.all().is_empty());
@@ -1658,7 +1659,7 @@ fn overflow_newer_than_the_last_compaction_is_recovered() {
     entries.push(entry("e8", Some("e7"), T0 + 7000.0, msg.clone()));
     let engine = SessionEngine::new(SessionTree::from_values(Some(header()), &entries));
     let out = c.run(&engine, &msg, &check_options(200_000.0), std::slice::from_ref(&model)).unwrap();
-    assert_eq!(out.reason.as_deref(), Some("overflow"));
+    assert_eq!(out.reason, Some(CompactionReason::Overflow));
     assert!(out.will_retry);
     // keep 150 cuts at e6 (split turn e5..): the previous kept region e3, e4 is updated.
     assert_eq!(model.purposes(), vec![Purpose::Update, Purpose::TurnPrefix, Purpose::Short]);
@@ -1909,15 +1910,15 @@ fn all_candidates_failing_transiently_reports_the_last_error() {
 #[test]
 fn abort_during_a_retry_wait() {
     let log = Log::default();
-    let clock = Rc::new(FakeClock::new(T_COMPACT, &log));
+    let clock = Arc::new(FakeClock::new(T_COMPACT, &log));
     let gate = Gate::new();
     *clock.gate.borrow_mut() = Some(gate.clone());
-    let model = Rc::new(FakeModel::new("a", &log));
+    let model = Arc::new(FakeModel::new("a", &log));
     model.fail_with(transient(503, None));
-    let events = Rc::new(Events::default());
-    let hooks = Rc::new(FakeHooks::new(&log));
+    let events = Arc::new(Events::default());
+    let hooks = Arc::new(FakeHooks::new(&log));
     let (engine, msg, opts) = threshold_check();
-    let engine = Rc::new(engine);
+    let engine = Arc::new(engine);
     let mut pool = LocalPool::new();
     let (e, m, k, ev, h) = (engine.clone(), model.clone(), clock.clone(), events.clone(), hooks.clone());
     let slot = spawn(&pool, async move {
@@ -1949,12 +1950,12 @@ fn abort_during_a_retry_wait() {
 #[test]
 fn abort_during_the_automatic_model_call_with_an_external_signal() {
     let log = Log::default();
-    let clock = Rc::new(FakeClock::new(T_COMPACT, &log));
-    let model = Rc::new(FakeModel::new("a", &log));
+    let clock = Arc::new(FakeClock::new(T_COMPACT, &log));
+    let model = Arc::new(FakeModel::new("a", &log));
     let gate = model.block(None);
-    let events = Rc::new(Events::default());
+    let events = Arc::new(Events::default());
     let (engine, msg) = overflow_engine(T0 + 4000.0, "claude-test");
-    let engine = Rc::new(engine);
+    let engine = Arc::new(engine);
     let signal = AbortSignal::new();
     let mut pool = LocalPool::new();
     let (e, m, k, ev, sig) = (engine.clone(), model.clone(), clock.clone(), events.clone(), signal.clone());
@@ -1979,10 +1980,10 @@ fn abort_during_the_automatic_model_call_with_an_external_signal() {
 #[test]
 fn check_while_a_compaction_runs_is_busy() {
     let log = Log::default();
-    let model = Rc::new(FakeModel::new("m", &log));
+    let model = Arc::new(FakeModel::new("m", &log));
     let gate = model.block(None);
     let (engine, msg, opts) = threshold_check();
-    let engine = Rc::new(engine);
+    let engine = Arc::new(engine);
     let mut pool = LocalPool::new();
     let (e, m) = (engine.clone(), model.clone());
     let slot = spawn(&pool, async move { e.compact(&*m, &NoHooks, &run(150), None, T_COMPACT).await });
@@ -2009,11 +2010,11 @@ fn a_failing_session_tree_hook_undoes_the_navigation() {
     let model = FakeModel::new("m", &log);
     let hooks = FakeHooks::new(&log).on("session_tree", Reply::Fail("nope".into()));
     let engine = tree_engine();
-    let (count, old_leaf) = (engine.session().borrow().entry_count(), leaf(&engine));
+    let (count, old_leaf) = (engine.session().snapshot().entry_count(), leaf(&engine));
     let r = NavigateRun { summarize: true, ..Default::default() };
     let err = block_on(engine.navigate_tree("e3", Some(&model), &hooks, &r, None, T_COMPACT)).unwrap_err();
     assert_eq!(err.code(), "E_HOOK");
-    assert_eq!(engine.session().borrow().entry_count(), count, "the branch summary was removed again");
+    assert_eq!(engine.session().snapshot().entry_count(), count, "the branch summary was removed again");
     assert_eq!(leaf(&engine), old_leaf, "the leaf is back where it was");
     assert!(!engine.is_busy());
 }

@@ -79,7 +79,7 @@ fn settings() -> CompactionSettings {
 }
 
 fn context_tokens(engine: &SessionEngine) -> f64 {
-    estimate_context_tokens(&engine.session().borrow().branch_source())
+    engine.session().read(|s| estimate_context_tokens(&s.branch_source()))
 }
 
 #[test]
@@ -128,7 +128,7 @@ fn the_prune_and_compaction_preview_is_what_both_leave() {
     assert_eq!(w.context_tokens_after, p.compaction.as_ref().unwrap().context_tokens_after);
     // The engine: prune in the handle, then compact.
     let engine = SessionEngine::new(SessionTree::from_values(Some(header()), &entries));
-    let (plan, _) = engine.session().borrow_mut().prune_tool_outputs(&prune, 1e12);
+    let (plan, _) = engine.session().write(|s| s.prune_tool_outputs(&prune, 1e12));
     assert_eq!((plan.candidates.len(), plan.tokens_saved), (w.pruned_count, w.prune_tokens_saved));
     assert_eq!(context_tokens(&engine), w.context_tokens_after_prune);
     block_on(engine.compact(&Full, &NoHooks, &CompactRun { settings: settings(), ..Default::default() }, None, 1e12))

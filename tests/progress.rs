@@ -5,6 +5,8 @@
 //! keeps the history summary; the threshold is checked after a failed turn too (SPEC §11); a
 //! stalled summarizer times out. Fakes only: no real clock, no network.
 
+#[path = "common/sync.rs"]
+mod sync;
 use futures_executor::block_on;
 use serde_json::{json, Value};
 use session_compaction::js::format_iso_timestamp;
@@ -12,15 +14,15 @@ use session_compaction::plan::prepare::{CompactionSettings, Fallback};
 use session_compaction::plan::prune::PruneConfig;
 use session_compaction::session::engine::{
     with_timeout, CheckOptions, CheckOutcome, Clock, CompactRun, EventSink, NoHooks, RetryPolicy, SessionEngine,
-    SKIP_PAUSED, SKIP_RECOVERED,
 };
+use session_compaction::session::events::{AutoCompactionEvent, CompactionReason, SkipCause};
 use session_compaction::session::SessionTree;
 use session_compaction::summarize::extractive::EXTRACTIVE_MARKER;
 use session_compaction::summarize::{
     bound_to_max_tokens, compact, CompactOptions, Complete, Purpose, Summarizer, SummaryRequest,
 };
 use session_compaction::{Error, Result};
-use std::cell::{Cell, RefCell};
+use sync::{Lock, SyncCell};
 
 const T0: f64 = 1_700_000_000_000.0;
 
@@ -30,12 +32,12 @@ struct Model {
     answer: String,
     fail: Option<String>,
     fail_only: Vec<Purpose>,
-    asked: RefCell<Vec<Purpose>>,
+    asked: Lock<Vec<Purpose>>,
 }
 
 impl Model {
     fn answering(text: &str) -> Self {
-        Self { answer: text.into(), fail: None, fail_only: Vec::new(), asked: RefCell::default() }
+        Self { answer: text.into(), fail: None, fail_only: Vec::new(), asked: Lock::default() }
     }
     fn failing(message: &str) -> Self {
         Self { fail: Some(message.into()), ..Self::answering("") }
@@ -60,7 +62,7 @@ impl Complete for Model {
 
 /// A clock whose sleeps end at once (and count).
 #[derive(Default)]
-struct InstantClock(Cell<usize>);
+struct InstantClock(SyncCell<usize>);
 
 impl Clock for InstantClock {
     fn now_ms(&self) -> f64 {
@@ -72,11 +74,11 @@ impl Clock for InstantClock {
 }
 
 #[derive(Default)]
-struct Events(RefCell<Vec<Value>>);
+struct Events(Lock<Vec<Value>>);
 
 impl EventSink for Events {
-    fn emit(&self, event: Value) {
-        self.0.borrow_mut().push(event);
+    fn emit(&self, event: AutoCompactionEvent) {
+        self.0.borrow_mut().push(serde_json::to_value(&event).expect("an event serializes"));
     }
 }
 
@@ -133,20 +135,22 @@ fn engine(total: u64) -> SessionEngine {
 /// Appends a user message and an assistant reply (usage `total`) and returns the reply.
 fn turn(engine: &SessionEngine, n: usize, total: u64) -> Value {
     let ts = T0 + 100_000.0 + 1000.0 * n as f64;
-    let mut s = engine.session().borrow_mut();
-    let leaf = s.leaf_id().map(str::to_owned);
-    let u = format!("t{n}u");
-    s.append_entry(entry(&u, leaf.as_deref(), ts, user_msg(&words(&u, 200), ts))).unwrap();
-    let msg = assistant_msg(&words(&format!("t{n}a"), 200), ts + 500.0, total);
-    s.append_entry(entry(&format!("t{n}a"), Some(&u), ts + 500.0, msg.clone())).unwrap();
-    msg
+    engine.session().write(|s| {
+        let leaf = s.leaf_id().map(str::to_owned);
+        let u = format!("t{n}u");
+        s.append_entry(entry(&u, leaf.as_deref(), ts, user_msg(&words(&u, 200), ts))).unwrap();
+        let msg = assistant_msg(&words(&format!("t{n}a"), 200), ts + 500.0, total);
+        s.append_entry(entry(&format!("t{n}a"), Some(&u), ts + 500.0, msg.clone())).unwrap();
+        msg
+    })
 }
 
 fn append(engine: &SessionEngine, id: &str, message: &Value) {
-    let mut s = engine.session().borrow_mut();
-    let leaf = s.leaf_id().map(str::to_owned);
-    let ts = message["timestamp"].as_f64().unwrap_or(T0);
-    s.append_entry(entry(id, leaf.as_deref(), ts, message.clone())).unwrap();
+    engine.session().write(|s| {
+        let leaf = s.leaf_id().map(str::to_owned);
+        let ts = message["timestamp"].as_f64().unwrap_or(T0);
+        s.append_entry(entry(id, leaf.as_deref(), ts, message.clone())).unwrap();
+    });
 }
 
 fn options(window: f64, reserve: u64) -> CheckOptions {
@@ -164,7 +168,7 @@ fn check(engine: &SessionEngine, msg: &Value, opts: &CheckOptions, models: &[Mod
 }
 
 fn compactions(engine: &SessionEngine) -> usize {
-    let s = engine.session().borrow();
+    let s = engine.session().snapshot();
     (0..s.entry_count()).filter(|&i| s.raw(i).contains("\"type\":\"compaction\"")).count()
 }
 
@@ -187,7 +191,7 @@ fn answers_are_cut_at_a_paragraph_within_their_budget() {
 #[test]
 fn a_ten_megabyte_answer_becomes_a_bounded_summary() {
     let engine = engine(5000);
-    let prep = engine.session().borrow().prepare_compaction(&options(100_000.0, 16384).settings).unwrap();
+    let prep = engine.session().snapshot().prepare_compaction(&options(100_000.0, 16384).settings).unwrap();
     let huge = "A long paragraph of summary text. ".repeat(300_000); // ~10 MB
     let model = Model::answering(&huge);
     let r = block_on(compact(&prep, &model, &CompactOptions::default(), &Default::default())).unwrap();
@@ -211,7 +215,7 @@ fn the_breaker_pauses_a_summarizer_that_never_shrinks() {
     let mut msg = turn(&engine, 0, 5000);
     for attempt in 1..=3 {
         let out = check(&engine, &msg, &opts, models, &events);
-        assert_eq!(out.reason.as_deref(), Some("threshold"), "attempt {attempt}");
+        assert_eq!(out.reason, Some(CompactionReason::Threshold), "attempt {attempt}");
         let done = out.compaction.expect("appended, and reported");
         assert!(done.result.no_progress, "attempt {attempt}");
         assert!(done.result.context_tokens_after.unwrap() > 500.0);
@@ -229,7 +233,7 @@ fn the_breaker_pauses_a_summarizer_that_never_shrinks() {
     let asked = model.asked().len();
     for n in 4..6 {
         let out = check(&engine, &msg, &opts, models, &events);
-        assert_eq!(out.skipped.as_deref(), Some(SKIP_PAUSED));
+        assert_eq!(out.skipped, Some(SkipCause::Paused));
         assert_eq!(out.reason, None);
         assert!(out.compaction.is_none() && out.error_message.is_none());
         assert_eq!(events.take(), vec!["auto_compaction_skipped"]);
@@ -242,7 +246,7 @@ fn the_breaker_pauses_a_summarizer_that_never_shrinks() {
     bigger.context_window = 1_000_000.0;
     bigger.settings.reserve_tokens = 999_000;
     let out = check(&engine, &msg, &bigger, models, &events);
-    assert_eq!(out.reason.as_deref(), Some("threshold"));
+    assert_eq!(out.reason, Some(CompactionReason::Threshold));
     assert!(out.skipped.is_none());
 }
 
@@ -260,7 +264,7 @@ fn a_manual_compaction_closes_the_breaker() {
         vec!["auto_compaction_start", "auto_compaction_end", "auto_compaction_no_progress", "auto_compaction_paused"]
     );
     let msg = turn(&engine, 1, 5000);
-    assert_eq!(check(&engine, &msg, &opts, std::slice::from_ref(&grow), &events).skipped.as_deref(), Some(SKIP_PAUSED));
+    assert_eq!(check(&engine, &msg, &opts, std::slice::from_ref(&grow), &events).skipped, Some(SkipCause::Paused));
     // The user compacts by hand with a summarizer that works.
     let small = Model::answering("Short and sweet.");
     let run = CompactRun { settings: opts.settings.clone(), ..Default::default() };
@@ -269,7 +273,7 @@ fn a_manual_compaction_closes_the_breaker() {
     let msg = turn(&engine, 2, 5000);
     events.take();
     let out = check(&engine, &msg, &opts, std::slice::from_ref(&small), &events);
-    assert_eq!(out.reason.as_deref(), Some("threshold"), "{out:?}");
+    assert_eq!(out.reason, Some(CompactionReason::Threshold), "{out:?}");
 }
 
 #[test]
@@ -299,7 +303,7 @@ fn overflow_is_recovered_at_most_once_per_turn() {
     let first = overflow(T0 + 2e6);
     append(&engine, "o1", &first);
     let out = check(&engine, &first, &opts, models, &events);
-    assert_eq!(out.reason.as_deref(), Some("overflow"));
+    assert_eq!(out.reason, Some(CompactionReason::Overflow));
     assert!(out.will_retry);
     assert_eq!(compactions(&engine), 1);
     events.take();
@@ -308,7 +312,7 @@ fn overflow_is_recovered_at_most_once_per_turn() {
     append(&engine, "o2", &again);
     let asked = model.asked().len();
     let out = check(&engine, &again, &opts, models, &events);
-    assert_eq!(out.skipped.as_deref(), Some(SKIP_RECOVERED));
+    assert_eq!(out.skipped, Some(SkipCause::OverflowRecoveredThisTurn));
     assert!(!out.will_retry && out.compaction.is_none());
     assert_eq!(
         out.error_message.as_deref(),
@@ -322,7 +326,7 @@ fn overflow_is_recovered_at_most_once_per_turn() {
     let third = overflow(T0 + 5e6);
     append(&engine, "o3", &third);
     let out = check(&engine, &third, &opts, models, &events);
-    assert_eq!(out.reason.as_deref(), Some("overflow"));
+    assert_eq!(out.reason, Some(CompactionReason::Overflow));
     assert!(out.will_retry);
     assert_eq!(compactions(&engine), 2);
 }
@@ -396,7 +400,7 @@ fn the_threshold_is_checked_after_a_failed_turn() {
     let failed = error_msg("500 internal server error", T0 + 200_000.0);
     append(&engine, "err", &failed);
     let out = check(&engine, &failed, &opts, std::slice::from_ref(&model), &events);
-    assert_eq!(out.reason.as_deref(), Some("threshold"));
+    assert_eq!(out.reason, Some(CompactionReason::Threshold));
     assert_eq!(out.context_tokens, 5000.0, "the last successful usage (the error has none)");
     assert!(out.compaction.is_some());
     // An aborted turn is not a failure: nothing happens.

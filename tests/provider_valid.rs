@@ -2,6 +2,8 @@
 //! never split a tool call from its results (§12.7), compactions bound to the branch they were
 //! prepared on (§13.2), labels on unknown targets.
 
+#[path = "common/sync.rs"]
+mod sync;
 use futures_executor::{block_on, LocalPool};
 use futures_util::task::LocalSpawnExt;
 use serde_json::{json, Value};
@@ -12,15 +14,15 @@ use session_compaction::entry::{EntryList, EntrySource};
 use session_compaction::io::ParseOptions;
 use session_compaction::plan::prepare::{prepare_compaction, CompactionSettings};
 use session_compaction::prompt::templates::PromptTemplates;
-use session_compaction::session::engine::{CompactRun, Hooks, NavigateRun, SessionEngine};
+use session_compaction::session::engine::{CompactRun, HooksByName, NavigateRun, SessionEngine, SharedSession};
 use session_compaction::session::SessionTree;
 use session_compaction::summarize::{Complete, SummaryRequest};
 use session_compaction::tree::IssueKind;
 use session_compaction::{Error, Result};
-use std::cell::{Cell, RefCell};
 use std::future::Future;
-use std::rc::Rc;
+use std::sync::Arc;
 use std::task::{Poll, Waker};
+use sync::{Lock, SyncCell};
 
 // ------------------------------------------------------------------------------------------
 // Session helpers
@@ -245,8 +247,8 @@ impl Complete for Model {
 /// A manually opened gate.
 #[derive(Default)]
 struct Gate {
-    open: Cell<bool>,
-    wakers: RefCell<Vec<Waker>>,
+    open: SyncCell<bool>,
+    wakers: Lock<Vec<Waker>>,
 }
 
 impl Gate {
@@ -268,23 +270,23 @@ impl Gate {
     }
 }
 
-type Action = Box<dyn Fn(&mut SessionTree) -> Result<Value>>;
+type Action = Box<dyn Fn(&mut SessionTree) -> Result<Value> + Send + Sync>;
 
 /// Hooks that act on the session when called by name (as a host's hook would), optionally
 /// after a gate opens.
 struct SessionHooks {
-    session: Rc<RefCell<SessionTree>>,
+    session: SharedSession,
     actions: Vec<(&'static str, Action)>,
-    gate: Option<Rc<Gate>>,
+    gate: Option<Arc<Gate>>,
 }
 
-impl Hooks for SessionHooks {
+impl HooksByName for SessionHooks {
     async fn call(&self, name: &str, _event: Value) -> Result<Value> {
         if let Some(g) = &self.gate {
             g.wait().await;
         }
         match self.actions.iter().find(|(n, _)| *n == name) {
-            Some((_, f)) => f(&mut self.session.borrow_mut()),
+            Some((_, f)) => self.session.write(|s| f(s)),
             None => Ok(Value::Null),
         }
     }
@@ -316,7 +318,7 @@ fn hooks(engine: &SessionEngine, actions: Vec<(&'static str, Action)>) -> Sessio
 }
 
 fn parent_of(engine: &SessionEngine, id: &str) -> Option<String> {
-    let s = engine.session().borrow();
+    let s = engine.session().snapshot();
     s.get_entry(id).and_then(|e| e["parentId"].as_str().map(str::to_owned))
 }
 
@@ -334,18 +336,18 @@ fn leaf_moved_during_a_compaction_leaves_the_compaction_on_its_own_branch() {
     let done = block_on(engine.compact(&Model, &h, &run(), None, 1.0e12)).unwrap();
     let id = done.entry["id"].as_str().unwrap().to_string();
     assert_eq!(parent_of(&engine, &id).as_deref(), Some("a6"), "appended under the prepared leaf");
-    let s = engine.session().borrow();
+    let s = engine.session().snapshot();
     assert_eq!(s.leaf_id(), Some("b7"), "the host's leaf stays where the host put it");
     let ctx = s.build_session_context();
     assert_eq!(ctx.messages.len(), 2, "the other branch's context is untouched");
-    assert!(session_compaction::tree::validate(&*s, None).of_kind(IssueKind::KeptEntryNotOnPath).next().is_none());
+    assert!(session_compaction::tree::validate(&s, None).of_kind(IssueKind::KeptEntryNotOnPath).next().is_none());
 }
 
 #[test]
 fn leaf_unchanged_during_a_compaction_moves_to_the_compaction() {
     let engine = compactable();
     let done = block_on(engine.compact(&Model, &hooks(&engine, vec![]), &run(), None, 1.0e12)).unwrap();
-    let s = engine.session().borrow();
+    let s = engine.session().snapshot();
     assert_eq!(s.leaf_id(), done.entry["id"].as_str());
     assert_eq!(done.entry["parentId"], "a6");
     assert_provider_valid(&s);
@@ -353,11 +355,11 @@ fn leaf_unchanged_during_a_compaction_moves_to_the_compaction() {
 
 #[test]
 fn navigate_during_a_compaction_is_busy() {
-    let engine = Rc::new(compactable());
-    let gate = Rc::new(Gate::default());
+    let engine = Arc::new(compactable());
+    let gate = Arc::new(Gate::default());
     let h = SessionHooks { session: engine.session().clone(), actions: vec![], gate: Some(gate.clone()) };
     let mut pool = LocalPool::new();
-    let result = Rc::new(RefCell::new(None));
+    let result = Arc::new(Lock::new(None));
     {
         let (engine, result) = (engine.clone(), result.clone());
         pool.spawner()
@@ -395,12 +397,12 @@ fn failing_after_hook_removes_only_the_engines_own_compaction_entry() {
     let h = hooks(&engine, vec![("session_compact", after)]);
     let err = block_on(engine.compact(&Model, &h, &run(), None, 1.0e12)).unwrap_err();
     assert_eq!(err.code(), "E_HOOK");
-    let s = engine.session().borrow();
+    let s = engine.session().snapshot();
     assert_eq!(s.count_kind(session_compaction::entry::EntryKind::Compaction), 0, "the compaction is gone");
     assert_eq!(s.entry_count(), 10, "the host's entries stay");
     assert_eq!(s.get_entry("h1").unwrap()["parentId"], "a6", "re-attached where the compaction was");
     assert_eq!(s.leaf_id(), Some("h2"), "the host's leaf stays");
-    assert!(session_compaction::tree::validate(&*s, None).issues.is_empty());
+    assert!(session_compaction::tree::validate(&s, None).issues.is_empty());
 }
 
 #[test]
@@ -409,7 +411,7 @@ fn failing_after_hook_without_host_entries_restores_the_prepared_leaf() {
     let after: Action = Box::new(|_| Err(Error::Hook { hook: "session_compact".into(), message: "boom".into() }));
     let h = hooks(&engine, vec![("session_compact", after)]);
     assert!(block_on(engine.compact(&Model, &h, &run(), None, 1.0e12)).is_err());
-    let s = engine.session().borrow();
+    let s = engine.session().snapshot();
     assert_eq!((s.entry_count(), s.leaf_id()), (8, Some("a6")));
 }
 
@@ -424,7 +426,7 @@ fn failing_tree_hook_removes_only_the_branch_summary() {
     let nav = NavigateRun { summarize: true, ..Default::default() };
     let err = block_on(engine.navigate_tree("b7", Some(&Model), &h, &nav, None, 1.0e12)).unwrap_err();
     assert_eq!(err.code(), "E_HOOK");
-    let s = engine.session().borrow();
+    let s = engine.session().snapshot();
     assert_eq!(s.count_kind(session_compaction::entry::EntryKind::BranchSummary), 0);
     assert!(s.get_entry("h1").is_some(), "the host's entry stays");
     assert_eq!(s.leaf_id(), Some("h1"));
@@ -445,7 +447,7 @@ fn hook_compaction_with_an_unknown_off_path_or_non_cut_point_first_kept_entry_is
         assert_eq!(err.code(), "E_HOOK", "{id}");
         let msg = err.to_string();
         assert!(msg.contains(id) && msg.contains(why), "{msg}");
-        assert_eq!(engine.session().borrow().entry_count(), 8, "nothing appended");
+        assert_eq!(engine.session().snapshot().entry_count(), 8, "nothing appended");
     }
 }
 
@@ -456,7 +458,7 @@ fn hook_compaction_with_a_valid_first_kept_entry_is_used() {
     let done = block_on(engine.compact(&Model, &h, &run(), None, 1.0e12)).unwrap();
     assert_eq!(done.entry["firstKeptEntryId"], "u3");
     assert!(done.from_extension);
-    assert_provider_valid(&engine.session().borrow());
+    assert_provider_valid(&engine.session().snapshot());
 }
 
 // ------------------------------------------------------------------------------------------

@@ -7,6 +7,8 @@
 //!
 //! Cases: `PROPTEST_CASES` (default 24, kept small for `npm test`).
 
+#[path = "common/sync.rs"]
+mod sync;
 use futures_executor::block_on;
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -18,13 +20,13 @@ use session_compaction::plan::cut_point::is_valid_first_kept;
 use session_compaction::plan::prepare::CompactionSettings;
 use session_compaction::plan::prune::PruneConfig;
 use session_compaction::prompt::templates::PromptTemplates;
-use session_compaction::session::engine::{CompactRun, Hooks, NavigateRun, SessionEngine};
+use session_compaction::session::engine::{CompactRun, HooksByName, NavigateRun, SessionEngine, SharedSession};
 use session_compaction::session::SessionTree;
 use session_compaction::summarize::{Complete, SummaryRequest};
 use session_compaction::tree::IssueKind;
 use session_compaction::Result;
-use std::cell::{Cell, RefCell};
-use std::rc::Rc;
+use std::sync::Arc;
+use sync::SyncCell;
 
 /// What a compaction's hooks do.
 #[derive(Debug, Clone)]
@@ -103,9 +105,9 @@ impl Complete for Model {
 }
 
 struct PlanHooks {
-    session: Rc<RefCell<SessionTree>>,
+    session: SharedSession,
     plan: HookPlan,
-    next_id: Rc<Cell<usize>>,
+    next_id: Arc<SyncCell<usize>>,
 }
 
 fn pick(s: &SessionTree, f: u8) -> Option<String> {
@@ -113,17 +115,22 @@ fn pick(s: &SessionTree, f: u8) -> Option<String> {
     (n > 0).then(|| s.meta(f as usize * n / 256).id.clone()).flatten()
 }
 
-impl Hooks for PlanHooks {
+impl HooksByName for PlanHooks {
     async fn call(&self, name: &str, _event: Value) -> Result<Value> {
-        let mut s = self.session.borrow_mut();
+        self.session.write(|s| self.act(s, name))
+    }
+}
+
+impl PlanHooks {
+    fn act(&self, s: &mut SessionTree, name: &str) -> Result<Value> {
         Ok(match (&self.plan, name) {
             (HookPlan::Cancel, "session_before_compact") => json!({"cancel": true}),
             (HookPlan::Supply(f), "session_before_compact") => {
-                let id = f.and_then(|f| pick(&s, f)).unwrap_or_else(|| "unknown-id".into());
+                let id = f.and_then(|f| pick(s, f)).unwrap_or_else(|| "unknown-id".into());
                 json!({"compaction": {"summary": "hook summary", "firstKeptEntryId": id, "tokensBefore": 1}})
             }
             (HookPlan::MoveLeaf(f), "session.compacting") => {
-                let id = pick(&s, *f);
+                let id = pick(s, *f);
                 s.set_leaf(id.as_deref())?;
                 Value::Null
             }
@@ -147,20 +154,20 @@ impl Hooks for PlanHooks {
 struct World {
     engine: SessionEngine,
     next: usize,
-    ids: Rc<Cell<usize>>,
+    ids: Arc<SyncCell<usize>>,
 }
 
 impl World {
     fn new() -> Self {
         let header =
             json!({"type": "session", "version": 3, "id": "s1", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"});
-        Self { engine: SessionEngine::new(SessionTree::new(Some(header))), next: 0, ids: Rc::new(Cell::new(0)) }
+        Self { engine: SessionEngine::new(SessionTree::new(Some(header))), next: 0, ids: Arc::new(SyncCell::new(0)) }
     }
     fn append(&mut self, message: Value) -> String {
         self.next += 1;
         let id = format!("e{}", self.next);
         let entry = json!({"type": "message", "id": id, "timestamp": "2025-01-01T00:00:00.000Z", "message": message});
-        self.engine.session().borrow_mut().append_entry(entry).expect("append");
+        self.engine.session().write(|s| s.append_entry(entry)).expect("append");
         id
     }
     fn apply(&mut self, op: &Op) -> std::result::Result<(), String> {
@@ -190,12 +197,12 @@ impl World {
                 }
             }
             Op::SetLeaf(f) => {
-                let id = pick(&self.engine.session().borrow(), *f);
-                self.engine.session().borrow_mut().set_leaf(id.as_deref()).map_err(|e| e.to_string())?;
+                let id = pick(&self.engine.session().snapshot(), *f);
+                self.engine.session().write(|s| s.set_leaf(id.as_deref())).map_err(|e| e.to_string())?;
             }
             Op::Compact { keep, hook } => {
                 let (prepared_leaf, count) = {
-                    let s = self.engine.session().borrow();
+                    let s = self.engine.session().snapshot();
                     (s.leaf_id().map(str::to_owned), s.entry_count())
                 };
                 let hooks =
@@ -217,7 +224,7 @@ impl World {
                         }
                     }
                     Err(e) => {
-                        let s = self.engine.session().borrow();
+                        let s = self.engine.session().snapshot();
                         let compactions =
                             (0..s.entry_count()).filter(|&i| s.meta(i).kind == EntryKind::Compaction).count();
                         let before = (0..count.min(s.entry_count()))
@@ -235,7 +242,7 @@ impl World {
                 }
             }
             Op::Navigate { target, summarize } => {
-                let Some(id) = pick(&self.engine.session().borrow(), *target) else { return Ok(()) };
+                let Some(id) = pick(&self.engine.session().snapshot(), *target) else { return Ok(()) };
                 let hooks = PlanHooks {
                     session: self.engine.session().clone(),
                     plan: HookPlan::None,
@@ -247,11 +254,11 @@ impl World {
             }
             Op::Prune(protect) => {
                 let config = PruneConfig { protect_tokens: *protect, minimum_savings: 0, ..PruneConfig::default() };
-                self.engine.session().borrow_mut().prune_tool_outputs(&config, 1.0e12);
+                self.engine.session().write(|s| s.prune_tool_outputs(&config, 1.0e12));
             }
             Op::SaveReload(garbage) => {
                 let (saved, leaf) = {
-                    let s = self.engine.session().borrow();
+                    let s = self.engine.session().snapshot();
                     (s.to_jsonl(), s.leaf_id().map(str::to_owned))
                 };
                 let mut lines: Vec<String> = saved.lines().map(str::to_owned).collect();
@@ -338,7 +345,7 @@ proptest! {
         let mut world = World::new();
         for (k, op) in ops.iter().enumerate() {
             world.apply(op).map_err(|e| TestCaseError::fail(format!("step {k} {op:?}: {e}")))?;
-            check(&world.engine.session().borrow()).map_err(|e| TestCaseError::fail(format!("after step {k} {op:?}: {e}")))?;
+            check(&world.engine.session().snapshot()).map_err(|e| TestCaseError::fail(format!("after step {k} {op:?}: {e}")))?;
         }
     }
 }

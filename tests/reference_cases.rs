@@ -2,6 +2,8 @@
 //! a newest turn larger than `keepRecentTokens`, custom instructions without history, branch
 //! instructions that replace the template, and composed summaries whose parts are kept apart.
 
+#[path = "common/sync.rs"]
+mod sync;
 use futures_executor::block_on;
 use serde_json::{json, Value};
 use session_compaction::entry::EntryList;
@@ -13,18 +15,18 @@ use session_compaction::summarize::{
     TURN_CONTEXT_SEPARATOR,
 };
 use session_compaction::Result;
-use std::cell::RefCell;
+use sync::Lock;
 
 /// Records every request; answers with a fixed text per purpose.
 #[derive(Default)]
 struct Recorder {
-    requests: RefCell<Vec<SummaryRequest>>,
+    requests: Lock<Vec<SummaryRequest>>,
     answers: Vec<(Purpose, String)>,
 }
 
 impl Recorder {
     fn answering(answers: &[(Purpose, &str)]) -> Self {
-        Self { requests: RefCell::default(), answers: answers.iter().map(|(p, t)| (*p, t.to_string())).collect() }
+        Self { requests: Lock::default(), answers: answers.iter().map(|(p, t)| (*p, t.to_string())).collect() }
     }
     fn request(&self, p: Purpose) -> SummaryRequest {
         self.requests.borrow().iter().find(|r| r.purpose == p).cloned().unwrap_or_else(|| panic!("no {p:?} request"))

@@ -4,17 +4,23 @@
 //! the clock and the event sink are traits, implemented by the wasm layer with JavaScript
 //! callbacks and by tests with fakes. SPEC §10, §11.
 //!
-//! No `RefCell` borrow of the session is held across an `.await`: hooks and models may call
-//! back into the session.
+//! The session's lock is never held across an `.await`: hooks and models may call back into
+//! the session, and natively the engine's futures are `Send` (a compaction can be
+//! `tokio::spawn`ed).
 
 use crate::entry::EntrySource;
 use crate::entry::{EntryKind, Role};
 use crate::error::{Error, Result};
+use crate::host::{MaybeSend, MaybeSync, OnceCallback};
 use crate::js::{format_iso_timestamp, parse_iso_timestamp};
 use crate::plan::overflow::estimate_built_context_tokens;
 use crate::plan::prepare::{should_compact, CompactionPreparation, CompactionSettings};
 use crate::plan::prune::PruneConfig;
 use crate::prompt::templates::PromptTemplates;
+use crate::session::events::{
+    AutoCompactionEvent, BeforeCompactEvent, BeforeCompactReply, BeforeTreeEvent, BeforeTreeReply, CompactEvent,
+    CompactingEvent, CompactingReply, CompactionReason, SkipCause, SuppliedCompaction, TreeEvent, TreePreparation,
+};
 use crate::session::SessionTree;
 use crate::summarize::extractive::ExtractiveSummarizer;
 use crate::summarize::{
@@ -23,11 +29,18 @@ use crate::summarize::{
 };
 use futures_util::future::{select, Either};
 use serde_json::{json, Value};
-use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::pin;
-use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Poll, Waker};
+
+/// Locks `m`, recovering the data if a thread panicked while holding it: every critical
+/// section of the engine leaves its data consistent (no await, no partial update), so a poisoned
+/// lock holds valid data.
+fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 // ------------------------------------------------------------------------------------------
 // Abort
@@ -36,13 +49,14 @@ use std::task::{Poll, Waker};
 struct AbortState {
     aborted: bool,
     wakers: Vec<Waker>,
-    callbacks: Vec<Box<dyn FnOnce()>>,
+    callbacks: Vec<OnceCallback>,
 }
 
 /// A cancellation flag shared between the host and a running operation. Aborting wakes every
-/// operation waiting on it; each await point of the engine races against it.
+/// operation waiting on it; each await point of the engine races against it. Cloning shares the
+/// flag. `Send + Sync` natively: abort from any thread.
 #[derive(Clone, Default)]
-pub struct AbortSignal(Rc<RefCell<AbortState>>);
+pub struct AbortSignal(Arc<Mutex<AbortState>>);
 
 impl AbortSignal {
     /// A fresh, not aborted signal.
@@ -53,7 +67,7 @@ impl AbortSignal {
     /// Aborts: every pending [`AbortSignal::race`] resolves with [`Error::Aborted`].
     pub fn abort(&self) {
         let (wakers, callbacks) = {
-            let mut s = self.0.borrow_mut();
+            let mut s = lock(&self.0);
             if s.aborted {
                 return;
             }
@@ -69,18 +83,20 @@ impl AbortSignal {
     }
 
     /// Runs `f` once when the signal is aborted (at once if it already is); used to forward the
-    /// abort to a host-side signal.
-    pub fn on_abort(&self, f: Box<dyn FnOnce()>) {
-        if self.is_aborted() {
+    /// abort to a host-side signal. `f` is `Send` natively ([`OnceCallback`]).
+    pub fn on_abort(&self, f: OnceCallback) {
+        let mut s = lock(&self.0);
+        if s.aborted {
+            drop(s);
             f();
         } else {
-            self.0.borrow_mut().callbacks.push(f);
+            s.callbacks.push(f);
         }
     }
 
     /// True once aborted.
     pub fn is_aborted(&self) -> bool {
-        self.0.borrow().aborted
+        lock(&self.0).aborted
     }
 
     /// Fails with [`Error::Aborted`] when aborted.
@@ -95,11 +111,13 @@ impl AbortSignal {
     /// Resolves when aborted.
     pub fn aborted(&self) -> impl Future<Output = ()> + '_ {
         std::future::poll_fn(move |cx| {
-            let mut s = self.0.borrow_mut();
+            let mut s = lock(&self.0);
             if s.aborted {
                 Poll::Ready(())
             } else {
-                s.wakers.push(cx.waker().clone());
+                if !s.wakers.iter().any(|w| w.will_wake(cx.waker())) {
+                    s.wakers.push(cx.waker().clone());
+                }
                 Poll::Pending
             }
         })
@@ -121,54 +139,243 @@ impl AbortSignal {
 // ------------------------------------------------------------------------------------------
 // Host traits
 
-/// Host hooks, called by event name (SPEC §11): `session_before_compact`,
-/// `session.compacting`, `session_compact`, `session_before_tree`, `session_tree`. The event
-/// object carries its `type`. A hook that is absent returns `Value::Null`; a failing hook
-/// returns [`Error::Hook`].
-pub trait Hooks {
-    /// Calls the hook `name` with `event`; resolves to its return value (or `Null`).
-    fn call(&self, name: &str, event: Value) -> impl Future<Output = Result<Value>>;
+/// The host's hooks (SPEC §11), one method per hook, each with its typed event and answer
+/// ([`crate::session::events`]). Every method has a default that does nothing (answers
+/// "no change"), so a host implements only the hooks it needs. A failing hook returns
+/// [`Error::Hook`] (or any error: it fails the operation). `Send + Sync` with `Send` futures
+/// natively ([`crate::host::MaybeSend`]).
+///
+/// Hooks keyed by the JS API's event names (a JSON event in, a JSON answer out) implement
+/// [`HooksByName`] instead; every such type is a `Hooks`.
+pub trait Hooks: MaybeSend + MaybeSync {
+    /// `session_before_compact`: may cancel the compaction or supply one.
+    fn before_compact(
+        &self,
+        event: BeforeCompactEvent,
+    ) -> impl Future<Output = Result<BeforeCompactReply>> + MaybeSend {
+        drop(event);
+        std::future::ready(Ok(BeforeCompactReply::default()))
+    }
+    /// `session.compacting`: may replace the instructions, add context lines, attach
+    /// `preserveData`.
+    fn compacting(&self, event: CompactingEvent) -> impl Future<Output = Result<CompactingReply>> + MaybeSend {
+        drop(event);
+        std::future::ready(Ok(CompactingReply::default()))
+    }
+    /// `session_compact`: the entry was appended; an error removes it again.
+    fn after_compact(&self, event: CompactEvent) -> impl Future<Output = Result<()>> + MaybeSend {
+        drop(event);
+        std::future::ready(Ok(()))
+    }
+    /// `session_before_tree`: may cancel the navigation or supply the branch summary.
+    fn before_tree(&self, event: BeforeTreeEvent) -> impl Future<Output = Result<BeforeTreeReply>> + MaybeSend {
+        drop(event);
+        std::future::ready(Ok(BeforeTreeReply::default()))
+    }
+    /// `session_tree`: the navigation happened; an error undoes it.
+    fn after_tree(&self, event: TreeEvent) -> impl Future<Output = Result<()>> + MaybeSend {
+        drop(event);
+        std::future::ready(Ok(()))
+    }
+}
+
+/// Hooks called by the JS API's event names (`session_before_compact`, `session.compacting`,
+/// `session_compact`, `session_before_tree`, `session_tree`) with the event as JSON (its `type`
+/// included); an absent hook answers `Value::Null`. The wasm binding's hooks object is one.
+/// Every `HooksByName` is a [`Hooks`]: the events are serialized to their JSON shape and the
+/// answers read with [`BeforeCompactReply::from_value`], [`CompactingReply::from_value`] and
+/// [`BeforeTreeReply::from_value`].
+pub trait HooksByName: MaybeSend + MaybeSync {
+    /// Calls the hook `name` with `event`; resolves to its answer (or `Null`).
+    fn call(&self, name: &str, event: Value) -> impl Future<Output = Result<Value>> + MaybeSend;
+}
+
+/// An event as JSON for a hook called by name.
+fn event_json<T: serde::Serialize>(hook: &str, event: &T) -> Result<Value> {
+    serde_json::to_value(event).map_err(|e| Error::Hook { hook: hook.into(), message: e.to_string() })
+}
+
+impl<T: HooksByName> Hooks for T {
+    async fn before_compact(&self, event: BeforeCompactEvent) -> Result<BeforeCompactReply> {
+        const NAME: &str = "session_before_compact";
+        BeforeCompactReply::from_value(&self.call(NAME, event_json(NAME, &event)?).await?)
+    }
+    async fn compacting(&self, event: CompactingEvent) -> Result<CompactingReply> {
+        const NAME: &str = "session.compacting";
+        Ok(CompactingReply::from_value(&self.call(NAME, event_json(NAME, &event)?).await?))
+    }
+    async fn after_compact(&self, event: CompactEvent) -> Result<()> {
+        const NAME: &str = "session_compact";
+        self.call(NAME, event_json(NAME, &event)?).await.map(drop)
+    }
+    async fn before_tree(&self, event: BeforeTreeEvent) -> Result<BeforeTreeReply> {
+        const NAME: &str = "session_before_tree";
+        Ok(BeforeTreeReply::from_value(&self.call(NAME, event_json(NAME, &event)?).await?))
+    }
+    async fn after_tree(&self, event: TreeEvent) -> Result<()> {
+        const NAME: &str = "session_tree";
+        self.call(NAME, event_json(NAME, &event)?).await.map(drop)
+    }
 }
 
 /// No hooks at all.
 pub struct NoHooks;
 
-impl Hooks for NoHooks {
-    async fn call(&self, _name: &str, _event: Value) -> Result<Value> {
-        Ok(Value::Null)
-    }
-}
+impl Hooks for NoHooks {}
 
-/// Time source: the real clock in hosts, a fake one in tests (no real sleeping).
-pub trait Clock {
+/// Time source: the real clock in hosts ([`SystemClock`] natively), a fake one in tests (no
+/// real sleeping). `Send + Sync` with a `Send` future natively.
+pub trait Clock: MaybeSend + MaybeSync {
     /// Now, ms since the epoch.
     fn now_ms(&self) -> f64;
     /// Waits `ms` milliseconds.
-    fn sleep(&self, ms: f64) -> impl Future<Output = ()>;
+    fn sleep(&self, ms: f64) -> impl Future<Output = ()> + MaybeSend;
 }
 
-/// Receives `auto_compaction_start` / `auto_compaction_end` events.
-pub trait EventSink {
-    /// One event (an object with `type`).
-    fn emit(&self, event: Value);
+/// Receives the events of automatic compaction ([`AutoCompactionEvent`]: start, end, no
+/// progress, paused, skipped). `Send + Sync` natively.
+pub trait EventSink: MaybeSend + MaybeSync {
+    /// One event.
+    fn emit(&self, event: AutoCompactionEvent);
 }
 
 impl EventSink for () {
-    fn emit(&self, _event: Value) {}
+    fn emit(&self, _event: AutoCompactionEvent) {}
+}
+
+/// The system clock for native hosts: [`Clock::now_ms`] reads [`std::time::SystemTime`], and
+/// [`Clock::sleep`] waits on a helper thread, so it works under any executor (tokio,
+/// async-std, `futures::executor`) without blocking it. Dropping the sleep gives the wait up
+/// (the helper thread ends on its own when its time is up). Not on `wasm32` (the binding uses
+/// `Date.now()` and `setTimeout` there).
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+#[cfg(not(target_arch = "wasm32"))]
+impl Clock for SystemClock {
+    fn now_ms(&self) -> f64 {
+        match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+            Ok(d) => d.as_secs_f64() * 1000.0,
+            Err(_) => 0.0,
+        }
+    }
+
+    fn sleep(&self, ms: f64) -> impl Future<Output = ()> + MaybeSend {
+        let wait = if ms.is_finite() && ms > 0.0 {
+            std::time::Duration::from_secs_f64(ms / 1000.0)
+        } else {
+            Default::default()
+        };
+        ThreadSleep { wait, state: None }
+    }
+}
+
+/// The future of [`SystemClock::sleep`]: the first poll starts a helper thread that sleeps and
+/// then wakes the latest waker.
+#[cfg(not(target_arch = "wasm32"))]
+struct ThreadSleep {
+    wait: std::time::Duration,
+    state: Option<Arc<Mutex<SleepState>>>,
+}
+
+/// What [`ThreadSleep`] shares with its helper thread: done, and the waker to wake then.
+#[cfg(not(target_arch = "wasm32"))]
+type SleepState = (bool, Option<Waker>);
+
+#[cfg(not(target_arch = "wasm32"))]
+impl Future for ThreadSleep {
+    type Output = ();
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<()> {
+        if self.wait.is_zero() {
+            return Poll::Ready(());
+        }
+        if let Some(state) = &self.state {
+            let mut st = lock(state);
+            if st.0 {
+                return Poll::Ready(());
+            }
+            st.1 = Some(cx.waker().clone());
+            return Poll::Pending;
+        }
+        let state = Arc::new(Mutex::new((false, Some(cx.waker().clone()))));
+        let shared = state.clone();
+        let wait = self.wait;
+        let spawned = std::thread::Builder::new().name("session-compaction-sleep".into()).spawn(move || {
+            std::thread::sleep(wait);
+            let waker = {
+                let mut st = lock(&shared);
+                st.0 = true;
+                st.1.take()
+            };
+            if let Some(w) = waker {
+                w.wake();
+            }
+        });
+        if spawned.is_err() {
+            // No thread to wait on: do not wait at all rather than hang.
+            return Poll::Ready(());
+        }
+        self.state = Some(state);
+        Poll::Pending
+    }
 }
 
 // ------------------------------------------------------------------------------------------
 // The engine
 
-/// A session plus what runs on it: the busy flag and the abort signal of the running operation.
+/// A session shared between the host and the engine: the [`SessionTree`] behind an `Arc` and a
+/// lock. Access is through closures ([`SharedSession::read`], [`SharedSession::write`]), so
+/// the lock cannot be held across an `.await`: a host may read and append while a compaction
+/// runs (each access waits only for the other's short critical section). Cloning shares the
+/// session. `Send + Sync` natively.
+///
+/// Do not call back into the same session from inside a closure (that would wait on itself).
+#[derive(Clone)]
+pub struct SharedSession(Arc<Mutex<SessionTree>>);
+
+impl SharedSession {
+    /// Shares `session`.
+    pub fn new(session: SessionTree) -> Self {
+        Self(Arc::new(Mutex::new(session)))
+    }
+
+    /// Runs `f` with the session and returns what it returns.
+    pub fn read<R>(&self, f: impl FnOnce(&SessionTree) -> R) -> R {
+        f(&lock(&self.0))
+    }
+
+    /// Runs `f` with the session, mutably (append, set the leaf, prune), and returns what it
+    /// returns.
+    pub fn write<R>(&self, f: impl FnOnce(&mut SessionTree) -> R) -> R {
+        f(&mut lock(&self.0))
+    }
+
+    /// The lock itself, for the engine's own short critical sections: natively the compiler
+    /// refuses a guard held across an `.await` (the engine's futures are `Send`, a guard is not).
+    pub(crate) fn guard(&self) -> MutexGuard<'_, SessionTree> {
+        lock(&self.0)
+    }
+
+    /// A copy of the session as it is now (for saving or long reads without holding the lock).
+    /// Costs O(session): the raw text is copied.
+    pub fn snapshot(&self) -> SessionTree {
+        lock(&self.0).clone()
+    }
+}
+
+/// A session plus what runs on it: the busy flag, the abort signal of the running operation,
+/// the prompt templates and the progress guard of automatic compaction. `Send + Sync`
+/// natively: share it with `Arc<SessionEngine>` and run a compaction with `tokio::spawn` while
+/// other tasks read the session ([`SessionEngine::session`]).
 pub struct SessionEngine {
-    session: Rc<RefCell<SessionTree>>,
-    busy: Cell<bool>,
-    current: RefCell<Option<AbortSignal>>,
+    session: SharedSession,
+    busy: AtomicBool,
+    current: Mutex<Option<AbortSignal>>,
     /// Prompt templates used by this engine's summaries.
-    pub templates: RefCell<PromptTemplates>,
+    templates: Mutex<PromptTemplates>,
     /// The progress guard of automatic compaction (SPEC §13.5).
-    guard: RefCell<ProgressGuard>,
+    guard: Mutex<ProgressGuard>,
 }
 
 /// What automatic compaction remembers between turns (SPEC §13.5): consecutive attempts
@@ -200,8 +407,8 @@ struct BusyGuard<'a>(&'a SessionEngine);
 
 impl Drop for BusyGuard<'_> {
     fn drop(&mut self) {
-        self.0.busy.set(false);
-        self.0.current.borrow_mut().take();
+        lock(&self.0.current).take();
+        self.0.busy.store(false, Ordering::Release);
     }
 }
 
@@ -288,43 +495,60 @@ pub struct NavigateOutcome {
 impl SessionEngine {
     /// Wraps a session.
     pub fn new(session: SessionTree) -> Self {
+        Self::with_shared(SharedSession::new(session))
+    }
+
+    /// Wraps a session the host already shares (e.g. with its own tasks).
+    pub fn with_shared(session: SharedSession) -> Self {
         Self {
-            session: Rc::new(RefCell::new(session)),
-            busy: Cell::new(false),
-            current: RefCell::new(None),
-            templates: RefCell::new(PromptTemplates::default()),
-            guard: RefCell::new(ProgressGuard::default()),
+            session,
+            busy: AtomicBool::new(false),
+            current: Mutex::new(None),
+            templates: Mutex::new(PromptTemplates::default()),
+            guard: Mutex::new(ProgressGuard::default()),
         }
     }
 
-    /// The session (borrow it briefly; never across an await).
-    pub fn session(&self) -> &Rc<RefCell<SessionTree>> {
+    /// The session: read or change it with [`SharedSession::read`] / [`SharedSession::write`]
+    /// (also while an operation runs; clone it to keep a handle).
+    pub fn session(&self) -> &SharedSession {
         &self.session
+    }
+
+    /// The prompt templates this engine's summaries use (a copy).
+    pub fn templates(&self) -> PromptTemplates {
+        lock(&self.templates).clone()
+    }
+
+    /// Replaces the prompt templates (used from the next operation on).
+    pub fn set_templates(&self, templates: PromptTemplates) {
+        *lock(&self.templates) = templates;
     }
 
     /// True while a compaction or navigation runs.
     pub fn is_busy(&self) -> bool {
-        self.busy.get()
+        self.busy.load(Ordering::Acquire)
     }
 
     /// Aborts the running operation, if any (`abortCompaction()`).
     pub fn abort(&self) {
-        if let Some(s) = self.current.borrow().as_ref() {
+        let current = lock(&self.current).clone();
+        if let Some(s) = current {
             s.abort();
         }
     }
 
     fn begin(&self, external: Option<&AbortSignal>) -> Result<(BusyGuard<'_>, AbortSignal)> {
-        if self.busy.replace(true) {
+        if self.busy.swap(true, Ordering::AcqRel) {
             return Err(Error::Busy);
         }
         let signal = external.cloned().unwrap_or_default();
-        *self.current.borrow_mut() = Some(signal.clone());
+        *lock(&self.current) = Some(signal.clone());
         Ok((BusyGuard(self), signal))
     }
 
     fn new_id(&self) -> String {
-        self.session.borrow().new_entry_id()
+        self.session.read(SessionTree::new_entry_id)
     }
 
     /// Runs a compaction on the current branch (SPEC §9, §11): prepare (error "Already
@@ -347,7 +571,7 @@ impl SessionEngine {
         let done = self.compact_inner(model, hooks, run, &signal, now_ms, fallback).await?;
         if !done.result.no_progress {
             // Progress made by hand closes the breaker (SPEC §13.5).
-            let mut g = self.guard.borrow_mut();
+            let mut g = lock(&self.guard);
             g.attempts = 0;
             g.open = None;
         }
@@ -365,8 +589,7 @@ impl SessionEngine {
         fallback: bool,
     ) -> Result<CompactOutcome> {
         const WHAT: &str = "Compaction";
-        let (prep, branch_entries, session_id, context_before, prepared) = {
-            let s = self.session.borrow();
+        let (prep, branch_entries, session_id, context_before, prepared) = self.session.read(|s| {
             // Progress is measured on estimates of the built context on both sides (SPEC §13.5):
             // the provider's usage before has no counterpart after.
             let context_before = estimate_built_context_tokens(&s.branch_source());
@@ -385,24 +608,22 @@ impl SessionEngine {
             // The branch this compaction belongs to (SPEC §13.2): its entry goes under this leaf
             // whatever the host does with the leaf meanwhile.
             let prepared = PreparedBranch { leaf: s.leaf_id().map(str::to_owned), path: s.branch_indices().to_vec() };
-            (prep, branch, sid, context_before, prepared)
+            Ok((prep, branch, sid, context_before, prepared))
+        })?;
+        let event = BeforeCompactEvent {
+            preparation: prep.clone(),
+            branch_entries,
+            custom_instructions: run.custom_instructions.clone(),
         };
-        let before = signal
-            .race(
-                WHAT,
-                hooks.call(
-                    "session_before_compact",
-                    json!({"type": "session_before_compact", "preparation": prep, "branchEntries": branch_entries, "customInstructions": run.custom_instructions}),
-                ),
-            )
-            .await?;
-        if before.get("cancel").and_then(Value::as_bool) == Some(true) {
+        let before = signal.race(WHAT, hooks.before_compact(event)).await?;
+        if before.cancel {
             return Err(Error::Cancelled);
         }
-        let (mut result, from_extension, preserve) = match before.get("compaction").filter(|c| c.is_object()) {
+        let supplied_details = before.compaction.as_ref().map(|c| c.details.clone());
+        let (mut result, from_extension, preserve) = match &before.compaction {
             Some(c) => {
-                let mut r = hook_compaction(c, &prep)?;
-                check_hook_first_kept(&self.session.borrow(), &prepared, &prep, &r.first_kept_entry_id)?;
+                let mut r = hook_compaction(c, &prep);
+                self.session.read(|s| check_hook_first_kept(s, &prepared, &prep, &r.first_kept_entry_id))?;
                 r.summarizer = Some(Summarizer::Extension);
                 (r, true, None)
             }
@@ -410,25 +631,14 @@ impl SessionEngine {
             None => {
                 let messages: Vec<Value> =
                     prep.messages_to_summarize.iter().chain(&prep.turn_prefix_messages).cloned().collect();
-                let shaping = signal
-                    .race(
-                        WHAT,
-                        hooks.call(
-                            "session.compacting",
-                            json!({"type": "session.compacting", "sessionId": session_id, "messages": messages}),
-                        ),
-                    )
-                    .await?;
+                let event = CompactingEvent { session_id, messages };
+                let shaping = signal.race(WHAT, hooks.compacting(event)).await?;
                 let options = CompactOptions {
                     custom_instructions: run.custom_instructions.clone(),
-                    prompt_override: shaping.get("prompt").and_then(Value::as_str).map(str::to_owned),
-                    extra_context: shaping
-                        .get("context")
-                        .and_then(Value::as_array)
-                        .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
-                        .unwrap_or_default(),
+                    prompt_override: shaping.prompt,
+                    extra_context: shaping.context,
                 };
-                let templates = self.templates.borrow().clone();
+                let templates = self.templates();
                 let result = match signal.race(WHAT, compact(&prep, model, &options, &templates)).await {
                     Ok(mut r) => {
                         r.summarizer = Some(Summarizer::Model);
@@ -445,7 +655,7 @@ impl SessionEngine {
                     }
                     Err(e) => return Err(e),
                 };
-                (result, false, shaping.get("preserveData").cloned())
+                (result, false, shaping.preserve_data)
             }
         };
         signal.check(WHAT)?;
@@ -466,14 +676,14 @@ impl SessionEngine {
                 o.shift_remove("shortSummary");
             }
         }
-        if let Some(p) = preserve.filter(|p| !p.is_null()) {
+        if let Some(p) = preserve {
             entry["preserveData"] = p;
         }
         if from_extension {
             // A supplied compaction is used as is (SPEC §11): its own `details`, whatever their
             // shape, or none — not file lists coerced from them.
-            match before.get("compaction").and_then(|c| c.get("details")) {
-                Some(d) => entry["details"] = d.clone(),
+            match supplied_details.flatten() {
+                Some(d) => entry["details"] = d,
                 None => {
                     if let Some(o) = entry.as_object_mut() {
                         o.shift_remove("details");
@@ -482,8 +692,7 @@ impl SessionEngine {
             }
             entry["fromExtension"] = Value::Bool(true);
         }
-        let appended = {
-            let mut s = self.session.borrow_mut();
+        let appended = self.session.write(|s| -> Result<usize> {
             // The host's leaf: if it moved away from the prepared leaf during the run (setLeaf,
             // an append, a hook), it stays where the host put it (SPEC §13.2).
             let host_leaf = s.leaf_id().map(str::to_owned);
@@ -491,22 +700,17 @@ impl SessionEngine {
             if host_leaf != prepared.leaf {
                 s.set_leaf(host_leaf.as_deref())?;
             }
-            i
-        };
-        let after = hooks
-            .call(
-                "session_compact",
-                json!({"type": "session_compact", "compactionEntry": entry, "fromExtension": from_extension}),
-            )
-            .await;
+            Ok(i)
+        })?;
+        let after = hooks.after_compact(CompactEvent { compaction_entry: entry.clone(), from_extension }).await;
         if let Err(e) = after {
             // A failing hook fails the operation and the compaction entry does not stay (SPEC
             // §11); entries the host appended meanwhile do (SPEC §13.2).
-            self.session.borrow_mut().remove_entry(appended, prepared.leaf.as_deref())?;
+            self.session.write(|s| s.remove_entry(appended, prepared.leaf.as_deref()))?;
             return Err(e);
         }
         // Progress (SPEC §13.5): the estimate after against the estimate before and the threshold.
-        let context_after = estimate_built_context_tokens(&self.session.borrow().branch_source());
+        let context_after = self.session.read(|s| estimate_built_context_tokens(&s.branch_source()));
         result.context_tokens_before = Some(context_before);
         result.context_tokens_after = Some(context_after);
         result.no_progress = context_after >= context_before
@@ -530,11 +734,10 @@ impl SessionEngine {
     ) -> Result<NavigateOutcome> {
         let (_guard, signal) = self.begin(abort)?;
         const WHAT: &str = "Branch summary";
-        let (old_leaf, entries_to_summarize, common, new_leaf, editor_text) = {
-            let s = self.session.borrow();
+        let (old_leaf, entries_to_summarize, common, new_leaf, editor_text) = self.session.read(|s| {
             let ti = s.index_of(target_id).ok_or_else(|| Error::NotFound { id: target_id.to_string() })?;
             let old_leaf = s.leaf_id().map(str::to_owned);
-            let (idx, common) = s.tree_index().collect_for_branch_summary(&*s, old_leaf.as_deref(), target_id);
+            let (idx, common) = s.tree_index().collect_for_branch_summary(s, old_leaf.as_deref(), target_id);
             let entries: Vec<Value> = idx.iter().map(|&i| s.entry(i).into_owned()).collect();
             let m = s.meta(ti);
             let back_to_editor =
@@ -549,20 +752,18 @@ impl SessionEngine {
             } else {
                 (Some(target_id.to_string()), None)
             };
-            (old_leaf, entries, common, new_leaf, editor)
+            Ok((old_leaf, entries, common, new_leaf, editor))
+        })?;
+        let event = BeforeTreeEvent {
+            preparation: TreePreparation {
+                target_id: target_id.to_string(),
+                old_leaf_id: old_leaf.clone(),
+                common_ancestor_id: common,
+                entries_to_summarize: entries_to_summarize.clone(),
+                user_wants_summary: run.summarize,
+            },
         };
-        let before = signal
-            .race(
-                WHAT,
-                hooks.call(
-                    "session_before_tree",
-                    json!({"type": "session_before_tree", "preparation": {
-                        "targetId": target_id, "oldLeafId": old_leaf, "commonAncestorId": common,
-                        "entriesToSummarize": entries_to_summarize, "userWantsSummary": run.summarize,
-                    }}),
-                ),
-            )
-            .await;
+        let before: Result<BeforeTreeReply> = signal.race(WHAT, hooks.before_tree(event)).await;
         let before = match before {
             Ok(v) => v,
             Err(Error::Aborted { .. }) => {
@@ -570,19 +771,18 @@ impl SessionEngine {
             }
             Err(e) => return Err(e),
         };
-        if before.get("cancel").and_then(Value::as_bool) == Some(true) {
+        if before.cancel {
             return Ok(NavigateOutcome { cancelled: true, ..Default::default() });
         }
         let mut summary: Option<(String, Value, bool)> = None;
         if run.summarize && !entries_to_summarize.is_empty() {
-            if let Some(s) = before.get("summary").filter(|s| s.is_object()) {
-                let text = s.get("summary").and_then(Value::as_str).unwrap_or_default().to_string();
-                summary = Some((text, s.get("details").cloned().unwrap_or(Value::Null), true));
+            if let Some(s) = before.summary {
+                summary = Some((s.summary, s.details.unwrap_or(Value::Null), true));
             } else if let Some(model) = model {
                 let list_values = entries_to_summarize.clone();
                 let list = crate::entry::EntryList::new(&list_values);
                 let options = run.branch_options();
-                let templates = self.templates.borrow().clone();
+                let templates = self.templates();
                 match signal.race(WHAT, generate_branch_summary(&list, model, &options, &templates)).await {
                     Ok(b) => {
                         let details = json!({"readFiles": b.read_files, "modifiedFiles": b.modified_files});
@@ -600,7 +800,7 @@ impl SessionEngine {
         if signal.is_aborted() {
             return Ok(NavigateOutcome { cancelled: true, aborted: true, ..Default::default() });
         }
-        self.session.borrow_mut().set_leaf(new_leaf.as_deref())?;
+        self.session.write(|s| s.set_leaf(new_leaf.as_deref()))?;
         let mut summary_entry = None;
         let mut appended = None;
         let mut from_extension = false;
@@ -620,19 +820,20 @@ impl SessionEngine {
                 entry["fromExtension"] = Value::Bool(true);
                 from_extension = true;
             }
-            appended = Some(self.session.borrow_mut().append_entry(entry.clone())?);
+            appended = Some(self.session.write(|s| s.append_entry(entry.clone()))?);
             summary_entry = Some(entry);
         }
-        let new_leaf_id = self.session.borrow().leaf_id().map(str::to_owned);
-        let mut event = json!({"type": "session_tree", "newLeafId": new_leaf_id, "oldLeafId": old_leaf});
-        if let Some(e) = &summary_entry {
-            event["summaryEntry"] = e.clone();
-            event["fromExtension"] = Value::Bool(from_extension);
-        }
-        if let Err(e) = hooks.call("session_tree", event).await {
+        let new_leaf_id = self.session.read(|s| s.leaf_id().map(str::to_owned));
+        let event = TreeEvent {
+            new_leaf_id: new_leaf_id.clone(),
+            old_leaf_id: old_leaf.clone(),
+            summary_entry: summary_entry.clone(),
+            from_extension: summary_entry.as_ref().map(|_| from_extension),
+        };
+        if let Err(e) = hooks.after_tree(event).await {
             // A failing hook fails the operation: undo the summary entry and the move (entries
             // the host appended meanwhile stay; a leaf the host moved stays where it is).
-            let mut s = self.session.borrow_mut();
+            let mut s = self.session.guard();
             match appended {
                 Some(i) => s.remove_entry(i, old_leaf.as_deref())?,
                 None if s.leaf_id().map(str::to_owned) == new_leaf_id => s.set_leaf(old_leaf.as_deref())?,
@@ -678,19 +879,19 @@ impl SessionEngine {
         // The estimate is taken before pruning: the check subtracts the pruned tokens (SPEC §7),
         // and an estimate made after pruning would already lack them (counted twice).
         let estimate_before_prune = crate::plan::overflow::estimate_context_tokens_with(
-            &self.session.borrow().branch_source(),
+            &self.session.guard().branch_source(),
             &check.settings,
         );
         // 1. prune
         {
-            let mut s = self.session.borrow_mut();
+            let mut s = self.session.guard();
             let (plan, _changed) = s.prune_tool_outputs(&check.prune, clock.now_ms());
             outcome.pruned_count = plan.candidates.len();
             outcome.tokens_saved = plan.tokens_saved;
         }
         // 2. which path
         let reason = {
-            let s = self.session.borrow();
+            let s = self.session.guard();
             let branch = s.branch_source();
             let overflow = crate::plan::overflow::is_context_overflow(assistant_message, Some(check.context_window));
             let same_model =
@@ -709,12 +910,12 @@ impl SessionEngine {
             if !check.settings.enabled {
                 None
             } else if overflow && same_model && newer {
-                Some("overflow")
+                Some(CompactionReason::Overflow)
             } else if !overflow && stop != Some("aborted") {
                 // After a failed turn too (SPEC §11): the estimate uses the last successful usage.
                 let tokens = estimate_before_prune - outcome.tokens_saved as f64;
                 outcome.context_tokens = tokens;
-                should_compact(tokens, check.context_window, &check.settings).then_some("threshold")
+                should_compact(tokens, check.context_window, &check.settings).then_some(CompactionReason::Threshold)
             } else {
                 None
             }
@@ -722,12 +923,12 @@ impl SessionEngine {
         let Some(reason) = reason else { return Ok(outcome) };
         // 3. the progress guard (SPEC §13.5)
         if let Some(cause) = self.skip_cause(reason, check) {
-            events.emit(json!({"type": "auto_compaction_skipped", "reason": reason, "cause": cause}));
-            outcome.skipped = Some(cause.to_string());
-            if reason == "overflow" {
+            events.emit(AutoCompactionEvent::AutoCompactionSkipped { reason, cause });
+            outcome.skipped = Some(cause);
+            if reason == CompactionReason::Overflow {
                 outcome.error_message = Some(format!(
                     "Context overflow recovery failed: {}",
-                    if cause == SKIP_RECOVERED {
+                    if cause == SkipCause::OverflowRecoveredThisTurn {
                         "the context still overflows after this turn's recovery"
                     } else {
                         "automatic compaction is paused after repeated attempts without progress"
@@ -736,9 +937,9 @@ impl SessionEngine {
             }
             return Ok(outcome);
         }
-        outcome.reason = Some(reason.to_string());
-        let will_retry = reason == "overflow";
-        events.emit(json!({"type": "auto_compaction_start", "reason": reason}));
+        outcome.reason = Some(reason);
+        let will_retry = reason == CompactionReason::Overflow;
+        events.emit(AutoCompactionEvent::AutoCompactionStart { reason });
         let model = Retrying { candidates, policy: &check.retry, clock, signal: &signal };
         let run = CompactRun {
             settings: check.settings.clone(),
@@ -754,19 +955,26 @@ impl SessionEngine {
         };
         let outcome = match result {
             Ok(done) => {
-                events.emit(json!({"type": "auto_compaction_end", "result": done.result, "aborted": false, "willRetry": will_retry}));
+                events.emit(AutoCompactionEvent::AutoCompactionEnd {
+                    result: Some(Box::new(done.result.clone())),
+                    aborted: false,
+                    will_retry,
+                    error_message: None,
+                });
                 if done.result.no_progress {
-                    events.emit(json!({"type": "auto_compaction_no_progress", "reason": reason,
-                        "contextTokensBefore": done.result.context_tokens_before,
-                        "contextTokensAfter": done.result.context_tokens_after}));
+                    events.emit(AutoCompactionEvent::AutoCompactionNoProgress {
+                        reason,
+                        context_tokens_before: done.result.context_tokens_before,
+                        context_tokens_after: done.result.context_tokens_after,
+                    });
                 }
                 outcome.will_retry = will_retry;
                 if will_retry {
-                    self.guard.borrow_mut().overflow_recovery =
+                    lock(&self.guard).overflow_recovery =
                         done.entry.get("id").and_then(Value::as_str).map(str::to_owned);
                     // The retry's context is sent to the model: provider-valid (SPEC §13.1),
                     // without the overflow error.
-                    let s = self.session.borrow();
+                    let s = self.session.guard();
                     let mut plan = crate::context::plan_context(&*s, s.branch_indices());
                     plan.items.retain(|it| it.materialize(&*s).as_ref() != Some(assistant_message));
                     let (messages, repairs) = crate::context::provider_messages(&*s, &plan.items);
@@ -789,11 +997,12 @@ impl SessionEngine {
                 } else {
                     Some(format!("Auto-compaction failed: {e}"))
                 };
-                let mut end = json!({"type": "auto_compaction_end", "aborted": aborted, "willRetry": false});
-                if let Some(m) = &message {
-                    end["errorMessage"] = json!(m);
-                }
-                events.emit(end);
+                events.emit(AutoCompactionEvent::AutoCompactionEnd {
+                    result: None,
+                    aborted,
+                    will_retry: false,
+                    error_message: message.clone(),
+                });
                 outcome.aborted = aborted;
                 outcome.error_message = message;
                 outcome
@@ -802,13 +1011,13 @@ impl SessionEngine {
         // 4. count the attempt; open the breaker after too many without progress
         if let Some(progress) = progress {
             let key = self.context_key(check);
-            let mut g = self.guard.borrow_mut();
+            let mut g = lock(&self.guard);
             g.attempts = if progress { 0 } else { g.attempts + 1 };
             let limit = check.settings.attempts_limit();
             if g.attempts >= limit {
                 g.open = Some(key);
                 drop(g);
-                events.emit(json!({"type": "auto_compaction_paused", "attempts": limit}));
+                events.emit(AutoCompactionEvent::AutoCompactionPaused { attempts: limit });
             }
         }
         Ok(outcome)
@@ -816,7 +1025,7 @@ impl SessionEngine {
 
     /// The context the breaker compares (see [`ContextKey`]).
     fn context_key(&self, check: &CheckOptions) -> ContextKey {
-        let s = self.session.borrow();
+        let s = self.session.guard();
         let branch = s.branch_source();
         let last_compaction = crate::plan::prepare::last_compaction_index(&branch)
             .and_then(|i| branch.entry(i).get("id").and_then(Value::as_str).map(str::to_owned));
@@ -834,12 +1043,12 @@ impl SessionEngine {
     /// was already recovered in this turn (no user message since that recovery's compaction),
     /// or the breaker is open and the context has not changed since. A changed context closes
     /// the breaker.
-    fn skip_cause(&self, reason: &str, check: &CheckOptions) -> Option<&'static str> {
+    fn skip_cause(&self, reason: CompactionReason, check: &CheckOptions) -> Option<SkipCause> {
         let now = self.context_key(check);
-        let s = self.session.borrow();
+        let s = self.session.guard();
         let on_branch = |id: &str| s.index_of(id).is_some_and(|i| s.branch_indices().contains(&i));
-        let mut g = self.guard.borrow_mut();
-        if reason == "overflow" {
+        let mut g = lock(&self.guard);
+        if reason == CompactionReason::Overflow {
             if let Some(at) = g.overflow_recovery.as_deref().and_then(|id| s.index_of(id)) {
                 let branch = s.branch_indices();
                 if let Some(pos) = branch.iter().position(|&i| i == at) {
@@ -848,7 +1057,7 @@ impl SessionEngine {
                         m.kind == EntryKind::Message && m.role() == Some(Role::User)
                     });
                     if !user_since {
-                        return Some(SKIP_RECOVERED);
+                        return Some(SkipCause::OverflowRecoveredThisTurn);
                     }
                 }
             }
@@ -862,7 +1071,7 @@ impl SessionEngine {
                 && k.keep_recent_tokens == now.keep_recent_tokens
         });
         if still_open {
-            return Some(SKIP_PAUSED);
+            return Some(SkipCause::Paused);
         }
         if g.open.take().is_some() {
             g.attempts = 0;
@@ -870,11 +1079,6 @@ impl SessionEngine {
         None
     }
 }
-
-/// `auto_compaction_skipped` cause: the overflow was recovered once in this turn already.
-pub const SKIP_RECOVERED: &str = "overflowRecoveredThisTurn";
-/// `auto_compaction_skipped` cause: the breaker is open (repeated attempts without progress).
-pub const SKIP_PAUSED: &str = "paused";
 
 /// The synthetic prompt after a threshold compaction.
 pub const CONTINUE_PROMPT: &str = "Continue if you have next steps.";
@@ -916,22 +1120,14 @@ fn check_hook_first_kept(
     Ok(())
 }
 
-/// A hook-supplied compaction (`{summary, firstKeptEntryId?, tokensBefore?, details?, …}`).
-fn hook_compaction(c: &Value, prep: &CompactionPreparation) -> Result<CompactionResult> {
-    let summary = c.get("summary").and_then(Value::as_str).ok_or_else(|| Error::Hook {
-        hook: "session_before_compact".into(),
-        message: "the returned compaction has no string `summary`".into(),
-    })?;
-    let details = c.get("details").cloned().map(|d| serde_json::from_value(d).unwrap_or_default()).unwrap_or_default();
-    Ok(CompactionResult {
-        summary: summary.to_string(),
-        short_summary: c.get("shortSummary").and_then(Value::as_str).unwrap_or_default().to_string(),
-        first_kept_entry_id: c
-            .get("firstKeptEntryId")
-            .and_then(Value::as_str)
-            .unwrap_or(&prep.first_kept_entry_id)
-            .to_string(),
-        tokens_before: c.get("tokensBefore").and_then(Value::as_f64).unwrap_or(prep.tokens_before),
+/// The summary result of a hook-supplied compaction: missing fields are the preparation's.
+fn hook_compaction(c: &SuppliedCompaction, prep: &CompactionPreparation) -> CompactionResult {
+    let details = c.details.clone().map(|d| serde_json::from_value(d).unwrap_or_default()).unwrap_or_default();
+    CompactionResult {
+        summary: c.summary.clone(),
+        short_summary: c.short_summary.clone().unwrap_or_default(),
+        first_kept_entry_id: c.first_kept_entry_id.clone().unwrap_or_else(|| prep.first_kept_entry_id.clone()),
+        tokens_before: c.tokens_before.unwrap_or(prep.tokens_before),
         details,
         summarizer: None,
         fallback_reason: None,
@@ -940,7 +1136,7 @@ fn hook_compaction(c: &Value, prep: &CompactionPreparation) -> Result<Compaction
         context_tokens_before: None,
         context_tokens_after: None,
         no_progress: false,
-    })
+    }
 }
 
 /// Retry settings of automatic compaction (SPEC §11). Read from a host, missing fields are the
@@ -1046,8 +1242,8 @@ pub struct CheckOutcome {
     pub tokens_saved: u64,
     /// Estimated context tokens used for the threshold decision.
     pub context_tokens: f64,
-    /// `"overflow"` or `"threshold"` when a compaction was attempted.
-    pub reason: Option<String>,
+    /// Overflow recovery or threshold, when a compaction was attempted.
+    pub reason: Option<CompactionReason>,
     /// The finished compaction.
     pub compaction: Option<CompactOutcome>,
     /// Overflow path: the host should retry the turn with [`CheckOutcome::context`].
@@ -1060,8 +1256,8 @@ pub struct CheckOutcome {
     pub aborted: bool,
     /// `Context overflow recovery failed: …` / `Auto-compaction failed: …`.
     pub error_message: Option<String>,
-    /// Why a due compaction did not run (SPEC §13.5): [`SKIP_RECOVERED`] or [`SKIP_PAUSED`].
-    pub skipped: Option<String>,
+    /// Why a due compaction did not run (SPEC §13.5).
+    pub skipped: Option<SkipCause>,
 }
 
 /// Texts of transient failures (lower case), retried with backoff.

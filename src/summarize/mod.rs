@@ -10,6 +10,7 @@ pub mod remote;
 use crate::context::convert::convert_to_llm;
 use crate::entry::EntrySource;
 use crate::error::{Error, Result};
+use crate::host::{MaybeSend, MaybeSync};
 use crate::plan::branch::{branch_token_budget, prepare_branch_entries};
 use crate::plan::file_ops::{FileLists, FileOps};
 use crate::plan::prepare::CompactionPreparation;
@@ -58,9 +59,13 @@ pub struct SummaryRequest {
 
 /// The host's model: answers one request with the summary text. Errors: return
 /// [`Error::Summarization`] for a model failure or [`Error::Aborted`] when cancelled.
-pub trait Complete {
+///
+/// Natively an implementation is `Send + Sync` and its future `Send` (so a compaction can be
+/// `tokio::spawn`ed); on `wasm32` neither is required ([`crate::host::MaybeSend`]). An
+/// `async fn complete(&self, request: SummaryRequest) -> Result<String>` implements it.
+pub trait Complete: MaybeSend + MaybeSync {
     /// Asks the model; resolves to the text of its answer.
-    fn complete(&self, request: SummaryRequest) -> impl Future<Output = Result<String>>;
+    fn complete(&self, request: SummaryRequest) -> impl Future<Output = Result<String>> + MaybeSend;
 }
 
 /// Options of [`compact`] (SPEC §9, §11).

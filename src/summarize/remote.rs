@@ -34,6 +34,111 @@ pub fn summary_of_reply(status: u16, status_text: &str, text: &str) -> Result<St
         .ok_or_else(|| Error::Remote { status, message: "the reply has no string `summary`".into() })
 }
 
+/// The remote summarizer over HTTP for native hosts (cargo feature `remote-reqwest`, off by
+/// default, never on wasm32 where the binding uses `fetch`): POSTs [`request_body`] to the
+/// endpoint and reads [`summary_of_reply`] (SPEC §9). Each request is bounded by the timeout
+/// (default [`crate::session::engine::REMOTE_TIMEOUT_MS`]); dropping the future (an abort, a
+/// timeout of the engine) cancels the request in flight. TLS is rustls.
+///
+/// Errors are [`Error::Remote`]: status 0 when no answer came (refused, timed out), else the
+/// HTTP status; the message names the endpoint with any credentials in the URL removed.
+#[cfg(all(feature = "remote-reqwest", not(target_arch = "wasm32")))]
+#[derive(Debug, Clone)]
+pub struct RemoteSummarizer {
+    client: reqwest::Client,
+    url: String,
+    timeout: std::time::Duration,
+}
+
+#[cfg(all(feature = "remote-reqwest", not(target_arch = "wasm32")))]
+impl RemoteSummarizer {
+    /// A summarizer posting to `url` with the default timeout.
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            client: reqwest::Client::new(),
+            url: url.into(),
+            timeout: std::time::Duration::from_secs_f64(crate::session::engine::REMOTE_TIMEOUT_MS / 1000.0),
+        }
+    }
+
+    /// The summarizer of `settings.remote_endpoint` (`compaction.remoteEndpoint`), if set.
+    pub fn from_settings(settings: &crate::plan::prepare::CompactionSettings) -> Option<Self> {
+        settings.remote_endpoint.as_deref().map(Self::new)
+    }
+
+    /// Sets the timeout of one request, in ms (non-finite or non-positive: the default).
+    pub fn with_timeout_ms(mut self, ms: f64) -> Self {
+        if ms.is_finite() && ms > 0.0 {
+            self.timeout = std::time::Duration::from_secs_f64(ms / 1000.0);
+        }
+        self
+    }
+
+    /// Uses this HTTP client (proxies, headers, connection pool of the host).
+    pub fn with_client(mut self, client: reqwest::Client) -> Self {
+        self.client = client;
+        self
+    }
+
+    /// The endpoint URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+}
+
+/// `url` without the `user:password@` part, for messages.
+pub fn redact_url(url: &str) -> String {
+    match url.find("://") {
+        Some(scheme_end) => {
+            let rest = &url[scheme_end + 3..];
+            let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+            match rest[..authority_end].rfind('@') {
+                Some(at) => format!("{}://{}", &url[..scheme_end], &rest[at + 1..]),
+                None => url.to_string(),
+            }
+        }
+        None => url.to_string(),
+    }
+}
+
+#[cfg(all(feature = "remote-reqwest", not(target_arch = "wasm32")))]
+impl super::Complete for RemoteSummarizer {
+    async fn complete(&self, request: SummaryRequest) -> Result<String> {
+        let at = redact_url(&self.url);
+        let failed = |e: reqwest::Error| {
+            let why = if e.is_timeout() {
+                format!(
+                    "the summarizer at {at} did not answer within {} s",
+                    crate::js::format_number(self.timeout.as_secs_f64())
+                )
+            } else {
+                // The error's own text may repeat the URL: only its kind is kept.
+                let kind = if e.is_connect() {
+                    "cannot connect"
+                } else if e.is_body() || e.is_decode() {
+                    "cannot read the reply"
+                } else {
+                    "the request failed"
+                };
+                format!("request to the summarizer at {at} failed: {kind}")
+            };
+            Error::Remote { status: e.status().map_or(0, |s| s.as_u16()), message: why }
+        };
+        let resp = self
+            .client
+            .post(&self.url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .timeout(self.timeout)
+            .body(request_body(&request))
+            .send()
+            .await
+            .map_err(failed)?;
+        let status = resp.status();
+        let text = if status.is_success() { resp.text().await.map_err(failed)? } else { String::new() };
+        summary_of_reply(status.as_u16(), status.canonical_reason().unwrap_or(""), &text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,14 +9,14 @@ use session_compaction::plan::prepare::{prepare_compaction, CompactionPreparatio
 use session_compaction::summarize::{
     compact, generate_branch_summary, BranchSummaryOptions, CompactOptions, Complete, Purpose, SummaryRequest,
 };
-use std::cell::RefCell;
+use std::sync::Mutex;
 
 /// Answers from `llmResponses` (by purpose; `update` falls back to `history`) and records every
 /// request in the order it was issued.
 struct Canned {
     responses: Value,
     now: Value,
-    requests: RefCell<Vec<Value>>,
+    requests: Mutex<Vec<Value>>,
 }
 
 fn answer(r: &Value) -> Result<String> {
@@ -43,7 +43,7 @@ impl Complete for Canned {
         if let Some(r) = &request.reasoning {
             rec["reasoning"] = json!(r);
         }
-        self.requests.borrow_mut().push(rec);
+        self.requests.lock().unwrap_or_else(|e| e.into_inner()).push(rec);
         let r = if request.purpose == Purpose::Branch {
             self.responses.clone()
         } else {
@@ -83,10 +83,10 @@ pub fn run(ctx: &Ctx, op: &str, input: &Value) -> Result<Value, String> {
             let model = Canned {
                 responses: input["llmResponses"].clone(),
                 now: input["now"].clone(),
-                requests: RefCell::new(Vec::new()),
+                requests: Mutex::new(Vec::new()),
             };
             let result = futures_executor::block_on(compact(&prep, &model, &options, templates));
-            let requests = model.requests.into_inner();
+            let requests = model.requests.into_inner().unwrap_or_else(|e| e.into_inner());
             Ok(match result {
                 Ok(r) => json!({"requests": requests, "result": r}),
                 Err(e) => json!({"requests": requests, "error": e.to_string()}),
@@ -102,7 +102,7 @@ pub fn run(ctx: &Ctx, op: &str, input: &Value) -> Result<Value, String> {
             let model = Canned {
                 responses: input["llmResponse"].clone(),
                 now: input["now"].clone(),
-                requests: RefCell::new(Vec::new()),
+                requests: Mutex::new(Vec::new()),
             };
             let result = futures_executor::block_on(generate_branch_summary(
                 &EntryList::new(&entries),
@@ -110,7 +110,7 @@ pub fn run(ctx: &Ctx, op: &str, input: &Value) -> Result<Value, String> {
                 &options,
                 templates,
             ));
-            let requests = model.requests.into_inner();
+            let requests = model.requests.into_inner().unwrap_or_else(|e| e.into_inner());
             let result = match result {
                 Ok(s) if s.summary == session_compaction::summarize::NO_CONTENT => json!({"summary": s.summary}),
                 Ok(s) => serde_json::to_value(s).unwrap(),

@@ -5,7 +5,10 @@ use super::convert::{bad_arg, from_serde, to_value};
 use js_sys::{Function, Promise, Reflect};
 use serde_json::Value;
 use session_compaction::error::{Error, Result};
-use session_compaction::session::engine::{with_timeout, AbortSignal, Clock, EventSink, Hooks, REMOTE_TIMEOUT_MS};
+use session_compaction::session::engine::{
+    with_timeout, AbortSignal, Clock, EventSink, HooksByName, REMOTE_TIMEOUT_MS,
+};
+use session_compaction::session::events::AutoCompactionEvent;
 use session_compaction::summarize::{Complete, SummaryRequest};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -268,7 +271,7 @@ fn remote_model(
     Ok(Some(RemoteComplete { url, signal: signal.clone(), timeout_ms }))
 }
 
-/// Hooks given as one object keyed by event name.
+/// Hooks given as one object keyed by event name (the core reads their answers).
 pub struct JsHooks {
     /// The hooks object (or undefined).
     pub obj: JsValue,
@@ -298,7 +301,7 @@ impl JsHooks {
     }
 }
 
-impl Hooks for JsHooks {
+impl HooksByName for JsHooks {
     async fn call(&self, name: &str, event: Value) -> Result<Value> {
         let f = get(&self.obj, name);
         if !f.is_function() {
@@ -364,7 +367,7 @@ impl Clock for JsClock {
 pub struct JsEvents(pub JsValue);
 
 impl EventSink for JsEvents {
-    fn emit(&self, event: Value) {
+    fn emit(&self, event: AutoCompactionEvent) {
         if let Some(f) = self.0.dyn_ref::<Function>() {
             if let Ok(ev) = from_serde(&event) {
                 let _ = f.call1(&JsValue::UNDEFINED, &ev);

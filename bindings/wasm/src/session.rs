@@ -16,7 +16,6 @@ use session_compaction::plan::prune::PruneConfig;
 use session_compaction::session::engine::Clock;
 use session_compaction::session::engine::SessionEngine;
 use session_compaction::session::SessionTree as Core;
-use std::cell::{Ref, RefMut};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
@@ -53,14 +52,13 @@ fn wrap((inner, load_errors): (Core, Vec<session_compaction::io::LineError>)) ->
 }
 
 impl SessionTree {
-    /// Borrows the session (never held across an await).
-    fn s(&self) -> Ref<'_, Core> {
-        self.engine.session().borrow()
+    /// Runs `f` with the session (the lock is held for this call only, never across an await).
+    fn s<R>(&self, f: impl FnOnce(&Core) -> R) -> R {
+        self.engine.session().read(f)
     }
-    /// Borrows the session mutably. Errors with `E_BUSY` if a borrow is active (cannot happen
-    /// from JS: no borrow outlives a call).
-    fn s_mut(&self) -> Result<RefMut<'_, Core>, JsValue> {
-        self.engine.session().try_borrow_mut().map_err(|_| error_js(session_compaction::Error::Busy))
+    /// Runs `f` with the session, mutably (the lock is held for this call only).
+    fn s_mut<R>(&self, f: impl FnOnce(&mut Core) -> R) -> R {
+        self.engine.session().write(f)
     }
 }
 
@@ -111,28 +109,28 @@ impl SessionTree {
     /// The session header, or `null`.
     #[wasm_bindgen(getter, unchecked_return_type = "SessionHeader | null")]
     pub fn header(&self) -> Result<JsValue, JsValue> {
-        from_serde(&self.s().header())
+        self.s(|s| from_serde(&s.header()))
     }
 
     /// The format version of the loaded file as its header gave it (`version ?? 1`), before
     /// any migration; `undefined` for `fromEntries` or a file without a valid header. SPEC §1.
     #[wasm_bindgen(getter, js_name = sourceVersion)]
     pub fn source_version(&self) -> Option<f64> {
-        self.s().source_version()
+        self.s(|s| s.source_version())
     }
 
     /// Whether the file was migrated to the current format (v1/v2 → v3) on load: then its
     /// entries differ from the file's lines, and saving means rewriting it. SPEC §1.
     #[wasm_bindgen(getter)]
     pub fn migrated(&self) -> bool {
-        self.s().migrated()
+        self.s(|s| s.migrated())
     }
 
     /// The entry indices (file order: positions in `getTree()`) of the current branch, root
     /// first; `branchIndices()[p]` is the entry at branch position `p`. SPEC §6.
     #[wasm_bindgen(js_name = branchIndices)]
     pub fn branch_indices(&self) -> Vec<u32> {
-        self.s().branch_indices().iter().map(|&i| i as u32).collect()
+        self.s(|s| s.branch_indices().iter().map(|&i| i as u32).collect())
     }
 
     /// Why the current branch has nothing to compact (`prepareCompaction` is `undefined`), or
@@ -143,26 +141,26 @@ impl SessionTree {
         #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings>")] settings: JsValue,
     ) -> Result<JsValue, JsValue> {
         let settings: CompactionSettings = to_typed(&settings, "settings")?;
-        from_option(self.s().nothing_to_compact(&settings).map(|r| r.result()))
+        self.s(|s| from_option(s.nothing_to_compact(&settings).map(|r| r.result())))
     }
 
     /// The latest compaction on the current branch and where its kept region starts (branch
     /// positions), or `undefined` without one. SPEC §5, §12.1.
     #[wasm_bindgen(js_name = previousCompaction, unchecked_return_type = "PreviousCompaction | undefined")]
     pub fn previous_compaction(&self) -> Result<JsValue, JsValue> {
-        from_option(self.s().previous_compaction())
+        self.s(|s| from_option(s.previous_compaction()))
     }
 
     /// Number of entries (header excluded).
     #[wasm_bindgen(getter, js_name = entryCount)]
     pub fn entry_count(&self) -> u32 {
-        self.s().entry_count() as u32
+        self.s(|s| s.entry_count() as u32)
     }
 
     /// The current leaf id (`undefined` before the first entry and after `setLeaf(null)`).
     #[wasm_bindgen(getter, js_name = leafId)]
     pub fn leaf_id(&self) -> Option<String> {
-        self.s().leaf_id().map(str::to_owned)
+        self.s(|s| s.leaf_id().map(str::to_owned))
     }
 
     /// Moves the leaf (`null`: before the first entry). Unknown id: `E_NOT_FOUND`. SPEC §10.
@@ -172,7 +170,7 @@ impl SessionTree {
             return Err(bad_arg("id", "expected an entry id, or null for \"before the first entry\""));
         }
         let id = arg_opt_string(&id, "id")?;
-        self.s_mut()?.set_leaf(id.as_deref()).map_err(error_js)
+        self.s_mut(|s| s.set_leaf(id.as_deref())).map_err(error_js)
     }
 
     /// Appends an entry (needs `type` and a new string `id`; a missing `parentId` becomes the
@@ -184,9 +182,10 @@ impl SessionTree {
         #[wasm_bindgen(unchecked_param_type = "NewSessionEntry")] entry: JsValue,
     ) -> Result<String, JsValue> {
         let v = to_value(&entry, "entry")?;
-        let mut s = self.s_mut()?;
-        let i = s.append_entry(v).map_err(error_js)?;
-        Ok(s.meta(i).id.clone().unwrap_or_default())
+        self.s_mut(|s| {
+            let i = s.append_entry(v).map_err(error_js)?;
+            Ok(s.meta(i).id.clone().unwrap_or_default())
+        })
     }
 
     /// Appends an agent message as a new `message` entry under the current leaf and returns the
@@ -201,7 +200,7 @@ impl SessionTree {
         #[wasm_bindgen(unchecked_param_type = "AgentMessage")] message: JsValue,
     ) -> Result<JsValue, JsValue> {
         let v = to_value(&message, "message")?;
-        let entry = self.s_mut()?.append_message(v, JsClock.now_ms()).map_err(error_js)?;
+        let entry = self.s_mut(|s| s.append_message(v, JsClock.now_ms())).map_err(error_js)?;
         from_serde(&entry)
     }
 
@@ -209,11 +208,10 @@ impl SessionTree {
     #[wasm_bindgen(js_name = getEntry, unchecked_return_type = "SessionEntry | undefined")]
     pub fn get_entry(&self, #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue) -> Result<JsValue, JsValue> {
         let id = arg_string(&id, "id")?;
-        let s = self.s();
-        match s.index_of(&id) {
+        self.s(|s| match s.index_of(&id) {
             Some(i) => parse_js(s.raw(i)),
             None => Ok(JsValue::UNDEFINED),
-        }
+        })
     }
 
     /// The branch root→leaf (of `leafId`, default the current leaf) as entries.
@@ -223,15 +221,16 @@ impl SessionTree {
         #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string")] leaf_id: JsValue,
     ) -> Result<JsValue, JsValue> {
         let leaf_id = arg_opt_string(&leaf_id, "leafId")?;
-        let s = self.s();
-        let idx = s.branch_indices_to(leaf_id.as_deref()).map_err(error_js)?;
-        entries_json(&s, &idx)
+        self.s(|s| {
+            let idx = s.branch_indices_to(leaf_id.as_deref()).map_err(error_js)?;
+            entries_json(s, &idx)
+        })
     }
 
     /// Every entry as a `TreeNode` (file order): ids, links, type, role, label, tokens.
     #[wasm_bindgen(js_name = getTree, unchecked_return_type = "TreeNode[]")]
     pub fn get_tree(&self) -> Result<JsValue, JsValue> {
-        from_serde(&self.s().tree_nodes())
+        self.s(|s| from_serde(&s.tree_nodes()))
     }
 
     /// Ids of the children of `id` (file order). Unknown id: `E_NOT_FOUND`.
@@ -241,7 +240,7 @@ impl SessionTree {
         #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
     ) -> Result<Vec<String>, JsValue> {
         let id = arg_string(&id, "id")?;
-        self.s().children_ids(&id).map_err(error_js)
+        self.s(|s| s.children_ids(&id).map_err(error_js))
     }
 
     /// The label of an entry (the last `label` entry for it wins), or `undefined`.
@@ -251,7 +250,7 @@ impl SessionTree {
         #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
     ) -> Result<Option<String>, JsValue> {
         let id = arg_string(&id, "id")?;
-        Ok(self.s().label(&id).map(str::to_owned))
+        self.s(|s| Ok(s.label(&id).map(str::to_owned)))
     }
 
     /// The compaction preparation of the current branch, or `undefined`, with its `preview`
@@ -284,7 +283,7 @@ impl SessionTree {
                 from_serde(&prep)
             });
         }
-        match self.s().prepare_compaction_json_with_preview(&settings, &prune, &templates()).map_err(error_js)? {
+        match self.s(|s| s.prepare_compaction_json_with_preview(&settings, &prune, &templates())).map_err(error_js)? {
             Some(text) => parse_js(&text),
             None => Ok(JsValue::UNDEFINED),
         }
@@ -318,14 +317,14 @@ impl SessionTree {
                 from_serde(&plan)
             });
         }
-        from_option(self.s().plan_compaction_with_preview(&settings, &prune, &templates()).map_err(error_js)?)
+        self.s(|s| from_option(s.plan_compaction_with_preview(&settings, &prune, &templates()).map_err(error_js)?))
     }
 
     /// The context of the current branch (SPEC §6): messages as stored, `repairs` = what their
     /// provider-valid form changes (§13.1).
     #[wasm_bindgen(js_name = buildSessionContext, unchecked_return_type = "SessionContext")]
     pub fn build_session_context(&self) -> Result<JsValue, JsValue> {
-        parse_js(&self.s().build_session_context_text())
+        self.s(|s| parse_js(&s.build_session_context_text()))
     }
 
     /// The messages of the current branch's context in provider-valid form (SPEC §13.1; the
@@ -333,14 +332,14 @@ impl SessionTree {
     /// ready to send to an HTTP API. SPEC §6.
     #[wasm_bindgen(js_name = buildSessionContextJson)]
     pub fn build_session_context_json(&self) -> String {
-        self.s().build_session_context_json()
+        self.s(|s| s.build_session_context_json())
     }
 
     /// The context messages converted for the model (`convertToLlm`) in provider-valid form
     /// (SPEC §6, §13.1; the repairs are `contextRepairs()`).
     #[wasm_bindgen(js_name = buildLlmMessages, unchecked_return_type = "AgentMessage[]")]
     pub fn build_llm_messages(&self) -> Result<JsValue, JsValue> {
-        let (messages, _repairs) = self.s().build_llm_messages(&templates()).map_err(error_js)?;
+        let (messages, _repairs) = self.s(|s| s.build_llm_messages(&templates())).map_err(error_js)?;
         from_serde(&messages)
     }
 
@@ -349,7 +348,7 @@ impl SessionTree {
     /// results of the exchange they interrupted. Metadata only.
     #[wasm_bindgen(js_name = contextRepairs, unchecked_return_type = "ContextRepair[]")]
     pub fn context_repairs(&self) -> Result<JsValue, JsValue> {
-        from_serde(&self.s().context_repairs())
+        self.s(|s| from_serde(&s.context_repairs()))
     }
 
     /// Estimated context size of the current branch (SPEC §12.3), the estimates by the host's
@@ -363,9 +362,9 @@ impl SessionTree {
             Some(counter) => on_branch(counter, self.engine.session().clone(), |branch| {
                 Ok(JsValue::from_f64(session_compaction::plan::overflow::estimate_context_tokens(branch)))
             }),
-            None => Ok(JsValue::from_f64(session_compaction::plan::overflow::estimate_context_tokens(
-                &self.s().branch_source(),
-            ))),
+            None => Ok(JsValue::from_f64(
+                self.s(|s| session_compaction::plan::overflow::estimate_context_tokens(&s.branch_source())),
+            )),
         }
     }
 
@@ -377,7 +376,7 @@ impl SessionTree {
         #[wasm_bindgen(unchecked_optional_param_type = "Partial<PruneConfig>")] config: JsValue,
     ) -> Result<JsValue, JsValue> {
         let config: PruneConfig = to_typed(&config, "config")?;
-        from_serde(&self.s().plan_prune(&config))
+        self.s(|s| from_serde(&s.plan_prune(&config)))
     }
 
     /// Prunes old tool outputs of the current branch inside the handle (SPEC §7) and returns a
@@ -393,7 +392,7 @@ impl SessionTree {
     ) -> Result<PruneOutcome, JsValue> {
         let now = arg_opt_number(&now, "now")?;
         let config: PruneConfig = to_typed(&config, "config")?;
-        let (plan, lines) = self.s_mut()?.prune_tool_outputs(&config, now.unwrap_or_else(js_sys::Date::now));
+        let (plan, lines) = self.s_mut(|s| s.prune_tool_outputs(&config, now.unwrap_or_else(js_sys::Date::now)));
         Ok(PruneOutcome {
             tokens_saved: plan.tokens_saved,
             indices: plan.candidates.iter().map(|c| u32::try_from(c.index).unwrap_or(u32::MAX)).collect(),
@@ -407,13 +406,13 @@ impl SessionTree {
     /// repairs the current branch's context needs; changes nothing. SPEC §1, §13.1.
     #[wasm_bindgen(unchecked_return_type = "ContextValidation")]
     pub fn validate(&self) -> Result<JsValue, JsValue> {
-        from_serde(&self.s().validate())
+        self.s(|s| from_serde(&s.validate()))
     }
 
     /// The session as JSONL (header first; unchanged entries byte for byte as loaded).
     #[wasm_bindgen(js_name = toJsonl)]
     pub fn to_jsonl(&self) -> String {
-        self.s().to_jsonl()
+        self.s(|s| s.to_jsonl())
     }
 }
 

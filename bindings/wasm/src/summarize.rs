@@ -174,10 +174,10 @@ impl SessionTree {
             let (signal, js_signal) = link_signal(&get(&options, "signal"));
             let model = need_model(host_model(&options, run.settings.remote_endpoint.as_deref(), &js_signal)?)?;
             let hooks = JsHooks::of(&options, js_signal)?;
-            *engine.templates.borrow_mut() = templates();
+            engine.set_templates(templates());
             let done =
                 engine.compact(&model, &hooks, &run, Some(&signal), js_sys::Date::now()).await.map_err(error_js)?;
-            let context = engine.session().borrow().build_session_context();
+            let context = engine.session().read(|s| s.build_session_context());
             from_serde(&SessionCompactResult::new(done, context))
         })
     }
@@ -198,12 +198,12 @@ impl SessionTree {
             let (signal, js_signal) = link_signal(&get(&options, "signal"));
             let model = host_model(&options, None, &js_signal)?;
             let hooks = JsHooks::of(&options, js_signal)?;
-            *engine.templates.borrow_mut() = templates();
+            engine.set_templates(templates());
             let out = engine
                 .navigate_tree(&target_id, model.as_ref(), &hooks, &run, Some(&signal), js_sys::Date::now())
                 .await
                 .map_err(error_js)?;
-            let leaf = engine.session().borrow().leaf_id().map(str::to_owned);
+            let leaf = engine.session().read(|s| s.leaf_id().map(str::to_owned));
             from_serde(&NavigateTreeResult::new(out, leaf.as_deref()))
         })
     }
@@ -263,7 +263,7 @@ impl SessionTree {
                 return Err(bad_arg("options.onEvent", "expected a function (event) => void"));
             }
             let events = JsEvents(on_event);
-            *engine.templates.borrow_mut() = templates();
+            engine.set_templates(templates());
             let out = engine
                 .check_compaction(&message, &check, &candidates, &hooks, &JsClock, &events, Some(&signal))
                 .await

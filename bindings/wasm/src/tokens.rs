@@ -10,11 +10,10 @@ use js_sys::Function;
 use serde_json::Value;
 use session_compaction::entry::{EntryList, EntrySource};
 use session_compaction::plan::tokens::{entry_texts, CountedText, Recounted};
-use session_compaction::session::SessionTree as Core;
+use session_compaction::session::engine::SharedSession;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::future_to_promise;
@@ -215,17 +214,18 @@ pub fn on_entries<S: EntrySource + 'static>(
 /// borrowed only while the texts are read and while `f` runs, never across an await.
 pub fn on_branch(
     counter: Function,
-    session: Rc<RefCell<Core>>,
+    session: SharedSession,
     f: impl FnOnce(&dyn EntrySource) -> Result<JsValue, JsValue> + 'static,
 ) -> Result<JsValue, JsValue> {
-    let texts = entry_texts(&session.borrow().branch_source());
+    let texts = session.read(|s| entry_texts(&s.branch_source()));
     with_counts(
         Some(counter),
         move || texts,
         move |counts| {
-            let s = session.borrow();
-            let branch = s.branch_source();
-            f(&Recounted::new(&branch, &counts.unwrap_or_default()))
+            session.read(|s| {
+                let branch = s.branch_source();
+                f(&Recounted::new(&branch, &counts.unwrap_or_default()))
+            })
         },
     )
 }

@@ -121,7 +121,7 @@ impl ExtractiveSummarizer {
 
 impl Complete for ExtractiveSummarizer {
     /// Resolves immediately to [`ExtractiveSummarizer::summarize`]; never fails.
-    fn complete(&self, request: SummaryRequest) -> impl Future<Output = Result<String>> {
+    fn complete(&self, request: SummaryRequest) -> impl Future<Output = Result<String>> + crate::host::MaybeSend {
         std::future::ready(Ok(self.summarize(&request)))
     }
 }
