@@ -61,12 +61,13 @@ const EXPECTED_FILES = [
  * tarball as npm reports it (B; npm prints kB of 1000 B) and the shipped .wasm gzipped at level 9
  * (as `npm run build` reports it). Issue 10's targets are 450,000 B packed and 250 KB of gzipped
  * wasm; after trimming the build (wasm-opt --merge-similar-functions and --converge, no doc
- * comments in the JS glue, one serde_json reader) main stood at 488,073 B and 394,565 B, and the
- * features still being landed that round added ~16–19 kB and ~8 KB in their worktrees: the
- * budgets leave room for them (the targets are not met). Lower both as the figures fall.
+ * comments in the JS glue, one serde_json reader) main stood at 488,073 B and 394,565 B; the
+ * features landed after that (in-place reading of JS objects, countTokens, the typed Rust API,
+ * appendMessage, the Responses API) brought it to 527.7 kB and 424,456 B. The budgets guard
+ * those figures with a small margin (the targets are not met). Lower both as the figures fall.
  */
-const MAX_PACKED_BYTES = 510_000;
-const MAX_WASM_GZIP_BYTES = 412_000;
+const MAX_PACKED_BYTES = 540_000;
+const MAX_WASM_GZIP_BYTES = 432_000;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
 let passed = 0;
