@@ -878,10 +878,8 @@ impl SessionEngine {
         let mut outcome = CheckOutcome::default();
         // The estimate is taken before pruning: the check subtracts the pruned tokens (SPEC §7),
         // and an estimate made after pruning would already lack them (counted twice).
-        let estimate_before_prune = crate::plan::overflow::estimate_context_tokens_with(
-            &self.session.guard().branch_source(),
-            &check.settings,
-        );
+        let estimate_before_prune =
+            crate::plan::overflow::estimate_context_tokens_with(&self.session.guard().branch_source(), &check.settings);
         // 1. prune
         {
             let mut s = self.session.guard();
