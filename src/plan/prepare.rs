@@ -561,7 +561,9 @@ pub fn prepare_compaction_refs<S: EntrySource + ?Sized>(
         previous_summary: parts.previous_summary,
         file_ops: parts.file_ops,
     };
-    Some((preparation_of(shell, settings, false), lists))
+    let mut prep = preparation_of(shell, settings, false);
+    prep.token_calibration_factor = plan.token_calibration_factor;
+    Some((prep, lists))
 }
 
 fn preparation_of(
