@@ -974,38 +974,51 @@ fn migrate_v1_to_v2(file_entries: &mut [Value], next_id: &mut dyn FnMut() -> Str
             (truthy(t) && !is_type(t, "session")).then(|| t.get("id").cloned())
         });
         if let Value::Object(o) = &mut file_entries[i] {
-            match assign {
-                Some(Some(id)) => {
-                    o.insert("firstKeptEntryId".into(), id);
-                }
-                // Assigning `undefined`: JSON.stringify drops the key.
-                Some(None) => {
-                    o.shift_remove("firstKeptEntryId");
-                }
-                None => {}
-            }
-            o.shift_remove("firstKeptEntryIndex");
+            set_first_kept(o, assign);
         }
     }
+}
+
+/// v1 → v2 on one compaction record: `firstKeptEntryId` set to the id its index resolved to
+/// (`Some(Some(id))`), removed (`Some(None)`: assigning `undefined`, which JSON.stringify drops) or
+/// left (`None`); `firstKeptEntryIndex` always removed. Shared by the value and the raw path.
+pub(crate) fn set_first_kept(o: &mut serde_json::Map<String, Value>, assign: Option<Option<Value>>) {
+    match assign {
+        Some(Some(id)) => {
+            o.insert("firstKeptEntryId".into(), id);
+        }
+        Some(None) => {
+            o.shift_remove("firstKeptEntryId");
+        }
+        None => {}
+    }
+    o.shift_remove("firstKeptEntryIndex");
 }
 
 /// v2 → v3: message role `hookMessage` becomes `custom`; headers get `version: 3`.
 fn migrate_v2_to_v3(file_entries: &mut [Value]) {
     for e in file_entries.iter_mut() {
-        let Value::Object(o) = e else { continue };
-        match o.get("type").and_then(Value::as_str) {
-            Some("session") => {
-                o.insert("version".into(), Value::from(CURRENT_SESSION_VERSION));
-            }
-            Some("message") => {
-                if let Some(Value::Object(m)) = o.get_mut("message") {
-                    if m.get("role").and_then(Value::as_str) == Some("hookMessage") {
-                        m.insert("role".into(), Value::from("custom"));
-                    }
+        if let Value::Object(o) = e {
+            migrate_v2_record(o);
+        }
+    }
+}
+
+/// v2 → v3 on one record: a header gets `version: 3`, a message of role `hookMessage` becomes
+/// `custom`. Shared by the value and the raw path.
+pub(crate) fn migrate_v2_record(o: &mut serde_json::Map<String, Value>) {
+    match o.get("type").and_then(Value::as_str) {
+        Some("session") => {
+            o.insert("version".into(), Value::from(CURRENT_SESSION_VERSION));
+        }
+        Some("message") => {
+            if let Some(Value::Object(m)) = o.get_mut("message") {
+                if m.get("role").and_then(Value::as_str) == Some("hookMessage") {
+                    m.insert("role".into(), Value::from("custom"));
                 }
             }
-            _ => {}
         }
+        _ => {}
     }
 }
 

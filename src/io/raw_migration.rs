@@ -5,10 +5,7 @@
 //! brace, and its metadata gains the two ids; a v2 entry of that kind is kept as it is. Every
 //! other record takes the value path, one record at a time.
 
-use super::{
-    is_type, parse_line_value, to_json_line, truthy, MetaLine, OpaqueSpan, RandomIds, RawLine, VersionPlan,
-    CURRENT_SESSION_VERSION,
-};
+use super::{is_type, parse_line_value, to_json_line, truthy, MetaLine, OpaqueSpan, RandomIds, RawLine, VersionPlan};
 use crate::entry::{EntryKind, EntryMeta, Role};
 use serde_json::Value;
 
@@ -124,34 +121,13 @@ impl Steps<'_> {
                         Some(Target::Other { truthy: true }) => Some(None),
                         _ => None,
                     };
-                    match assign {
-                        Some(Some(id)) => {
-                            o.insert("firstKeptEntryId".into(), id);
-                        }
-                        Some(None) => {
-                            o.shift_remove("firstKeptEntryId");
-                        }
-                        None => {}
-                    }
-                    o.shift_remove("firstKeptEntryIndex");
+                    super::set_first_kept(o, assign);
                 }
             }
         }
         if self.plan.v2 {
             if let Value::Object(o) = v {
-                match o.get("type").and_then(Value::as_str) {
-                    Some("session") => {
-                        o.insert("version".into(), Value::from(CURRENT_SESSION_VERSION));
-                    }
-                    Some("message") => {
-                        if let Some(Value::Object(m)) = o.get_mut("message") {
-                            if m.get("role").and_then(Value::as_str) == Some("hookMessage") {
-                                m.insert("role".into(), Value::from("custom"));
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                super::migrate_v2_record(o);
             }
         }
     }
