@@ -7,7 +7,7 @@
 // The engine decides the content (summaries rendered, pruned outputs, bash executions, tool
 // calls answered); these functions only map shapes.
 
-import { assistantMessage, blocksOf, knownOptions, messageEntries, textOf } from './http.mjs';
+import { assistantMessage, blocksOf, knownOptions, messageEntries, textOf, toolResultMessage } from './http.mjs';
 
 /**
  * A `complete(request)` callback over the AI SDK: calls
@@ -186,14 +186,10 @@ export function fromModelMessages(messages, options = {}) {
     else if (m?.role === 'tool') {
       for (const p of Array.isArray(m.content) ? m.content : []) {
         if (p?.type !== 'tool-result') continue;
-        out.push({
-          role: 'toolResult',
-          toolCallId: String(p.toolCallId),
-          toolName: String(p.toolName ?? ''),
-          content: outputBlocks(p.output),
-          isError: p.output?.type === 'error-text' || p.output?.type === 'error-json',
-          timestamp: now,
-        });
+        const isError = p.output?.type === 'error-text' || p.output?.type === 'error-json';
+        out.push(
+          toolResultMessage(String(p.toolCallId), String(p.toolName ?? ''), outputBlocks(p.output), isError, now),
+        );
       }
     }
   }

@@ -6,7 +6,16 @@
 // The engine decides the content (summaries rendered, pruned outputs, bash executions, tool
 // calls answered); these functions only map shapes.
 
-import { assistantMessage, blocksOf, joinUrl, knownOptions, messageEntries, postJson, redactUrl } from './http.mjs';
+import {
+  assistantMessage,
+  blocksOf,
+  joinUrl,
+  knownOptions,
+  messageEntries,
+  postJson,
+  redactUrl,
+  toolResultMessage,
+} from './http.mjs';
 
 /** The `anthropic-version` header sent by {@link anthropicComplete}. */
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -197,14 +206,7 @@ export function fromAnthropicMessages(messages, options = {}) {
       for (const b of blocks) {
         if (b?.type !== 'tool_result') continue;
         const id = String(b.tool_use_id);
-        out.push({
-          role: 'toolResult',
-          toolCallId: id,
-          toolName: names.get(id) ?? '',
-          content: piBlocks(b.content),
-          isError: b.is_error === true,
-          timestamp: now,
-        });
+        out.push(toolResultMessage(id, names.get(id) ?? '', piBlocks(b.content), b.is_error === true, now));
       }
       const rest = piBlocks(blocks.filter((/** @type {any} */ b) => b?.type !== 'tool_result'));
       if (rest.length) out.push({ role: 'user', content: rest, timestamp: now });

@@ -234,6 +234,20 @@ export function assistantMessage(content, { api, provider = '', model = '', stop
 }
 
 /**
+ * A pi tool result message: the answer to the tool call `toolCallId` (of tool `toolName`, "" when
+ * unknown), with its `content` blocks.
+ * @param {string} toolCallId
+ * @param {string} toolName
+ * @param {any[]} content
+ * @param {boolean} isError
+ * @param {number} now
+ * @returns {any}
+ */
+export function toolResultMessage(toolCallId, toolName, content, isError, now) {
+  return { role: 'toolResult', toolCallId, toolName, content, isError, timestamp: now };
+}
+
+/**
  * Sets `stopReason` from the content (`"toolUse"` when it calls a tool, else `"stop"`), for an
  * assistant message whose blocks were added after it was made.
  * @param {any} message

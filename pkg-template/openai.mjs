@@ -18,6 +18,7 @@ import {
   postJson,
   redactUrl,
   textOf,
+  toolResultMessage,
 } from './http.mjs';
 
 /**
@@ -296,14 +297,7 @@ export function fromChatMessages(messages, options = {}) {
       out.push(assistantMessage(content, { api: 'openai-completions', provider, model, now }));
     } else if (m?.role === 'tool') {
       const id = String(m.tool_call_id);
-      out.push({
-        role: 'toolResult',
-        toolCallId: id,
-        toolName: names.get(id) ?? '',
-        content: piBlocks(m.content),
-        isError: false,
-        timestamp: now,
-      });
+      out.push(toolResultMessage(id, names.get(id) ?? '', piBlocks(m.content), false, now));
     }
   }
   const last = out.at(-1);
@@ -377,14 +371,7 @@ export function fromResponsesItems(items, options = {}) {
     } else if (type === 'function_call_output') {
       assistant = null;
       const id = String(item.call_id);
-      out.push({
-        role: 'toolResult',
-        toolCallId: id,
-        toolName: names.get(id) ?? '',
-        content: piBlocks(item.output),
-        isError: false,
-        timestamp: now,
-      });
+      out.push(toolResultMessage(id, names.get(id) ?? '', piBlocks(item.output), false, now));
     }
   }
   for (const m of out) if (m.role === 'assistant') finishAssistant(m);

@@ -7,7 +7,7 @@ use super::convert::{
 };
 use super::options::to_options;
 use super::reader::{JsEntries, JsRead};
-use super::tokens::{counter_of, counter_option, on_entries, on_values, with_counts, COUNT_TOKENS};
+use super::tokens::{compaction_options, counter_of, counter_option, on_entries, on_values, with_counts, COUNT_TOKENS};
 use session_compaction::api as host;
 use session_compaction::context::{session_context_plan, LeafSelector};
 use session_compaction::entry::{EntryList, JsonRead, Shape};
@@ -169,9 +169,7 @@ pub fn preview_compaction(
     #[wasm_bindgen(js_name = pruneConfig, unchecked_optional_param_type = "Partial<PruneConfig>")]
     prune_config: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let counter = counter_of(&settings, "settings")?;
-    let settings: CompactionSettings = to_options(&settings, "settings", &[COUNT_TOKENS])?;
-    let prune: PruneConfig = to_typed(&prune_config, "pruneConfig")?;
+    let (counter, settings, prune) = compaction_options(&settings, &prune_config)?;
     let entries = JsEntries::read(&path_entries, "pathEntries")?;
     let templates = templates();
     on_entries(counter, entries, move |list, _| {

@@ -7,8 +7,7 @@ use super::convert::{
     to_typed, to_value, to_values,
 };
 use super::host::JsClock;
-use super::options::to_options;
-use super::tokens::{counter_of, counter_option, on_branch, COUNT_TOKENS};
+use super::tokens::{compaction_options, counter_option, on_branch};
 use session_compaction::entry::EntrySource;
 use session_compaction::io::ParseOptions;
 use session_compaction::plan::prepare::CompactionSettings;
@@ -264,9 +263,7 @@ impl SessionTree {
         #[wasm_bindgen(js_name = pruneConfig, unchecked_optional_param_type = "Partial<PruneConfig>")]
         prune_config: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let counter = counter_of(&settings, "settings")?;
-        let settings: CompactionSettings = to_options(&settings, "settings", &[COUNT_TOKENS])?;
-        let prune: PruneConfig = to_typed(&prune_config, "pruneConfig")?;
+        let (counter, settings, prune) = compaction_options(&settings, &prune_config)?;
         if let Some(counter) = counter {
             // Counted by the host's tokenizer: the preparation through the value path.
             let templates = templates();
@@ -301,9 +298,7 @@ impl SessionTree {
         #[wasm_bindgen(js_name = pruneConfig, unchecked_optional_param_type = "Partial<PruneConfig>")]
         prune_config: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let counter = counter_of(&settings, "settings")?;
-        let settings: CompactionSettings = to_options(&settings, "settings", &[COUNT_TOKENS])?;
-        let prune: PruneConfig = to_typed(&prune_config, "pruneConfig")?;
+        let (counter, settings, prune) = compaction_options(&settings, &prune_config)?;
         if let Some(counter) = counter {
             let templates = templates();
             return on_branch(counter, self.engine.session().clone(), move |branch| {

@@ -4,11 +4,14 @@
 //! entry's count is never recomputed), awaits only when a result is a Promise, and hands the
 //! counts back to the core. Conversions only.
 
-use super::convert::bad_arg;
+use super::convert::{bad_arg, to_typed};
 use super::host::{get, js_message, settle};
+use super::options::to_options;
 use js_sys::Function;
 use serde_json::Value;
 use session_compaction::entry::{EntryList, EntrySource};
+use session_compaction::plan::prepare::CompactionSettings;
+use session_compaction::plan::prune::PruneConfig;
 use session_compaction::plan::tokens::{entry_texts, CountedText, Recounted};
 use session_compaction::session::engine::SharedSession;
 use std::cell::RefCell;
@@ -47,6 +50,19 @@ pub fn counter_of(options: &JsValue, what: &str) -> Result<Option<Function>, JsV
     f.dyn_into::<Function>().map(Some).map_err(|_| {
         bad_arg(&format!("{what}.{COUNT_TOKENS}"), "expected a function (text: string) => number | Promise<number>")
     })
+}
+
+/// The arguments `(settings, pruneConfig)` of the calls that plan a compaction with its preview:
+/// the settings' `countTokens` (taken out), the settings without it, and the prune config.
+/// `E_INVALID_ARGUMENT` on an unknown name or a bad value.
+pub fn compaction_options(
+    settings: &JsValue,
+    prune_config: &JsValue,
+) -> Result<(Option<Function>, CompactionSettings, PruneConfig), JsValue> {
+    let counter = counter_of(settings, "settings")?;
+    let parsed: CompactionSettings = to_options(settings, "settings", &[COUNT_TOKENS])?;
+    let prune: PruneConfig = to_typed(prune_config, "pruneConfig")?;
+    Ok((counter, parsed, prune))
 }
 
 /// A count returned by `countTokens` for `text_index`: a finite non-negative number (fractions
