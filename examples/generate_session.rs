@@ -4,8 +4,9 @@
 //!
 //! The generator itself is `benches/support/generate.rs` (shared with `cargo bench`): user
 //! prompts, assistant turns with thinking and tool calls, tool results of very different sizes,
-//! model and thinking-level changes, compactions and side branches. 50,000 entries come to
-//! roughly 130 MB.
+//! model and thinking-level changes, side branches, and compactions where an agent with a
+//! 200,000-token window would make them (so the leaf's context stays under the window).
+//! 50,000 entries come to roughly 130 MB.
 
 #[path = "../benches/support/generate.rs"]
 mod generate;

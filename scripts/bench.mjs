@@ -19,7 +19,9 @@
 //   handle-append  appendEntry(one entry) + prepareCompaction() + buildSessionContext() on a
 //                  loaded handle, repeated --appends times
 //   load           fromBytes (bytes already read) + prepareCompaction() + buildSessionContext()
-//   rss            one load + prepare + context + contextJson in a fresh process: its peak RSS
+//   rss            one load + prepare + context + contextJson in a fresh process: its peak RSS;
+//                  also the size of the leaf's context (messages, bytes of buildSessionContextJson),
+//                  shown in the detail column of every ratio row
 //   prune          handle pruneToolOutputs() after loading
 //   v1-load        fromBytes of a v1 file beside fromBytes of the same session saved as v3
 //   cold           fresh processes: import of the package, first fromBytes vs a warm one
@@ -300,7 +302,12 @@ const MEASUREMENTS = {
     const json = tree.buildSessionContextJson();
     const total = now() - t0;
     check(Array.isArray(out.messages) && typeof json === 'string', 'rss');
-    return { ms: { total: { min: total, median: total, first: total }, runs: 1 } };
+    // The size of what prepare and context work on: the leaf's context (messages, JSON bytes).
+    return {
+      ms: { total: { min: total, median: total, first: total }, runs: 1 },
+      contextMessages: out.messages.length,
+      contextBytes: Buffer.byteLength(json),
+    };
   },
 
   prune: async (ctx) => {
@@ -997,8 +1004,15 @@ function ratioCells(row, { r }) {
     ratio: ratio === null ? '-' : `${fmtRatio(ratio)}×`,
     value: ratio,
     valueMs: t,
-    detail: row.detail ? row.detail(m.ms, m) : '',
+    detail: [row.detail ? row.detail(m.ms, m) : '', contextSize(r)].filter(Boolean).join('; '),
   };
+}
+
+/** The leaf's context measured by the `rss` child: `context N msgs, X kB` (or '' when not measured). */
+function contextSize(r) {
+  const m = r.rss;
+  if (!m || m.error || typeof m.contextMessages !== 'number') return '';
+  return `context ${m.contextMessages.toLocaleString('en-US')} msgs, ${(m.contextBytes / 1000).toFixed(0)} kB`;
 }
 
 /** Rows of the native bench_native example (release mode), relative to JSON.parse under Node. */

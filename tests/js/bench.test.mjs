@@ -67,6 +67,8 @@ test('bench.mjs --quick on the real sessions: every measurement has a figure; --
       assert.equal(m.peakRssBytes > large.bytes, true, `${kind}: peak RSS above the file size`);
     }
     assert.equal(node['json-parse'].lines, 1019);
+    // The rss child reports the leaf's context: 914 messages, 905,139 bytes of JSON.
+    assert.deepEqual([node.rss.contextMessages, node.rss.contextBytes], [914, 905139]);
     // --appends 2 caps the timed appends; --budget-ms 1 stops after the first that overruns it.
     const appended = node['pure-append'].ms.runs;
     assert.equal(appended === 1 || appended === 2, true, `pure-append ran ${appended} times`);
@@ -110,6 +112,9 @@ test('bench.mjs --quick on the real sessions: every measurement has a figure; --
     );
     assert.match(handleFirst[7], /^(met|NOT MET)$/);
     assert.match(handleFirst[5], /^[\d.]+×$/);
+    // Every ratio row names the size of the context it measures.
+    assert.match(handleFirst[8], /; context 914 msgs, 905 kB$/);
+    assert.match(row('pure prepare+context, first call')[8], /; context 914 msgs, 905 kB$/);
     assert.deepEqual(row('pure prepare+context after 1 append').slice(6, 8), ['', '']);
     assert.deepEqual(row('v1 load / same session in v3').slice(1, 3), ['pi-session-v1-format (1,002, 2.3 MB)', 'node']);
   } finally {
