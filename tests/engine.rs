@@ -1352,6 +1352,7 @@ fn check_options(window: f64) -> CheckOptions {
         settings: settings(150),
         prune: PruneConfig::default(),
         retry: RetryPolicy::default(),
+        count_tokens: Default::default(),
     }
 }
 

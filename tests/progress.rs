@@ -160,6 +160,7 @@ fn options(window: f64, reserve: u64) -> CheckOptions {
         settings: CompactionSettings { reserve_tokens: reserve, keep_recent_tokens: 300, ..Default::default() },
         prune: PruneConfig::default(),
         retry: RetryPolicy { max_retries: 0, base_delay_ms: 1.0, max_wait_ms: 10.0 },
+        count_tokens: Default::default(),
     }
 }
 

@@ -113,3 +113,71 @@ fn a_native_counter_moves_the_cut_point() {
     assert_eq!(prepare_compaction(&words, &settings).unwrap().first_kept_entry_id, "e5");
     assert_eq!(estimate_context_tokens(&words), 6.0 * 200.0 + 4.0 * 10.0);
 }
+
+/// A branch of 12 messages of 400 chars (100 tokens by chars/4), ids `e0` … `e11`.
+fn long_branch() -> session_compaction::session::SessionTree {
+    let mut s = session_compaction::session::SessionTree::new(None);
+    let mut parent: Option<String> = None;
+    for i in 0..12 {
+        let text = format!("m{i} ").chars().chain(std::iter::repeat('x')).take(400).collect::<String>();
+        let message = if i % 2 == 0 {
+            serde_json::json!({"role": "user", "content": text, "timestamp": i})
+        } else {
+            serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": text}], "stopReason": "stop", "timestamp": i})
+        };
+        let id = format!("e{i}");
+        s.append_entry(serde_json::json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2025-01-01T00:00:00.000Z", "message": message}))
+            .unwrap();
+        parent = Some(id);
+    }
+    s
+}
+
+/// Ten times chars/4.
+fn tenfold(text: &str) -> u64 {
+    10 * CharsPerFour.count_tokens(text)
+}
+
+#[test]
+fn the_engine_compacts_with_the_hosts_counter() {
+    use session_compaction::session::engine::SessionEngine;
+    use session_compaction::summarize::extractive::ExtractiveSummarizer;
+    let model = ExtractiveSummarizer::default();
+    // chars/4: 1,200 tokens all fit in the 2,500 kept, nothing to compact.
+    let engine = SessionEngine::new(long_branch());
+    let plain = futures_executor::block_on(engine.compaction(&model).keep_recent_tokens(2500).now_ms(0.0).run());
+    assert_eq!(plain.unwrap_err().code(), "E_NOTHING_TO_COMPACT");
+    // Counted tenfold: 12,000 tokens, the last three messages (3,000 ≥ 2,500) are kept.
+    let engine = SessionEngine::new(long_branch());
+    let done = futures_executor::block_on(
+        engine.compaction(&model).keep_recent_tokens(2500).count_tokens(tenfold).now_ms(0.0).run(),
+    )
+    .unwrap();
+    assert_eq!(done.entry["firstKeptEntryId"], "e9");
+    assert_eq!(done.result.context_tokens_before, Some(12_000.0));
+    assert!(done.result.context_tokens_after.unwrap() < 12_000.0);
+}
+
+#[test]
+fn the_automatic_check_uses_the_hosts_counter_for_the_threshold() {
+    use session_compaction::plan::prepare::CompactionSettings;
+    use session_compaction::session::engine::SessionEngine;
+    use session_compaction::summarize::extractive::ExtractiveSummarizer;
+    let models = [ExtractiveSummarizer::default()];
+    let last = serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": "ok"}], "stopReason": "stop", "timestamp": 11});
+    let settings = CompactionSettings { reserve_tokens: 2000, keep_recent_tokens: 2500, ..Default::default() };
+    // 1,200 by chars/4 is below the 8,000 threshold of a 10,000 window.
+    let engine = SessionEngine::new(long_branch());
+    let out = futures_executor::block_on(engine.auto_compaction(&last, 10_000.0, &models).settings(settings.clone()).run())
+        .unwrap();
+    assert_eq!(out.context_tokens, 1200.0);
+    assert!(out.compaction.is_none());
+    // 12,000 counted tenfold is above it: a threshold compaction keeping e9 … e11.
+    let engine = SessionEngine::new(long_branch());
+    let out = futures_executor::block_on(
+        engine.auto_compaction(&last, 10_000.0, &models).settings(settings).count_tokens(tenfold).run(),
+    )
+    .unwrap();
+    assert_eq!(out.context_tokens, 12_000.0);
+    assert_eq!(out.compaction.expect("compacted").entry["firstKeptEntryId"], "e9");
+}

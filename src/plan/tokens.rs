@@ -8,10 +8,15 @@
 //! equal to `ceil(text.length / 4)` (UTF-16 units) gives exactly the default estimate.
 
 use crate::entry::{EntryKind, EntryMeta, EntrySource, Role, IMAGE_CHARS};
+use crate::error::Result;
+use crate::host::{MaybeSend, MaybeSync};
 use crate::js::{json_stringify, utf16_len};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::borrow::Cow;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 
 /// Tokens of one image block: its 4800 chars over 4 (SPEC §3, §12.4). A counter never sees
 /// images: they count this many tokens whatever the counter.
@@ -37,6 +42,73 @@ pub struct CharsPerFour;
 impl TokenCounter for CharsPerFour {
     fn count_tokens(&self, text: &str) -> u64 {
         utf16_len(text).div_ceil(4)
+    }
+}
+
+/// The future of [`CountTokens::count_texts`]: `Send` natively, any future on `wasm32`.
+#[cfg(not(target_arch = "wasm32"))]
+pub type CountFuture<'a> = Pin<Box<dyn Future<Output = Result<Vec<u64>>> + Send + 'a>>;
+/// The future of [`CountTokens::count_texts`]: `Send` natively, any future on `wasm32`.
+#[cfg(target_arch = "wasm32")]
+pub type CountFuture<'a> = Pin<Box<dyn Future<Output = Result<Vec<u64>>> + 'a>>;
+
+/// A tokenizer the engine may await (SPEC §3): the tokens of many texts at once, e.g. a host's
+/// `countTokens` that returns a Promise. The engine's operations (`compact`, `check_compaction`,
+/// `navigate_tree`) use one given in their options ([`HostCounter`]) for thresholds, cut points,
+/// budgets and the progress check. Every [`TokenCounter`] is one (answering at once).
+pub trait CountTokens: MaybeSend + MaybeSync {
+    /// The tokens of each text, in order: its `text` counted, plus [`IMAGE_TOKENS`] per image
+    /// ([`CountedText::tokens_from`]). Errors: the counter failed (for a host's counter,
+    /// [`crate::error::Error::Argument`] naming `countTokens`).
+    fn count_texts<'a>(&'a self, texts: &'a [CountedText]) -> CountFuture<'a>;
+}
+
+impl<T: TokenCounter + MaybeSend + MaybeSync> CountTokens for T {
+    fn count_texts<'a>(&'a self, texts: &'a [CountedText]) -> CountFuture<'a> {
+        let tokens = texts.iter().map(|t| t.tokens(self)).collect();
+        Box::pin(std::future::ready(Ok(tokens)))
+    }
+}
+
+/// The tokenizer of one engine operation, when the host gives one (see [`CountTokens`]); the
+/// default is none: chars/4. Shared (`Arc`), compared by identity; not part of the options'
+/// JSON (the binding fills it from `settings.countTokens` / `countTokens`).
+#[derive(Clone, Default)]
+pub struct HostCounter(Option<Arc<dyn CountTokens>>);
+
+impl HostCounter {
+    /// The counter `counter`.
+    pub fn new(counter: impl CountTokens + 'static) -> Self {
+        Self(Some(Arc::new(counter)))
+    }
+
+    /// The counter, if one was given.
+    pub fn get(&self) -> Option<&dyn CountTokens> {
+        self.0.as_deref()
+    }
+
+    /// The token numbers of every entry of `source` (by index) counted by this counter, or
+    /// `None` without one (the default estimates stay). See [`Recounted::new`].
+    pub async fn count_entries<S: EntrySource + ?Sized>(&self, source: &S) -> Result<Option<Vec<u64>>> {
+        let Some(counter) = self.get() else { return Ok(None) };
+        let texts = entry_texts(source);
+        counter.count_texts(&texts).await.map(Some)
+    }
+}
+
+impl std::fmt::Debug for HostCounter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "HostCounter(countTokens)" } else { "HostCounter(chars/4)" })
+    }
+}
+
+impl PartialEq for HostCounter {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        }
     }
 }
 

@@ -14,6 +14,7 @@
 
 use crate::error::{Error, Result};
 use crate::plan::prepare::CompactionSettings;
+use crate::plan::tokens::{CountTokens, HostCounter};
 use crate::session::engine::{
     AbortSignal, CompactOutcome, CompactRun, Hooks, NavigateOutcome, NavigateRun, NoHooks, SessionEngine,
 };
@@ -96,6 +97,13 @@ impl<'a, C: Complete, H: Hooks> CompactionCall<'a, C, H> {
     /// The model's context window (tokens), for the progress check (SPEC §13.5).
     pub fn context_window(mut self, tokens: f64) -> Self {
         self.run.context_window = Some(tokens);
+        self
+    }
+    /// The host's tokenizer for the cut point, `tokensBefore` and the progress check (SPEC §3;
+    /// default chars/4): any [`crate::plan::tokens::TokenCounter`] (e.g. a closure
+    /// `|text: &str| -> u64`) or an async [`CountTokens`].
+    pub fn count_tokens(mut self, counter: impl CountTokens + 'static) -> Self {
+        self.run.count_tokens = HostCounter::new(counter);
         self
     }
     /// An abort signal the host keeps (default: the engine's own, see [`SessionEngine::abort`]).
@@ -196,6 +204,11 @@ impl<'a, C: Complete, H: Hooks> NavigationCall<'a, C, H> {
         self.run.reserve_tokens = Some(tokens);
         self
     }
+    /// The host's tokenizer for the summary budget (SPEC §3, §10; default chars/4).
+    pub fn count_tokens(mut self, counter: impl CountTokens + 'static) -> Self {
+        self.run.count_tokens = HostCounter::new(counter);
+        self
+    }
     /// An abort signal the host keeps.
     pub fn signal(mut self, signal: &'a AbortSignal) -> Self {
         self.signal = Some(signal);
@@ -245,6 +258,7 @@ impl<'a, C: Complete> CheckCall<'a, C> {
                 settings: CompactionSettings::default(),
                 prune: PruneConfig::default(),
                 retry: RetryPolicy::default(),
+                count_tokens: HostCounter::default(),
             },
             candidates,
             hooks: &NoHooks,
@@ -275,6 +289,12 @@ impl<'a, C: Complete, H: Hooks, K: Clock, E: EventSink> CheckCall<'a, C, H, K, E
     /// The retry policy of the candidates.
     pub fn retry(mut self, retry: RetryPolicy) -> Self {
         self.options.retry = retry;
+        self
+    }
+    /// The host's tokenizer for the threshold, the pruned tokens and the compaction (SPEC §3;
+    /// default chars/4).
+    pub fn count_tokens(mut self, counter: impl CountTokens + 'static) -> Self {
+        self.options.count_tokens = HostCounter::new(counter);
         self
     }
     /// The host's hooks (default: none).

@@ -16,6 +16,7 @@ use crate::js::{format_iso_timestamp, parse_iso_timestamp};
 use crate::plan::overflow::estimate_built_context_tokens;
 use crate::plan::prepare::{should_compact, CompactionPreparation, CompactionSettings};
 use crate::plan::prune::PruneConfig;
+use crate::plan::tokens::{entry_counted_text, entry_texts, HostCounter, Recounted};
 use crate::prompt::templates::PromptTemplates;
 use crate::session::events::{
     AutoCompactionEvent, BeforeCompactEvent, BeforeCompactReply, BeforeTreeEvent, BeforeTreeReply, CompactEvent,
@@ -419,7 +420,7 @@ impl Drop for BusyGuard<'_> {
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct CompactRun {
     /// Settings for the preparation (reserve / keep tokens); missing ones are the defaults.
-    #[cfg_attr(feature = "tsify", tsify(optional, type = "Partial<CompactionSettings>"))]
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "Partial<CompactionSettings> & TokenCountOptions"))]
     pub settings: CompactionSettings,
     /// `Additional focus: …` for the summary.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -430,6 +431,11 @@ pub struct CompactRun {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub context_window: Option<f64>,
+    /// The host's tokenizer for the estimates of this compaction (cut point, `tokensBefore`,
+    /// the progress check; SPEC §3); default chars/4. Not read from JSON: the binding takes it
+    /// from `settings.countTokens`.
+    #[serde(skip)]
+    pub count_tokens: HostCounter,
 }
 
 /// What a finished compaction produced.
@@ -464,6 +470,10 @@ pub struct NavigateRun {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub reserve_tokens: Option<u64>,
+    /// The host's tokenizer for the branch-summary budget (SPEC §3, §10); default chars/4. Not
+    /// read from JSON: the binding takes it from `countTokens`.
+    #[serde(skip)]
+    pub count_tokens: HostCounter,
 }
 
 impl NavigateRun {
@@ -551,6 +561,16 @@ impl SessionEngine {
         self.session.read(SessionTree::new_entry_id)
     }
 
+    /// The current branch counted by `counter` (`None` without one): the texts are read under
+    /// the lock and counted without it (a host's counter may await), so the computation that
+    /// follows uses the branch as it was counted.
+    async fn count_branch(&self, counter: &HostCounter) -> Result<Option<CountedBranch>> {
+        let Some(c) = counter.get() else { return Ok(None) };
+        let (path, texts) = self.session.read(|s| (s.branch_indices().to_vec(), entry_texts(&s.branch_source())));
+        let tokens = c.count_texts(&texts).await?;
+        Ok(Some(CountedBranch { path, tokens }))
+    }
+
     /// Runs a compaction on the current branch (SPEC §9, §11): prepare (error "Already
     /// compacted"), `session_before_compact` (cancel → [`Error::Cancelled`]; a supplied
     /// `compaction` is used as is with `fromExtension: true`; when there is nothing to compact
@@ -589,26 +609,30 @@ impl SessionEngine {
         fallback: bool,
     ) -> Result<CompactOutcome> {
         const WHAT: &str = "Compaction";
+        let counted = signal.race(WHAT, self.count_branch(&run.count_tokens)).await?;
         let (prep, branch_entries, session_id, context_before, prepared) = self.session.read(|s| {
-            // Progress is measured on estimates of the built context on both sides (SPEC §13.5):
-            // the provider's usage before has no counterpart after.
-            let context_before = estimate_built_context_tokens(&s.branch_source());
-            // With nothing to compact the hook still runs (on the reference rules' preparation,
-            // marked `nothingToCompact`): an extension may supply its own compaction.
-            let prep = match s.prepare_compaction_for_hooks(&run.settings) {
-                Some(p) => p,
-                None => {
-                    let ends_in_compaction =
-                        s.branch_indices().last().is_some_and(|&i| s.meta(i).kind == EntryKind::Compaction);
-                    return Err(if ends_in_compaction { Error::AlreadyCompacted } else { Error::NothingToCompact });
-                }
-            };
-            let branch: Vec<Value> = s.branch_indices().iter().map(|&i| s.entry(i).into_owned()).collect();
-            let sid = s.header().and_then(|h| h.get("id")).cloned().unwrap_or(Value::Null);
-            // The branch this compaction belongs to (SPEC §13.2): its entry goes under this leaf
-            // whatever the host does with the leaf meanwhile.
-            let prepared = PreparedBranch { leaf: s.leaf_id().map(str::to_owned), path: s.branch_indices().to_vec() };
-            Ok((prep, branch, sid, context_before, prepared))
+            let path = counted.as_ref().map_or(s.branch_indices(), |c| &c.path);
+            with_branch(s, counted.as_ref(), |branch| {
+                // Progress is measured on estimates of the built context on both sides (SPEC
+                // §13.5): the provider's usage before has no counterpart after.
+                let context_before = estimate_built_context_tokens(branch);
+                // With nothing to compact the hook still runs (on the reference rules'
+                // preparation, marked `nothingToCompact`): an extension may supply its own.
+                let prep = match crate::plan::prepare::prepare_compaction_for_hooks(branch, &run.settings) {
+                    Some(p) => p,
+                    None => {
+                        let ends_in_compaction = path.last().is_some_and(|&i| s.meta(i).kind == EntryKind::Compaction);
+                        return Err(if ends_in_compaction { Error::AlreadyCompacted } else { Error::NothingToCompact });
+                    }
+                };
+                let entries: Vec<Value> = path.iter().map(|&i| s.entry(i).into_owned()).collect();
+                let sid = s.header().and_then(|h| h.get("id")).cloned().unwrap_or(Value::Null);
+                // The branch this compaction belongs to (SPEC §13.2): its entry goes under this
+                // leaf whatever the host does with the leaf meanwhile.
+                let leaf = path.last().and_then(|&i| s.meta(i).id.clone());
+                let prepared = PreparedBranch { leaf, path: path.to_vec() };
+                Ok((prep, entries, sid, context_before, prepared))
+            })
         })?;
         let event = BeforeCompactEvent {
             preparation: prep.clone(),
@@ -710,7 +734,8 @@ impl SessionEngine {
             return Err(e);
         }
         // Progress (SPEC §13.5): the estimate after against the estimate before and the threshold.
-        let context_after = self.session.read(|s| estimate_built_context_tokens(&s.branch_source()));
+        let counted = signal.race(WHAT, self.count_branch(&run.count_tokens)).await?;
+        let context_after = self.session.read(|s| with_branch(s, counted.as_ref(), |b| estimate_built_context_tokens(b)));
         result.context_tokens_before = Some(context_before);
         result.context_tokens_after = Some(context_after);
         result.no_progress = context_after >= context_before
@@ -783,7 +808,21 @@ impl SessionEngine {
                 let list = crate::entry::EntryList::new(&list_values);
                 let options = run.branch_options();
                 let templates = self.templates();
-                match signal.race(WHAT, generate_branch_summary(&list, model, &options, &templates)).await {
+                // The budget counted by the host's `countTokens`, when given (SPEC §3, §10).
+                let counts = match signal.race(WHAT, run.count_tokens.count_entries(&list)).await {
+                    Ok(c) => c,
+                    Err(Error::Aborted { .. }) => {
+                        return Ok(NavigateOutcome { cancelled: true, aborted: true, ..Default::default() })
+                    }
+                    Err(e) => return Err(e),
+                };
+                let summary_of = async {
+                    match &counts {
+                        Some(t) => generate_branch_summary(&Recounted::new(&list, t), model, &options, &templates).await,
+                        None => generate_branch_summary(&list, model, &options, &templates).await,
+                    }
+                };
+                match signal.race(WHAT, summary_of).await {
                     Ok(b) => {
                         let details = json!({"readFiles": b.read_files, "modifiedFiles": b.modified_files});
                         summary = Some((b.summary, details, false));
@@ -878,14 +917,31 @@ impl SessionEngine {
         let mut outcome = CheckOutcome::default();
         // The estimate is taken before pruning: the check subtracts the pruned tokens (SPEC §7),
         // and an estimate made after pruning would already lack them (counted twice).
-        let estimate_before_prune =
-            crate::plan::overflow::estimate_context_tokens_with(&self.session.guard().branch_source(), &check.settings);
+        // With the host's `countTokens` (SPEC §3) the estimate counts the branch's texts with it.
+        let counted = signal.race("Compaction check", self.count_branch(&check.count_tokens)).await?;
+        let estimate_before_prune = self.session.read(|s| {
+            with_branch(s, counted.as_ref(), |b| crate::plan::overflow::estimate_context_tokens_with(b, &check.settings))
+        });
         // 1. prune
-        {
-            let mut s = self.session.guard();
+        let pruned = self.session.write(|s| {
             let (plan, _changed) = s.prune_tool_outputs(&check.prune, clock.now_ms());
             outcome.pruned_count = plan.candidates.len();
             outcome.tokens_saved = plan.tokens_saved;
+            // What the pruned entries count now, for the counter's own saving.
+            let texts: Vec<_> = match &counted {
+                Some(_) => plan.candidates.iter().map(|c| entry_counted_text(&s.entry(c.index), s.meta(c.index).kind)).collect(),
+                None => Vec::new(),
+            };
+            (plan.candidates.iter().map(|c| c.index).collect::<Vec<_>>(), texts)
+        });
+        if let (Some(c), Some(counter)) = (&counted, check.count_tokens.get()) {
+            if !pruned.0.is_empty() {
+                // What pruning saved, by the same counter as the estimate it is subtracted from.
+                let after = signal.race("Compaction check", counter.count_texts(&pruned.1)).await?;
+                let before = |index: usize| c.path.iter().position(|&i| i == index).map_or(0, |p| c.tokens[p]);
+                outcome.tokens_saved =
+                    pruned.0.iter().zip(&after).map(|(&i, &now)| before(i).saturating_sub(now)).sum();
+            }
         }
         // 2. which path
         let reason = {
@@ -943,6 +999,7 @@ impl SessionEngine {
             settings: check.settings.clone(),
             custom_instructions: None,
             context_window: Some(check.context_window),
+            count_tokens: check.count_tokens.clone(),
         };
         let fallback = check.settings.falls_back(true);
         let result = self.compact_inner(&model, hooks, &run, &signal, clock.now_ms(), fallback).await;
@@ -1080,6 +1137,25 @@ impl SessionEngine {
 
 /// The synthetic prompt after a threshold compaction.
 pub const CONTINUE_PROMPT: &str = "Continue if you have next steps.";
+
+/// A branch counted by the host's tokenizer: its entry indices (root first) and the token
+/// numbers of each ([`Recounted::new`]).
+struct CountedBranch {
+    path: Vec<usize>,
+    tokens: Vec<u64>,
+}
+
+/// Runs `f` on the current branch, or — when `counted` — on the branch that was counted, with
+/// the counter's token numbers (SPEC §3).
+fn with_branch<R>(s: &SessionTree, counted: Option<&CountedBranch>, f: impl FnOnce(&dyn EntrySource) -> R) -> R {
+    match counted {
+        None => f(&s.branch_source()),
+        Some(c) => {
+            let selection = crate::entry::Selection::new(s, &c.path);
+            f(&Recounted::new(&selection, &c.tokens))
+        }
+    }
+}
 
 /// The branch a compaction was prepared on (SPEC §13.2).
 struct PreparedBranch {
@@ -1219,7 +1295,7 @@ pub struct CheckOptions {
     pub model: Option<String>,
     /// Compaction settings (threshold, keep, autoContinue); missing ones are the defaults.
     #[serde(default)]
-    #[cfg_attr(feature = "tsify", tsify(optional, type = "Partial<CompactionSettings>"))]
+    #[cfg_attr(feature = "tsify", tsify(optional, type = "Partial<CompactionSettings> & TokenCountOptions"))]
     pub settings: CompactionSettings,
     /// Pruning settings; missing ones are the defaults.
     #[serde(default)]
@@ -1229,6 +1305,11 @@ pub struct CheckOptions {
     #[serde(default)]
     #[cfg_attr(feature = "tsify", tsify(optional, type = "Partial<RetryPolicy>"))]
     pub retry: RetryPolicy,
+    /// The host's tokenizer for the threshold estimate, the pruned tokens subtracted from it
+    /// and the compaction (SPEC §3, §11); default chars/4. Not read from JSON: the binding takes
+    /// it from `settings.countTokens`.
+    #[serde(skip)]
+    pub count_tokens: HostCounter,
 }
 
 /// What [`SessionEngine::check_compaction`] did.

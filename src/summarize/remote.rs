@@ -101,6 +101,23 @@ pub fn redact_url(url: &str) -> String {
     }
 }
 
+/// `text` (e.g. a transport error that quotes its request) with the credentials of `url` gone:
+/// `url` itself becomes [`redact_url`] of it, and its `user:password` part `[redacted]`.
+pub fn redact_url_in(text: &str, url: &str) -> String {
+    let mut out = text.replace(url, &redact_url(url));
+    if let Some(scheme_end) = url.find("://") {
+        let rest = &url[scheme_end + 3..];
+        let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        if let Some(at) = rest[..authority_end].rfind('@') {
+            let userinfo = &rest[..at];
+            if !userinfo.is_empty() {
+                out = out.replace(userinfo, "[redacted]");
+            }
+        }
+    }
+    out
+}
+
 #[cfg(all(feature = "remote-reqwest", not(target_arch = "wasm32")))]
 impl super::Complete for RemoteSummarizer {
     async fn complete(&self, request: SummaryRequest) -> Result<String> {

@@ -170,30 +170,175 @@ describe('countTokens', () => {
     assert.throws(() => sc.estimateTokens(m, /** @type {any} */ ({ countToken: charsOver4 })), /countToken/);
   });
 
-  test('the engine paths that do not take countTokens refuse it (never ignored)', T, async () => {
+  test('countTokens is read where each call documents it, and refused anywhere else', T, async () => {
     const tree = sc.SessionTree.fromEntries(branch(3, (i) => `text ${i}`));
     try {
       const last = /** @type {any} */ (tree.getBranch().at(-1)).message;
+      // checkCompaction and compact take it in `settings` (as prepareCompaction does).
       await assert.rejects(
         tree.checkCompaction(
           last,
           /** @type {any} */ ({ contextWindow: 1000, complete: async () => 's', countTokens: charsOver4 }),
         ),
-        /countTokens/,
+        /unknown option `countTokens`/,
       );
       await assert.rejects(
-        tree.checkCompaction(
-          last,
-          /** @type {any} */ ({
-            contextWindow: 1000,
-            complete: async () => 's',
-            settings: { countTokens: charsOver4 },
-          }),
-        ),
-        /countTokens/,
+        tree.compact(/** @type {any} */ ({ complete: async () => 's', countTokens: charsOver4 })),
+        /unknown option `countTokens`/,
       );
+      for (const bad of [5, 'chars/4', {}]) {
+        await assert.rejects(
+          tree.checkCompaction(
+            last,
+            /** @type {any} */ ({ contextWindow: 1000, complete: async () => 's', settings: { countTokens: bad } }),
+          ),
+          namesCountTokens,
+        );
+      }
     } finally {
       tree.free();
+    }
+  });
+});
+
+/** 400 chars (100 tokens by chars/4) tagged `m<i>`. @param {number} i */
+const long = (i) => `m${i} `.padEnd(400, 'x');
+/** Ten times chars/4. @param {string} text */
+const tenfold = (text) => 10 * Math.ceil(text.length / 4);
+
+describe('the engine operations count with countTokens (SPEC §3)', () => {
+  test('checkCompaction: the threshold, the cut point and tokensBefore follow the counter', T, async () => {
+    // 12 messages of 100 tokens by chars/4 (1,200, below the 8,000 threshold of a 10,000
+    // window minus 2,000 reserved); 1,000 each by the counter (12,000: above it).
+    const entries = branch(6, long);
+    const settings = { reserveTokens: 2000, keepRecentTokens: 2500 };
+    for (const countTokens of [tenfold, async (/** @type {string} */ t) => tenfold(t)]) {
+      const plain = sc.SessionTree.fromEntries(entries);
+      const counted = sc.SessionTree.fromEntries(entries);
+      try {
+        const last = /** @type {any} */ (entries.at(-1)).message;
+        const options = { contextWindow: 10_000, complete: async () => '## Goal\nsummary' };
+        const without = await plain.checkCompaction(last, { ...options, settings });
+        assert.equal(without.contextTokens, 1200);
+        assert.equal(without.reason, undefined);
+        assert.equal(without.compactionEntry, undefined);
+
+        const expected = /** @type {any} */ (await counted.prepareCompaction({ ...settings, countTokens }));
+        const out = await counted.checkCompaction(last, { ...options, settings: { ...settings, countTokens } });
+        assert.equal(out.contextTokens, 12_000);
+        assert.equal(out.reason, 'threshold');
+        const entry = /** @type {any} */ (out.compactionEntry);
+        // Keep 2,500 counted tokens: the last 3 messages (e9 … e11), not 25 by chars/4 (all).
+        assert.equal(entry.firstKeptEntryId, 'e9');
+        assert.equal(entry.firstKeptEntryId, expected.firstKeptEntryId);
+        assert.equal(entry.tokensBefore, expected.tokensBefore);
+        assert.equal(out.result?.contextTokensBefore, 12_000);
+        // After: the summary and the 3 kept messages, counted.
+        const summary = counted.getBranch().at(-1);
+        assert.equal(/** @type {any} */ (summary).type, 'compaction');
+        assert.ok(/** @type {number} */ (out.result?.contextTokensAfter) < 12_000);
+        assert.equal(out.result?.contextTokensAfter, counted.estimateContextTokens({ countTokens: tenfold }));
+      } finally {
+        plain.free();
+        counted.free();
+      }
+    }
+  });
+
+  test('checkCompaction: the pruned tokens are counted by the same counter', T, async () => {
+    // A session whose old tool results are pruned (SPEC §7): the saving subtracted from the
+    // counted estimate is counted by the counter too.
+    const entries = /** @type {any[]} */ (branch(1, (i) => `text ${i}`));
+    let parentId = 'e1';
+    for (let k = 0; k < 6; k++) {
+      const call = { type: 'toolCall', id: `c${k}`, name: 'bash', arguments: { command: `cat f${k}.rs` } };
+      const turn = [
+        [`u${k}`, { role: 'user', content: `read f${k}.rs`, timestamp: 10 + k }],
+        [`a${k}`, { role: 'assistant', content: [call], stopReason: 'toolUse', timestamp: 10 + k }],
+        [
+          `r${k}`,
+          {
+            role: 'toolResult',
+            toolCallId: `c${k}`,
+            toolName: 'bash',
+            content: [{ type: 'text', text: 'y'.repeat(80_000) }],
+            isError: false,
+            timestamp: 10 + k,
+          },
+        ],
+        [`d${k}`, { role: 'assistant', content: [{ type: 'text', text: 'done' }], stopReason: 'stop', timestamp: 10 + k }],
+      ];
+      for (const [id, message] of turn) {
+        entries.push({ type: 'message', id, parentId, timestamp: new Date(1_735_689_700_000 + k).toISOString(), message });
+        parentId = /** @type {string} */ (id);
+      }
+    }
+    const twice = (/** @type {string} */ t) => 2 * Math.ceil(t.length / 4);
+    const plain = sc.SessionTree.fromEntries(entries);
+    const counted = sc.SessionTree.fromEntries(entries);
+    try {
+      const last = entries.at(-1).message;
+      const options = { contextWindow: 10_000_000, complete: async () => 's' };
+      const a = await plain.checkCompaction(last, { ...options, settings: {} });
+      const b = await counted.checkCompaction(last, { ...options, settings: { countTokens: twice } });
+      assert.ok(a.prunedCount > 0);
+      assert.equal(b.prunedCount, a.prunedCount);
+      // Each pruned result: 20,000 tokens by chars/4 → a short notice; twice that by the counter.
+      const notice = /** @type {any} */ (plain.getBranch().find((e) => e.id === 'r0')).message.content[0].text;
+      const perResult = (/** @type {(t: string) => number} */ f) => f('y'.repeat(80_000)) - f(notice);
+      assert.equal(a.tokensSaved, a.prunedCount * perResult(charsOver4));
+      assert.equal(b.tokensSaved, b.prunedCount * perResult(twice));
+    } finally {
+      plain.free();
+      counted.free();
+    }
+  });
+
+  test('SessionTree.compact: the cut point of the counter, sync or async', T, async () => {
+    for (const countTokens of [tenfold, async (/** @type {string} */ t) => tenfold(t)]) {
+      const tree = sc.SessionTree.fromEntries(branch(6, long));
+      try {
+        const settings = { keepRecentTokens: 2500 };
+        // By chars/4 the 1,200 tokens all fit in the 2,500 kept: nothing to compact.
+        assert.equal(tree.prepareCompaction(settings), undefined);
+        const done = await tree.compact({ complete: async () => 'summary', settings: { ...settings, countTokens } });
+        assert.equal(/** @type {any} */ (done.compactionEntry).firstKeptEntryId, 'e9');
+        assert.equal(done.result.contextTokensBefore, 12_000);
+      } finally {
+        tree.free();
+      }
+    }
+  });
+
+  test('navigateTree and generateBranchSummary: the summary budget follows the counter', T, async () => {
+    // Ten messages of 100 tokens by chars/4, 1,000 by the counter; a budget of 3,000 - 1,000.
+    const entries = branch(5, long);
+    /** @param {(request: any) => void} see */
+    const model = (see) => async (/** @type {any} */ request) => {
+      see(request);
+      return 'summary';
+    };
+    const tagsIn = (/** @type {string} */ prompt) => (prompt.match(/m\d+ x/g) ?? []).length;
+    const budget = { contextWindow: 3000, reserveTokens: 1000 };
+    for (const countTokens of [undefined, tenfold, async (/** @type {string} */ t) => tenfold(t)]) {
+      /** @type {string[]} */
+      const prompts = [];
+      const complete = model((r) => prompts.push(r.prompt));
+      const tree = sc.SessionTree.fromEntries(entries);
+      try {
+        await tree.navigateTree('e0', { summarize: true, complete, ...budget, ...(countTokens ? { countTokens } : {}) });
+      } finally {
+        tree.free();
+      }
+      const pure = await sc.generateBranchSummary(entries.slice(1), {
+        complete,
+        ...budget,
+        ...(countTokens ? { countTokens } : {}),
+      });
+      assert.equal(/** @type {any} */ (pure).summary.includes('summary'), true);
+      // chars/4: the 9 messages after e0 fit; counted: the newest two (2,000 tokens).
+      const want = countTokens ? 2 : 9;
+      assert.deepEqual(prompts.map(tagsIn), [want, want]);
     }
   });
 });

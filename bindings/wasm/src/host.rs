@@ -189,20 +189,25 @@ impl Complete for RemoteComplete {
 
 impl RemoteComplete {
     async fn post(&self, request: SummaryRequest) -> Result<String> {
+        use session_compaction::summarize::remote::{redact_url, redact_url_in};
         let controller = AbortOnDrop::linked(&self.signal);
         let signal = controller.signal();
+        // Messages name the endpoint without its credentials; a transport error's own text may
+        // quote the URL, so its credentials are taken out of it too.
+        let at = redact_url(&self.url);
+        let failed = |status: u16, what: &str, e: gloo_net::Error| Error::Remote {
+            status,
+            message: format!("{what} the summarizer at {at}: {}", redact_url_in(&e.to_string(), &self.url)),
+        };
         let req = gloo_net::http::Request::post(&self.url)
             .header("content-type", "application/json")
             .abort_signal(signal.dyn_ref())
             .body(session_compaction::summarize::remote::request_body(&request))
-            .map_err(|e| Error::Remote { status: 0, message: format!("cannot build the request: {e}") })?;
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| Error::Remote { status: 0, message: format!("request to the summarizer failed: {e}") })?;
+            .map_err(|e| failed(0, "cannot build the request to", e))?;
+        let resp = req.send().await.map_err(|e| failed(0, "no answer from", e))?;
         let status = resp.status();
         let text = if (200..300).contains(&status) {
-            resp.text().await.map_err(|e| Error::Remote { status, message: format!("cannot read the reply: {e}") })?
+            resp.text().await.map_err(|e| failed(status, "cannot read the reply of", e))?
         } else {
             String::new()
         };

@@ -15,12 +15,29 @@ use wasm_bindgen::prelude::*;
 /// `generateBranchSummary(entries, options)`: the model and the signal.
 pub const MODEL_CALL_KEYS: &[&str] = &["complete", "remoteEndpoint", "remoteTimeoutMs", "signal"];
 
-/// The JavaScript-only keys of `SessionTree.compact()` and `SessionTree.navigateTree()`.
-pub const SESSION_CALL_KEYS: &[&str] = &["complete", "remoteEndpoint", "remoteTimeoutMs", "signal", "hooks"];
+/// The JavaScript-only keys of `generateBranchSummary(entries, options)`: the model, the signal
+/// and the tokenizer of the budget.
+pub const BRANCH_CALL_KEYS: &[&str] = &["complete", "remoteEndpoint", "remoteTimeoutMs", "signal", "countTokens"];
+
+/// The JavaScript-only keys of `SessionTree.compact()` (`settings.countTokens`: a key of the
+/// nested `settings` object).
+pub const SESSION_CALL_KEYS: &[&str] =
+    &["complete", "remoteEndpoint", "remoteTimeoutMs", "signal", "hooks", "settings.countTokens"];
+
+/// The JavaScript-only keys of `SessionTree.navigateTree()`.
+pub const NAVIGATE_KEYS: &[&str] = &["complete", "remoteEndpoint", "remoteTimeoutMs", "signal", "hooks", "countTokens"];
 
 /// The JavaScript-only keys of `SessionTree.checkCompaction()`.
-pub const CHECK_KEYS: &[&str] =
-    &["candidates", "complete", "remoteEndpoint", "remoteTimeoutMs", "signal", "hooks", "onEvent"];
+pub const CHECK_KEYS: &[&str] = &[
+    "candidates",
+    "complete",
+    "remoteEndpoint",
+    "remoteTimeoutMs",
+    "signal",
+    "hooks",
+    "onEvent",
+    "settings.countTokens",
+];
 
 /// The keys of one `checkCompaction` candidate (`{complete, model?}`).
 pub const CANDIDATE_KEYS: &[&str] = &["complete", "model"];
@@ -55,7 +72,8 @@ fn unknown(what: &str, key: &str, known: &[&str]) -> JsValue {
     bad_arg(what, format!("unknown option `{key}` (expected one of {list})"))
 }
 
-/// The data part of an options object as JSON: `v` without the keys in `js_only`. A key outside
+/// The data part of an options object as JSON: `v` without the keys in `js_only` (a key
+/// `outer.inner` names a key of a nested object, e.g. `settings.countTokens`). A key outside
 /// `js_only` that holds a function, in `v` or in an object it holds (`settings`, `prune`, …), is
 /// an unknown option (no data field takes a function; `JSON.stringify` would drop it).
 fn data_part(v: &JsValue, what: &str, js_only: &[&str]) -> Result<Value, JsValue> {
@@ -69,6 +87,9 @@ fn data_part(v: &JsValue, what: &str, js_only: &[&str]) -> Result<Value, JsValue
         }
         let inner = format!("{what}.{key}");
         for nested in own_keys(&value, &inner)? {
+            if js_only.iter().any(|k| k.split_once('.') == Some((key.as_str(), nested.as_str()))) {
+                continue;
+            }
             let f = Reflect::get(&value, &JsValue::from_str(&nested)).map_err(|_| bad_arg(&inner, "cannot be read"))?;
             if f.is_function() {
                 return Err(bad_arg(&inner, format!("unknown option `{nested}` (a function is no setting here)")));
@@ -78,7 +99,16 @@ fn data_part(v: &JsValue, what: &str, js_only: &[&str]) -> Result<Value, JsValue
     let mut value = to_value(v, what)?;
     if let Value::Object(map) = &mut value {
         for key in js_only {
-            map.remove(*key);
+            match key.split_once('.') {
+                Some((outer, inner)) => {
+                    if let Some(Value::Object(nested)) = map.get_mut(outer) {
+                        nested.remove(inner);
+                    }
+                }
+                None => {
+                    map.remove(*key);
+                }
+            }
         }
     }
     Ok(value)

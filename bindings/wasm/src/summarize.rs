@@ -7,8 +7,10 @@ use super::api::templates;
 use super::convert::{arg_string, bad_arg, error_js, from_serde, to_required, to_value, to_values};
 use super::host::{get, host_model, link_signal, HostModel, JsClock, JsComplete, JsEvents, JsHooks};
 use super::options::{
-    check_known_keys, to_options, to_required_options, CANDIDATE_KEYS, CHECK_KEYS, MODEL_CALL_KEYS, SESSION_CALL_KEYS,
+    check_known_keys, to_options, to_required_options, BRANCH_CALL_KEYS, CANDIDATE_KEYS, CHECK_KEYS, MODEL_CALL_KEYS,
+    NAVIGATE_KEYS, SESSION_CALL_KEYS,
 };
+use super::tokens::{counter_of, host_counter};
 use super::session::SessionTree;
 use js_sys::Promise;
 use session_compaction::api::{BranchSummaryOutcome, CheckCompactionResult, NavigateTreeResult, SessionCompactResult};
@@ -41,7 +43,11 @@ export interface ModelCallOptions {
 /** Options of `compact()`. */
 export interface CompactCallOptions extends CompactOptions, ModelCallOptions {}
 /** Options of `generateBranchSummary()`. */
-export interface BranchSummaryCallOptions extends BranchSummaryOptions, ModelCallOptions { complete: CompleteFn }
+export interface BranchSummaryCallOptions extends BranchSummaryOptions, ModelCallOptions {
+  complete: CompleteFn;
+  /** The host's tokenizer for the summary budget (SPEC §3, §10); default chars/4. */
+  countTokens?: CountTokens;
+}
 /** A value a hook returns, or a Promise of it; `undefined` / `null` (or returning nothing) changes nothing. A hook that throws or rejects fails the operation with `E_HOOK`. */
 export type HookReturn<T> = T | undefined | null | void | Promise<T | undefined | null | void>;
 /** A compaction a `session_before_compact` hook supplies instead of a model summary: stored as is with `fromExtension: true` (SPEC §11); `firstKeptEntryId` and `tokensBefore` default to the preparation's, `details` is stored as given (left out: none). */
@@ -62,10 +68,10 @@ export interface SessionHooks {
   session_before_tree?: (event: { type: "session_before_tree"; preparation: { targetId: string; oldLeafId: string | null; commonAncestorId: string | null; entriesToSummarize: SessionEntry[]; userWantsSummary: boolean }; signal?: AbortSignal }) => HookReturn<SessionBeforeTreeResult>;
   session_tree?: (event: { type: "session_tree"; newLeafId: string | null; oldLeafId: string | null; summaryEntry?: SessionEntry; fromExtension?: boolean }) => HookReturn<unknown>;
 }
-/** The callbacks of `SessionTree.compact()`. */
+/** The callbacks of `SessionTree.compact()`; `settings.countTokens` counts the cut point, `tokensBefore` and the progress check (SPEC §3; default chars/4). */
 export interface SessionCompactOptions extends ModelCallOptions { hooks?: SessionHooks }
-/** The callbacks of `SessionTree.navigateTree()`. */
-export interface NavigateTreeOptions extends ModelCallOptions { hooks?: SessionHooks }
+/** The callbacks of `SessionTree.navigateTree()`; `countTokens` counts the branch-summary budget (SPEC §3, §10; default chars/4). */
+export interface NavigateTreeOptions extends ModelCallOptions { hooks?: SessionHooks; countTokens?: CountTokens }
 /** Events of automatic compaction (SPEC §11, §13.5): start and end of an attempt; a compaction that left the context above the threshold (`no_progress`); the breaker opening after `attempts` attempts without progress (`paused`); a due compaction that did not run (`skipped`). */
 export type AutoCompactionEvent =
   | { type: "auto_compaction_start"; reason: "overflow" | "threshold" }
@@ -75,7 +81,7 @@ export type AutoCompactionEvent =
   | { type: "auto_compaction_skipped"; reason: "overflow" | "threshold"; cause: "paused" | "overflowRecoveredThisTurn" };
 /** A candidate model of automatic compaction. */
 export interface CompactionCandidate { complete: CompleteFn; model?: string }
-/** The callbacks of `SessionTree.checkCompaction()`: the candidate models (or one `complete`, or the remote summarizer at `remoteEndpoint`, else at `settings.remoteEndpoint`), hooks, events. */
+/** The callbacks of `SessionTree.checkCompaction()`: the candidate models (or one `complete`, or the remote summarizer at `remoteEndpoint`, else at `settings.remoteEndpoint`), hooks, events; `settings.countTokens` counts the threshold estimate, the pruned tokens and the compaction (SPEC §3; default chars/4). */
 export interface CheckCompactionOptions extends ModelCallOptions {
   candidates?: CompactionCandidate[]; hooks?: SessionHooks;
   onEvent?: (event: { type: "auto_compaction_start"; reason: "overflow" | "threshold" } | { type: "auto_compaction_end"; result?: CompactionResult; aborted: boolean; willRetry: boolean; errorMessage?: string }) => void;
@@ -117,19 +123,25 @@ pub fn generate_branch_summary(
     #[wasm_bindgen(unchecked_param_type = "BranchSummaryCallOptions")] options: JsValue,
 ) -> Promise {
     let values = to_values(&entries, "entries");
-    let opts: Result<BranchSummaryOptions, JsValue> = to_options(&options, "options", MODEL_CALL_KEYS);
+    let opts: Result<BranchSummaryOptions, JsValue> = to_options(&options, "options", BRANCH_CALL_KEYS);
+    let counter = counter_of(&options, "options").map(host_counter);
     future_to_promise(async move {
-        let (values, opts) = (values?, opts?);
+        let (values, opts, counter) = (values?, opts?, counter?);
         let (signal, js_signal) = link_signal(&get(&options, "signal"));
         let model = need_model(host_model(&options, None, &js_signal)?)?;
         let templates = templates();
         let list = EntryList::new(&values);
-        let out = signal
-            .race(
-                "Branch summary",
-                session_compaction::summarize::generate_branch_summary(&list, &model, &opts, &templates),
-            )
-            .await;
+        // The budget counted by the host's `countTokens`, when given (SPEC §3, §10).
+        let summary = async {
+            match counter.count_entries(&list).await? {
+                Some(tokens) => {
+                    let counted = session_compaction::plan::tokens::Recounted::new(&list, &tokens);
+                    session_compaction::summarize::generate_branch_summary(&counted, &model, &opts, &templates).await
+                }
+                None => session_compaction::summarize::generate_branch_summary(&list, &model, &opts, &templates).await,
+            }
+        };
+        let out = signal.race("Branch summary", summary).await;
         from_serde(&BranchSummaryOutcome::from(out))
     })
 }
@@ -169,8 +181,11 @@ impl SessionTree {
     ) -> Promise {
         let engine = self.engine.clone();
         let run: Result<CompactRun, JsValue> = to_options(&options, "options", SESSION_CALL_KEYS);
+        let counter = counter_of(&get(&options, "settings"), "options.settings").map(host_counter);
         future_to_promise(async move {
-            let run = run?;
+            let counter = counter?;
+            let mut run = run?;
+            run.count_tokens = counter;
             let (signal, js_signal) = link_signal(&get(&options, "signal"));
             let model = need_model(host_model(&options, run.settings.remote_endpoint.as_deref(), &js_signal)?)?;
             let hooks = JsHooks::of(&options, js_signal)?;
@@ -192,9 +207,12 @@ impl SessionTree {
     ) -> Promise {
         let engine = self.engine.clone();
         let target_id = arg_string(&target_id, "targetId");
-        let run: Result<NavigateRun, JsValue> = to_options(&options, "options", SESSION_CALL_KEYS);
+        let run: Result<NavigateRun, JsValue> = to_options(&options, "options", NAVIGATE_KEYS);
+        let counter = counter_of(&options, "options").map(host_counter);
         future_to_promise(async move {
-            let (target_id, run) = (target_id?, run?);
+            let counter = counter?;
+            let (target_id, mut run) = (target_id?, run?);
+            run.count_tokens = counter;
             let (signal, js_signal) = link_signal(&get(&options, "signal"));
             let model = host_model(&options, None, &js_signal)?;
             let hooks = JsHooks::of(&options, js_signal)?;
@@ -221,8 +239,11 @@ impl SessionTree {
         let engine = self.engine.clone();
         let message = to_value(&assistant_message, "assistantMessage");
         let check: Result<CheckOptions, JsValue> = to_required_options(&options, "options", CHECK_KEYS);
+        let counter = counter_of(&get(&options, "settings"), "options.settings").map(host_counter);
         future_to_promise(async move {
-            let (message, check) = (message?, check?);
+            let counter = counter?;
+            let (message, mut check) = (message?, check?);
+            check.count_tokens = counter;
             let (signal, js_signal) = link_signal(&get(&options, "signal"));
             let mut candidates = Vec::new();
             let list = get(&options, "candidates");

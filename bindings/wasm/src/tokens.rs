@@ -4,7 +4,7 @@
 //! entry's count is never recomputed), awaits only when a result is a Promise, and hands the
 //! counts back to the core. Conversions only.
 
-use super::convert::{bad_arg, to_typed};
+use super::convert::{bad_arg, error_js, to_typed};
 use super::host::{get, js_message, settle};
 use super::options::to_options;
 use js_sys::Function;
@@ -12,7 +12,8 @@ use serde_json::Value;
 use session_compaction::entry::{EntryList, EntrySource};
 use session_compaction::plan::prepare::CompactionSettings;
 use session_compaction::plan::prune::PruneConfig;
-use session_compaction::plan::tokens::{entry_texts, CountedText, Recounted};
+use session_compaction::error::Error;
+use session_compaction::plan::tokens::{entry_texts, CountFuture, CountTokens, CountedText, HostCounter, Recounted};
 use session_compaction::session::engine::SharedSession;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -28,7 +29,12 @@ pub const COUNT_TOKENS: &str = "countTokens";
 type Counts = HashMap<(usize, u64), u64>;
 
 /// A count still to come: the future of the tokens of every text.
-type PendingCounts = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Vec<u64>, JsValue>>>>;
+type PendingCounts = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Vec<u64>, Error>>>>;
+
+/// A failure of the host's counter: `E_INVALID_ARGUMENT` naming `countTokens`.
+fn counter_error(reason: String) -> Error {
+    Error::Argument { name: COUNT_TOKENS.to_owned(), reason }
+}
 
 thread_local! {
     /// The counts of the last `countTokens` function used, by text.
@@ -67,13 +73,13 @@ pub fn compaction_options(
 
 /// A count returned by `countTokens` for `text_index`: a finite non-negative number (fractions
 /// rounded up); anything else is `E_INVALID_ARGUMENT` naming `countTokens`.
-fn count_of(v: &JsValue, at: usize) -> Result<u64, JsValue> {
+fn count_of(v: &JsValue, at: usize) -> Result<u64, Error> {
     match v.as_f64() {
         Some(n) if n.is_finite() && n >= 0.0 => Ok(n.ceil() as u64),
-        _ => Err(bad_arg(
-            COUNT_TOKENS,
-            format!("returned {} for text {at}; expected a non-negative number of tokens", describe(v)),
-        )),
+        _ => Err(counter_error(format!(
+            "returned {} for text {at}; expected a non-negative number of tokens",
+            describe(v)
+        ))),
     }
 }
 
@@ -115,7 +121,7 @@ fn remember(f: &Function, entries: impl IntoIterator<Item = ((usize, u64), u64)>
 /// The tokens of each text: `Ok(Ok(tokens))` when every count is known or returned as a number,
 /// `Ok(Err(future))` when one `countTokens` call returned a Promise (the future resolves to the
 /// tokens). A throw, a rejection or a bad number is `E_INVALID_ARGUMENT` naming `countTokens`.
-fn count_all(f: &Function, texts: &[CountedText]) -> Result<Result<Vec<u64>, PendingCounts>, JsValue> {
+fn count_all(f: &Function, texts: &[CountedText]) -> Result<Result<Vec<u64>, PendingCounts>, Error> {
     let mut text_tokens: Vec<Option<u64>> = Vec::with_capacity(texts.len());
     let mut pending: Vec<(usize, (usize, u64), JsValue)> = Vec::new();
     let mut fresh = Vec::new();
@@ -131,7 +137,7 @@ fn count_all(f: &Function, texts: &[CountedText]) -> Result<Result<Vec<u64>, Pen
         }
         let r = f
             .call1(&JsValue::UNDEFINED, &JsValue::from_str(&t.text))
-            .map_err(|e| bad_arg(COUNT_TOKENS, format!("threw for text {i}: {}", js_message(&e))))?;
+            .map_err(|e| counter_error(format!("threw for text {i}: {}", js_message(&e))))?;
         if r.as_f64().is_some() || !(get(&r, "then").is_function()) {
             let n = count_of(&r, i)?;
             fresh.push((k, n));
@@ -153,7 +159,7 @@ fn count_all(f: &Function, texts: &[CountedText]) -> Result<Result<Vec<u64>, Pen
         for (i, k, p) in pending {
             let v = settle(p)
                 .await
-                .map_err(|e| bad_arg(COUNT_TOKENS, format!("rejected for text {i}: {}", js_message(&e))))?;
+                .map_err(|e| counter_error(format!("rejected for text {i}: {}", js_message(&e))))?;
             let n = count_of(&v, i)?;
             fresh.push((k, n));
             text_tokens[i] = Some(n);
@@ -171,10 +177,29 @@ pub fn with_counts(
     then: impl FnOnce(Option<Vec<u64>>) -> Result<JsValue, JsValue> + 'static,
 ) -> Result<JsValue, JsValue> {
     let Some(f) = counter else { return then(None) };
-    match count_all(&f, &texts())? {
+    match count_all(&f, &texts()).map_err(error_js)? {
         Ok(tokens) => then(Some(tokens)),
-        Err(later) => Ok(future_to_promise(async move { then(Some(later.await?)) }).into()),
+        Err(later) => Ok(future_to_promise(async move { then(Some(later.await.map_err(error_js)?)) }).into()),
     }
+}
+
+/// The host's `countTokens` as the engine's tokenizer ([`CountTokens`]): numbers answer at
+/// once, a Promise is awaited; counts are cached by text like every other use of the function.
+struct JsCounter(Function);
+
+impl CountTokens for JsCounter {
+    fn count_texts<'a>(&'a self, texts: &'a [CountedText]) -> CountFuture<'a> {
+        match count_all(&self.0, texts) {
+            Ok(Ok(tokens)) => Box::pin(std::future::ready(Ok(tokens))),
+            Ok(Err(later)) => later,
+            Err(e) => Box::pin(std::future::ready(Err(e))),
+        }
+    }
+}
+
+/// The engine's [`HostCounter`] of an optional `countTokens` function.
+pub fn host_counter(counter: Option<Function>) -> HostCounter {
+    counter.map(|f| HostCounter::new(JsCounter(f))).unwrap_or_default()
 }
 
 /// The options of a function whose only option is `countTokens` (`{countTokens?}`; `undefined`
