@@ -168,8 +168,9 @@ fn the_automatic_check_uses_the_hosts_counter_for_the_threshold() {
     let settings = CompactionSettings { reserve_tokens: 2000, keep_recent_tokens: 2500, ..Default::default() };
     // 1,200 by chars/4 is below the 8,000 threshold of a 10,000 window.
     let engine = SessionEngine::new(long_branch());
-    let out = futures_executor::block_on(engine.auto_compaction(&last, 10_000.0, &models).settings(settings.clone()).run())
-        .unwrap();
+    let out =
+        futures_executor::block_on(engine.auto_compaction(&last, 10_000.0, &models).settings(settings.clone()).run())
+            .unwrap();
     assert_eq!(out.context_tokens, 1200.0);
     assert!(out.compaction.is_none());
     // 12,000 counted tenfold is above it: a threshold compaction keeping e9 … e11.

@@ -735,7 +735,8 @@ impl SessionEngine {
         }
         // Progress (SPEC §13.5): the estimate after against the estimate before and the threshold.
         let counted = signal.race(WHAT, self.count_branch(&run.count_tokens)).await?;
-        let context_after = self.session.read(|s| with_branch(s, counted.as_ref(), |b| estimate_built_context_tokens(b)));
+        let context_after =
+            self.session.read(|s| with_branch(s, counted.as_ref(), |b| estimate_built_context_tokens(b)));
         result.context_tokens_before = Some(context_before);
         result.context_tokens_after = Some(context_after);
         result.no_progress = context_after >= context_before
@@ -818,7 +819,9 @@ impl SessionEngine {
                 };
                 let summary_of = async {
                     match &counts {
-                        Some(t) => generate_branch_summary(&Recounted::new(&list, t), model, &options, &templates).await,
+                        Some(t) => {
+                            generate_branch_summary(&Recounted::new(&list, t), model, &options, &templates).await
+                        }
                         None => generate_branch_summary(&list, model, &options, &templates).await,
                     }
                 };
@@ -920,7 +923,9 @@ impl SessionEngine {
         // With the host's `countTokens` (SPEC §3) the estimate counts the branch's texts with it.
         let counted = signal.race("Compaction check", self.count_branch(&check.count_tokens)).await?;
         let estimate_before_prune = self.session.read(|s| {
-            with_branch(s, counted.as_ref(), |b| crate::plan::overflow::estimate_context_tokens_with(b, &check.settings))
+            with_branch(s, counted.as_ref(), |b| {
+                crate::plan::overflow::estimate_context_tokens_with(b, &check.settings)
+            })
         });
         // 1. prune
         let pruned = self.session.write(|s| {
@@ -929,7 +934,11 @@ impl SessionEngine {
             outcome.tokens_saved = plan.tokens_saved;
             // What the pruned entries count now, for the counter's own saving.
             let texts: Vec<_> = match &counted {
-                Some(_) => plan.candidates.iter().map(|c| entry_counted_text(&s.entry(c.index), s.meta(c.index).kind)).collect(),
+                Some(_) => plan
+                    .candidates
+                    .iter()
+                    .map(|c| entry_counted_text(&s.entry(c.index), s.meta(c.index).kind))
+                    .collect(),
                 None => Vec::new(),
             };
             (plan.candidates.iter().map(|c| c.index).collect::<Vec<_>>(), texts)

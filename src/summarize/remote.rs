@@ -86,33 +86,64 @@ impl RemoteSummarizer {
     }
 }
 
-/// `url` without the `user:password@` part, for messages.
-pub fn redact_url(url: &str) -> String {
-    match url.find("://") {
-        Some(scheme_end) => {
-            let rest = &url[scheme_end + 3..];
-            let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-            match rest[..authority_end].rfind('@') {
-                Some(at) => format!("{}://{}", &url[..scheme_end], &rest[at + 1..]),
-                None => url.to_string(),
-            }
-        }
-        None => url.to_string(),
+/// Query parameters whose name contains one of these (any case) carry a secret.
+const SECRET_PARAMS: [&str; 7] = ["key", "token", "secret", "sig", "auth", "password", "credential"];
+
+/// The credentials written into `url`: its `user:password` part and the values of its secret
+/// query parameters ([`SECRET_PARAMS`]), as byte ranges of `url`.
+fn credential_ranges(url: &str) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let Some(scheme_end) = url.find("://") else { return out };
+    let start = scheme_end + 3;
+    let rest = &url[start..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    if let Some(at) = rest[..authority_end].rfind('@') {
+        out.push(start..start + at);
     }
+    if let Some(q) = url.find('?') {
+        let end = url[q..].find('#').map_or(url.len(), |h| q + h);
+        let mut pos = q + 1;
+        for pair in url[q + 1..end].split('&') {
+            if let Some(eq) = pair.find('=') {
+                let name = pair[..eq].to_ascii_lowercase();
+                if SECRET_PARAMS.iter().any(|s| name.contains(s)) && eq + 1 < pair.len() {
+                    out.push(pos + eq + 1..pos + pair.len());
+                }
+            }
+            pos += pair.len() + 1;
+        }
+    }
+    out
+}
+
+/// `url` for messages: without its `user:password@` part, and with the values of query
+/// parameters that carry a secret (`key`, `api_key`, `token`, `sig`, `auth`, … any name
+/// containing them) written `[redacted]`.
+pub fn redact_url(url: &str) -> String {
+    let mut out = String::with_capacity(url.len());
+    let mut last = 0;
+    for r in credential_ranges(url) {
+        let userinfo = url[r.end..].starts_with('@');
+        out.push_str(&url[last..r.start]);
+        if !userinfo {
+            out.push_str("[redacted]");
+        }
+        // The `@` after a removed user part goes with it.
+        last = if userinfo { r.end + 1 } else { r.end };
+    }
+    out.push_str(&url[last..]);
+    out
 }
 
 /// `text` (e.g. a transport error that quotes its request) with the credentials of `url` gone:
-/// `url` itself becomes [`redact_url`] of it, and its `user:password` part `[redacted]`.
+/// `url` itself becomes [`redact_url`] of it, and each credential of it found elsewhere in
+/// `text` (at least 4 bytes long) `[redacted]`.
 pub fn redact_url_in(text: &str, url: &str) -> String {
     let mut out = text.replace(url, &redact_url(url));
-    if let Some(scheme_end) = url.find("://") {
-        let rest = &url[scheme_end + 3..];
-        let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-        if let Some(at) = rest[..authority_end].rfind('@') {
-            let userinfo = &rest[..at];
-            if !userinfo.is_empty() {
-                out = out.replace(userinfo, "[redacted]");
-            }
+    for r in credential_ranges(url) {
+        let secret = &url[r];
+        if secret.len() >= 4 {
+            out = out.replace(secret, "[redacted]");
         }
     }
     out
@@ -160,6 +191,22 @@ impl super::Complete for RemoteSummarizer {
 mod tests {
     use super::*;
     use crate::summarize::Purpose;
+
+    #[test]
+    fn credentials_never_reach_messages() {
+        assert_eq!(redact_url("http://127.0.0.1:8/sum"), "http://127.0.0.1:8/sum");
+        assert_eq!(redact_url("https://u:p4ss@host/x?key=abcd&x=1#k"), "https://host/x?key=[redacted]&x=1#k");
+        assert_eq!(
+            redact_url("https://host/?api_key=s3cr3t&Token=t0k3n&page=2"),
+            "https://host/?api_key=[redacted]&Token=[redacted]&page=2"
+        );
+        let url = "http://agent:s3cr3t@127.0.0.1:9/s?sig=abcdef";
+        let text =
+            format!("Request cannot be constructed from a URL that includes credentials: {url} (agent:s3cr3t, abcdef)");
+        let clean = redact_url_in(&text, url);
+        assert!(!clean.contains("s3cr3t") && !clean.contains("abcdef"), "{clean}");
+        assert!(clean.contains("http://127.0.0.1:9/s?sig=[redacted]"), "{clean}");
+    }
 
     #[test]
     fn body_and_replies() {

@@ -738,7 +738,7 @@ await check('remote endpoint: connection refused → E_REMOTE', async () => {
   const error = await rejectsCode(
     compact(prepareCompaction(makeSession(), SETTINGS), { remoteEndpoint: url }),
     'E_REMOTE',
-    /no answer from the summarizer at http:\/\/127\.0\.0\.1/,
+    /no answer from http:\/\/127\.0\.0\.1/,
   );
   equal(error.status, undefined, 'no status');
 });

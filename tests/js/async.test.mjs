@@ -1486,7 +1486,7 @@ describe('remote endpoint (HTTP on 127.0.0.1)', () => {
     const error = await rejectsCode(
       sc.compact(prep, { remoteEndpoint: url }),
       'E_REMOTE',
-      /no answer from the summarizer at http:\/\/127\.0\.0\.1:\d+/,
+      /remote summarizer: no answer from http:\/\/127\.0\.0\.1:\d+/,
     );
     assert.equal(error.status, undefined);
     assertNoHeaderEcho(error.message, []);
@@ -1498,7 +1498,7 @@ describe('remote endpoint (HTTP on 127.0.0.1)', () => {
       const url = server.url.replace('http://', 'http://agent:s3cr3t-pass@');
       const prep = /** @type {any} */ (sc.prepareCompaction(makeSession(), SETTINGS));
       // fetch refuses a URL with credentials, and its message quotes the URL.
-      const error = await rejectsCode(sc.compact(prep, { remoteEndpoint: url }), 'E_REMOTE', /the summarizer at/);
+      const error = await rejectsCode(sc.compact(prep, { remoteEndpoint: url }), 'E_REMOTE', /remote summarizer: /);
       assert.doesNotMatch(error.message, /s3cr3t|agent:/);
       assert.match(error.message, /http:\/\/127\.0\.0\.1:\d+/);
     } finally {

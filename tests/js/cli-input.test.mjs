@@ -190,12 +190,14 @@ describe('summarizer failures name the cause and the URL, credentials redacted',
     ]);
     assert.equal(unreachable.status, 3, unreachable.stderr);
     assert.match(unreachable.stderr, /the summarizer failed: .*fetch failed: ECONNREFUSED/);
+    // The engine's message names the endpoint (credentials redacted); the CLI does not repeat it.
     assert.match(
       unreachable.stderr,
       new RegExp(
-        `— endpoint http://127\\.0\\.0\\.1:${port}/sum\\?key=\\[redacted\\] \\(E_REMOTE\\); nothing was written`,
+        `no answer from http://127\\.0\\.0\\.1:${port}/sum\\?key=\\[redacted\\]: .*ECONNREFUSED.* \\(E_REMOTE\\); nothing was written`,
       ),
     );
+    assert.doesNotMatch(unreachable.stderr, new RegExp(QUERY_SECRET));
 
     const server = createServer((req, res) => {
       req.resume();

@@ -223,7 +223,9 @@ describe('the engine operations count with countTokens (SPEC §3)', () => {
         assert.equal(without.reason, undefined);
         assert.equal(without.compactionEntry, undefined);
 
-        const expected = /** @type {any} */ (await counted.prepareCompaction({ ...settings, countTokens }));
+        const expected = /** @type {any} */ (
+          await counted.prepareCompaction(/** @type {any} */ ({ ...settings, countTokens }))
+        );
         const out = await counted.checkCompaction(last, { ...options, settings: { ...settings, countTokens } });
         assert.equal(out.contextTokens, 12_000);
         assert.equal(out.reason, 'threshold');
@@ -266,10 +268,19 @@ describe('the engine operations count with countTokens (SPEC §3)', () => {
             timestamp: 10 + k,
           },
         ],
-        [`d${k}`, { role: 'assistant', content: [{ type: 'text', text: 'done' }], stopReason: 'stop', timestamp: 10 + k }],
+        [
+          `d${k}`,
+          { role: 'assistant', content: [{ type: 'text', text: 'done' }], stopReason: 'stop', timestamp: 10 + k },
+        ],
       ];
       for (const [id, message] of turn) {
-        entries.push({ type: 'message', id, parentId, timestamp: new Date(1_735_689_700_000 + k).toISOString(), message });
+        entries.push({
+          type: 'message',
+          id,
+          parentId,
+          timestamp: new Date(1_735_689_700_000 + k).toISOString(),
+          message,
+        });
         parentId = /** @type {string} */ (id);
       }
     }
@@ -326,7 +337,12 @@ describe('the engine operations count with countTokens (SPEC §3)', () => {
       const complete = model((r) => prompts.push(r.prompt));
       const tree = sc.SessionTree.fromEntries(entries);
       try {
-        await tree.navigateTree('e0', { summarize: true, complete, ...budget, ...(countTokens ? { countTokens } : {}) });
+        await tree.navigateTree('e0', {
+          summarize: true,
+          complete,
+          ...budget,
+          ...(countTokens ? { countTokens } : {}),
+        });
       } finally {
         tree.free();
       }

@@ -197,7 +197,7 @@ impl RemoteComplete {
         let at = redact_url(&self.url);
         let failed = |status: u16, what: &str, e: gloo_net::Error| Error::Remote {
             status,
-            message: format!("{what} the summarizer at {at}: {}", redact_url_in(&e.to_string(), &self.url)),
+            message: format!("{what} {at}: {}", redact_url_in(&e.to_string(), &self.url)),
         };
         let req = gloo_net::http::Request::post(&self.url)
             .header("content-type", "application/json")

@@ -10,8 +10,8 @@ use super::options::{
     check_known_keys, to_options, to_required_options, BRANCH_CALL_KEYS, CANDIDATE_KEYS, CHECK_KEYS, MODEL_CALL_KEYS,
     NAVIGATE_KEYS, SESSION_CALL_KEYS,
 };
-use super::tokens::{counter_of, host_counter};
 use super::session::SessionTree;
+use super::tokens::{counter_of, host_counter};
 use js_sys::Promise;
 use session_compaction::api::{BranchSummaryOutcome, CheckCompactionResult, NavigateTreeResult, SessionCompactResult};
 use session_compaction::entry::EntryList;

@@ -10,9 +10,9 @@ use super::options::to_options;
 use js_sys::Function;
 use serde_json::Value;
 use session_compaction::entry::{EntryList, EntrySource};
+use session_compaction::error::Error;
 use session_compaction::plan::prepare::CompactionSettings;
 use session_compaction::plan::prune::PruneConfig;
-use session_compaction::error::Error;
 use session_compaction::plan::tokens::{entry_texts, CountFuture, CountTokens, CountedText, HostCounter, Recounted};
 use session_compaction::session::engine::SharedSession;
 use std::cell::RefCell;
@@ -157,9 +157,7 @@ fn count_all(f: &Function, texts: &[CountedText]) -> Result<Result<Vec<u64>, Pen
     Ok(Err(Box::pin(async move {
         let mut fresh = Vec::new();
         for (i, k, p) in pending {
-            let v = settle(p)
-                .await
-                .map_err(|e| counter_error(format!("rejected for text {i}: {}", js_message(&e))))?;
+            let v = settle(p).await.map_err(|e| counter_error(format!("rejected for text {i}: {}", js_message(&e))))?;
             let n = count_of(&v, i)?;
             fresh.push((k, n));
             text_tokens[i] = Some(n);
