@@ -3,7 +3,7 @@
 // and the next request is the compacted context. npm test runs it against a local gateway.
 import { readFileSync } from 'node:fs';
 import { createGateway, generateText } from 'ai';
-import { aiSdkComplete, fromModelMessages, messageEntries, toModelMessages } from '../pkg/ai-sdk.mjs';
+import { aiSdkComplete, fromModelMessages, toModelMessages } from '../pkg/ai-sdk.mjs';
 import { SessionTree } from '../pkg/index.node.mjs';
 
 const gateway = createGateway({ baseURL: process.env.AI_GATEWAY_BASE_URL, apiKey: process.env.AI_GATEWAY_API_KEY });
@@ -11,16 +11,17 @@ const model = gateway('anthropic/claude-sonnet-4-5');
 // The app's history (here: a real session's context as ModelMessage[]), kept in a SessionTree.
 const source = SessionTree.fromBytes(readFileSync(new URL('sessions/pi-session-large.jsonl', import.meta.url)));
 const history = toModelMessages(source.buildLlmMessages());
-const tree = SessionTree.fromEntries(messageEntries(fromModelMessages(history), { parentId: null }));
+const tree = SessionTree.fromEntries([]);
+for (const message of fromModelMessages(history)) tree.appendMessage(message);
 const last = tree.buildSessionContext().messages.findLast((m) => m.role === 'assistant');
 const complete = aiSdkComplete({ generateText, model });
 const check = await tree.checkCompaction(/** @type {any} */ (last), { contextWindow: 140000, complete });
 console.log('compacted:', check.reason ?? 'no', check.errorMessage ?? '', '→', tree.estimateContextTokens(), 'tokens');
 
 const user = fromModelMessages([{ role: 'user', content: check.continuePrompt ?? 'Go on.' }]);
-for (const entry of messageEntries(user, { parentId: tree.leafId })) tree.appendEntry(entry);
+for (const message of user) tree.appendMessage(message);
 const messages = /** @type {any} */ (toModelMessages(tree.buildLlmMessages()));
 const result = await generateText({ model, system: 'You are a coding agent.', messages });
 const reply = fromModelMessages(result.response.messages, { usage: result.usage });
-for (const entry of messageEntries(reply, { parentId: tree.leafId })) tree.appendEntry(entry);
+for (const message of reply) tree.appendMessage(message);
 console.log('reply:', result.text.split('\n')[0]);

@@ -3,7 +3,7 @@
 // next request. npm test runs it against a local server (ANTHROPIC_BASE_URL).
 import { readFileSync } from 'node:fs';
 import Anthropic from '@anthropic-ai/sdk';
-import { anthropicComplete, fromAnthropicMessages, messageEntries, toAnthropicMessages } from '../pkg/anthropic.mjs';
+import { anthropicComplete, fromAnthropicMessages, toAnthropicMessages } from '../pkg/anthropic.mjs';
 import { SessionTree } from '../pkg/index.node.mjs';
 
 const baseURL = process.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com';
@@ -16,10 +16,10 @@ console.log('compacted:', check.reason ?? 'no', check.errorMessage ?? '', '→',
 
 /** @type {import('../pkg/index.node.mjs').AgentMessage} */
 const user = { role: 'user', content: check.continuePrompt ?? 'Go on.', timestamp: Date.now() };
-for (const entry of messageEntries([user], { parentId: tree.leafId })) tree.appendEntry(entry);
+tree.appendMessage(user);
 const client = new Anthropic({ baseURL, apiKey });
 const messages = toAnthropicMessages(tree.buildLlmMessages());
 const reply = await client.messages.create({ model, max_tokens: 4096, system: 'You are a coding agent.', messages });
-for (const entry of messageEntries(fromAnthropicMessages([reply]), { parentId: tree.leafId })) tree.appendEntry(entry);
+for (const message of fromAnthropicMessages([reply])) tree.appendMessage(message);
 const text = reply.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
 console.log('reply:', text.split('\n')[0]);

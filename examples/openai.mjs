@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { SessionTree } from '../pkg/index.node.mjs';
-import { fromChatMessages, messageEntries, openaiComplete, toChatMessages } from '../pkg/openai.mjs';
+import { fromChatMessages, openaiComplete, toChatMessages } from '../pkg/openai.mjs';
 
 const baseUrl = process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1';
 const [apiKey, model] = [process.env.OPENAI_API_KEY, 'gpt-4.1-mini'];
@@ -16,10 +16,10 @@ console.log('compacted:', check.reason ?? 'no', check.errorMessage ?? '', '→',
 
 /** @type {import('../pkg/index.node.mjs').AgentMessage} */
 const user = { role: 'user', content: check.continuePrompt ?? 'Go on.', timestamp: Date.now() };
-for (const entry of messageEntries([user], { parentId: tree.leafId })) tree.appendEntry(entry);
+tree.appendMessage(user);
 const client = new OpenAI({ baseURL: baseUrl, apiKey });
 const messages = toChatMessages(tree.buildLlmMessages(), { system: 'You are a coding agent.' });
 const completion = await client.chat.completions.create({ model, messages: /** @type {any} */ (messages) });
 const reply = fromChatMessages([completion.choices[0].message], { completion });
-for (const entry of messageEntries(reply, { parentId: tree.leafId })) tree.appendEntry(entry);
+for (const message of reply) tree.appendMessage(message);
 console.log('reply:', completion.choices[0].message.content?.split('\n')[0]);

@@ -90,9 +90,3 @@ export declare function fromModelMessages(
   messages: readonly unknown[],
   options?: { now?: number; usage?: AiSdkUsage; model?: string; provider?: string },
 ): LlmMessage[];
-
-/** pi message entries for `messages`, chained from `parentId` (e.g. `tree.leafId`); see `messageEntries` of session-compaction/openai. */
-export declare function messageEntries(
-  messages: readonly AgentMessage[],
-  options: { parentId: string | null | undefined; now?: number },
-): MessageEntry[];

@@ -7,7 +7,7 @@
 // The engine decides the content (summaries rendered, pruned outputs, bash executions, tool
 // calls answered); these functions only map shapes.
 
-import { assistantMessage, blocksOf, knownOptions, messageEntries, textOf, toolResultMessage } from './http.mjs';
+import { assistantMessage, blocksOf, knownOptions, textOf, toolResultMessage } from './http.mjs';
 
 /**
  * A `complete(request)` callback over the AI SDK: calls
@@ -163,7 +163,7 @@ function outputBlocks(/** @type {any} */ output) {
 
 /**
  * AI SDK `ModelMessage[]` (an app's history, `response.messages` of each `generateText`) as pi
- * messages, for `messageEntries` / `SessionTree.appendEntry`: `user` → `user`; `assistant` →
+ * messages, for `SessionTree.appendMessage`: `user` → `user`; `assistant` →
  * `assistant` (`reasoning` → `thinking`, `tool-call` → `toolCall`); each `tool-result` part of a
  * `tool` message → one `toolResult` (`isError` for `error-text` / `error-json` outputs). `system`
  * messages are the app's prompt, not session history: skipped. `usage` (the `usage` of the
@@ -204,5 +204,3 @@ export function fromModelMessages(messages, options = {}) {
   }
   return out;
 }
-
-export { messageEntries };

@@ -81,9 +81,3 @@ export declare function fromAnthropicMessages(
   messages: readonly unknown[],
   options?: { model?: string; now?: number },
 ): LlmMessage[];
-
-/** pi message entries for `messages`, chained from `parentId` (e.g. `tree.leafId`); see `messageEntries` of session-compaction/openai. */
-export declare function messageEntries(
-  messages: readonly AgentMessage[],
-  options: { parentId: string | null | undefined; now?: number },
-): MessageEntry[];

@@ -6,16 +6,7 @@
 // The engine decides the content (summaries rendered, pruned outputs, bash executions, tool
 // calls answered); these functions only map shapes.
 
-import {
-  assistantMessage,
-  blocksOf,
-  joinUrl,
-  knownOptions,
-  messageEntries,
-  postJson,
-  redactUrl,
-  toolResultMessage,
-} from './http.mjs';
+import { assistantMessage, blocksOf, joinUrl, knownOptions, postJson, redactUrl, toolResultMessage } from './http.mjs';
 
 /** The `anthropic-version` header sent by {@link anthropicComplete}. */
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -162,7 +153,7 @@ const STOP_REASONS = /** @type {Record<string, string>} */ ({
 
 /**
  * Messages API messages (an app's history, and each reply `Message`) as pi messages, for
- * `messageEntries` / `SessionTree.appendEntry`: `assistant` → `assistant` (`text`, `thinking`
+ * `SessionTree.appendMessage`: `assistant` → `assistant` (`text`, `thinking`
  * with its signature, `tool_use` → `toolCall`); a `user` message → one `toolResult` per
  * `tool_result` block (its `toolName` from the `tool_use` it answers), then a `user` message
  * with the rest of its blocks, if any. Assistant messages get `api: "anthropic-messages"`,
@@ -214,5 +205,3 @@ export function fromAnthropicMessages(messages, options = {}) {
   }
   return out;
 }
-
-export { messageEntries };

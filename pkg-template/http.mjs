@@ -184,39 +184,6 @@ export function oneLine(text, max) {
 }
 
 /**
- * pi message entries for `messages`, in order, chained from `parentId` (the first entry's parent:
- * pass `tree.leafId` to continue a `SessionTree`, `null` for a new root; each next entry's parent
- * is the one before it): `{type: "message", id, parentId, timestamp, message}` with a fresh
- * 8-hex-digit id, for `SessionTree.appendEntry` one by one or `SessionTree.fromEntries`.
- * `timestamp` is the ISO time `now` (ms since epoch, default `Date.now()`); a message without
- * `timestamp` gets `now` too. Throws a `TypeError` when `parentId` is neither a string nor `null`.
- * @param {any[]} messages
- * @param {{ parentId: string | null, now?: number }} options
- * @returns {{ type: 'message', id: string, parentId: string | null, timestamp: string, message: any }[]}
- */
-export function messageEntries(messages, options) {
-  const { parentId, now = Date.now() } = options ?? {};
-  if (parentId !== null && typeof parentId !== 'string') {
-    throw new TypeError(
-      'messageEntries(messages, { parentId }): parentId must be an entry id (e.g. tree.leafId) or null',
-    );
-  }
-  let parent = parentId;
-  return messages.map((message) => {
-    const id = randomId();
-    const entry = {
-      type: /** @type {const} */ ('message'),
-      id,
-      parentId: parent,
-      timestamp: new Date(now).toISOString(),
-      message: message.timestamp === undefined ? { ...message, timestamp: now } : message,
-    };
-    parent = id;
-    return entry;
-  });
-}
-
-/**
  * A pi assistant message: `content` blocks with the fields every assistant message has
  * (`provider`, `model`, `stopReason`: `"toolUse"` when it calls a tool, else `"stop"`, unless
  * given; `api` and `usage` when given).
@@ -254,12 +221,6 @@ export function toolResultMessage(toolCallId, toolName, content, isError, now) {
  */
 export function finishAssistant(message) {
   message.stopReason = message.content.some((/** @type {any} */ b) => b.type === 'toolCall') ? 'toolUse' : 'stop';
-}
-
-function randomId() {
-  const bytes = new Uint8Array(4);
-  globalThis.crypto.getRandomValues(bytes);
-  return [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 /**

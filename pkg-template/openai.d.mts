@@ -116,14 +116,3 @@ export declare function fromResponsesItems(
   items: readonly unknown[],
   options?: { model?: string; provider?: string; now?: number },
 ): LlmMessage[];
-
-/**
- * pi message entries for `messages` (fresh 8-hex-digit ids), chained from `parentId` (pass
- * `tree.leafId` to continue a `SessionTree` with `appendEntry`, `null` for a new root, e.g. for
- * `SessionTree.fromEntries`). `now`: ms since epoch for `timestamp` (default `Date.now()`).
- * `parentId: undefined` (the `leafId` of an empty tree) is `null`; a missing `parentId` key throws a `TypeError`.
- */
-export declare function messageEntries(
-  messages: readonly AgentMessage[],
-  options: { parentId: string | null | undefined; now?: number },
-): MessageEntry[];

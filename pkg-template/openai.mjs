@@ -13,7 +13,6 @@ import {
   finishAssistant,
   joinUrl,
   knownOptions,
-  messageEntries,
   oneLine,
   postJson,
   redactUrl,
@@ -261,7 +260,7 @@ function piBlocks(/** @type {unknown} */ content) {
 
 /**
  * Chat Completions messages (an app's history, and `completion.choices[0].message` of each
- * reply) as pi messages, for `messageEntries` / `SessionTree.appendEntry`: `user` → `user`
+ * reply) as pi messages, for `SessionTree.appendMessage`: `user` → `user`
  * (text and data-URL image parts); `assistant` → `assistant` with `text` and `toolCall` blocks
  * (`arguments` parsed); `tool` → `toolResult` (its `toolName` from the call it answers).
  * `system` / `developer` messages are the app's prompt, not session history: skipped.
@@ -377,5 +376,3 @@ export function fromResponsesItems(items, options = {}) {
   for (const m of out) if (m.role === 'assistant') finishAssistant(m);
   return out;
 }
-
-export { messageEntries };

@@ -110,12 +110,12 @@ const complete: OpenAiComplete = openaiComplete({ baseUrl: 'http://127.0.0.1:1',
 void complete;
 import { toAnthropicMessages, type AnthropicMessage } from 'session-compaction/anthropic';
 import { toModelMessages, type ModelMessage } from 'session-compaction/ai-sdk';
-import { messageEntries, toChatMessages, type ChatMessage } from 'session-compaction/openai';
+import { fromChatMessages, toChatMessages, type ChatMessage } from 'session-compaction/openai';
 const context = [{ role: 'user' as const, content: 'hi', timestamp: 0 }];
 const chat: ChatMessage[] = toChatMessages(context);
 const anthropic: AnthropicMessage[] = toAnthropicMessages(context);
 const model: ModelMessage[] = toModelMessages(context);
-void [chat, anthropic, model, messageEntries(context, { parentId: null })[0].id];
+void [chat, anthropic, model, fromChatMessages([{ role: 'assistant', content: 'ok' }])[0].role];
 export default v;
 `;
 

@@ -21,7 +21,6 @@ import { SessionTree } from '../../pkg/index.node.mjs';
 import {
   fromChatMessages,
   fromResponsesItems,
-  messageEntries,
   openaiComplete,
   toChatMessages,
   toResponsesInput,
@@ -425,12 +424,7 @@ test('turn by turn: an SDK reply mapped back and appended keeps the SessionTree 
       const client = anthropicClient(server.anthropicSdkBaseUrl);
       const before = tree.buildLlmMessages().length;
       const user = { role: /** @type {const} */ ('user'), content: 'Summarize what changed.' };
-      for (const entry of messageEntries(fromAnthropicMessages([user], { now: NOW }), {
-        parentId: tree.leafId,
-        now: NOW,
-      })) {
-        tree.appendEntry(entry);
-      }
+      for (const message of fromAnthropicMessages([user], { now: NOW })) tree.appendMessage(message);
       const messages = toAnthropicMessages(tree.buildLlmMessages());
       const reply = await client.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 512, messages });
       const [assistant] = fromAnthropicMessages([reply], { now: NOW });
@@ -438,12 +432,11 @@ test('turn by turn: an SDK reply mapped back and appended keeps the SessionTree 
       assert.deepEqual(assistant.usage, { input: 1200, output: 40, cacheRead: 0, cacheWrite: 0, totalTokens: 1240 });
       assert.equal(assistant.stopReason, 'stop');
       const leaf = tree.leafId;
-      const [entry] = messageEntries([assistant], { parentId: leaf, now: NOW });
+      const entry = tree.appendMessage(assistant);
       assert.match(entry.id, /^[0-9a-f]{8}$/);
       assert.equal(entry.parentId, leaf);
-      assert.equal(entry.timestamp, new Date(NOW).toISOString());
-      const id = tree.appendEntry(entry);
-      assert.equal(tree.leafId, id);
+      assert.deepEqual(entry.message, assistant);
+      assert.equal(tree.leafId, entry.id);
       const after = tree.buildLlmMessages();
       assert.equal(after.length, before + 2);
       // The tree's next request is the SDK history plus the reply, as the SDK would send it.
@@ -499,7 +492,7 @@ test('fromChatMessages reads a completion: usage, model, stop reason, tool names
   ]);
 });
 
-test('messageEntries chains entries from parentId; fromEntries and appendEntry take them as they are', () => {
+test('an SDK history becomes a SessionTree through appendMessage (ids, parents, timestamps by the engine)', () => {
   const messages = fromModelMessages(toModelMessages(/** @type {any} */ (CONTEXT)), {
     model: 'm',
     provider: 'p',
@@ -515,11 +508,12 @@ test('messageEntries chains entries from parentId; fromEntries and appendEntry t
       ['p', 'm', 'stop'],
     ],
   );
-  const entries = messageEntries(messages, { parentId: null, now: NOW });
-  assert.equal(entries[0].parentId, null);
-  for (let i = 1; i < entries.length; i++) assert.equal(entries[i].parentId, entries[i - 1].id);
-  const tree = SessionTree.fromEntries(entries);
+  const tree = SessionTree.fromEntries([]);
   try {
+    const entries = messages.map((m) => tree.appendMessage(m));
+    assert.equal(entries[0].parentId, null);
+    for (let i = 1; i < entries.length; i++) assert.equal(entries[i].parentId, entries[i - 1].id);
+    assert.equal(new Set(entries.map((e) => e.id)).size, entries.length);
     assert.equal(tree.leafId, entries.at(-1)?.id);
     assert.deepEqual(tree.validate().issues, []);
     assert.deepEqual(
@@ -529,7 +523,6 @@ test('messageEntries chains entries from parentId; fromEntries and appendEntry t
   } finally {
     tree.free();
   }
-  assert.throws(() => messageEntries(messages, /** @type {any} */ ({})), TypeError);
 });
 
 test('anthropicComplete: the Messages request (system separate), the text of the reply', async () => {
