@@ -3,7 +3,24 @@
 // init/initSync are the package's own.
 export * from './node/session_compaction.js';
 
-import type { CompactionSettings, ErrorCode, PruneConfig } from './node/session_compaction.js';
+import type { CompactionSettings, ErrorCode, ParseSessionOptions, PruneConfig } from './node/session_compaction.js';
+
+declare module './node/session_compaction.js' {
+  namespace SessionTree {
+    /**
+     * Loads a session file (SPEC §1) by reading it straight into WebAssembly memory: the engine
+     * allocates exactly the file's size and the runtime reads the file into that memory, so the
+     * host never holds a copy (peak memory about one file size less than `readFileSync` +
+     * `fromBytes`). Then the same as {@link SessionTree.fromBytes} (lenient unless
+     * `{strict: true}`; bad lines in `loadErrors`). Node, Bun and Deno (with read permission);
+     * `path` is a file path or a `file:` URL.
+     * @throws `E_FILE` when the file cannot be read (missing, unreadable, a directory) or the
+     * runtime has no file system (browsers, Workers: read the bytes and use `fromBytes`), with
+     * the runtime's error as `cause`; otherwise the errors of `fromBytes`.
+     */
+    function fromFile(path: string | URL, options?: ParseSessionOptions): SessionTree;
+  }
+}
 
 /**
  * `WebAssembly.Module` where the environment's types declare it (the DOM lib, Deno, Bun);

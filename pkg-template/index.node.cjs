@@ -16,11 +16,12 @@ function deepFreeze(value) {
   return value;
 }
 
-// The E_FREED guard and isSessionCompactionError: pkg-template/shared/freed-guard.js and
-// errors.js, inlined here by scripts/build.mjs.
+// The E_FREED guard, isSessionCompactionError and SessionTree.fromFile:
+// pkg-template/shared/freed-guard.js, errors.js and from-file.js, inlined here by scripts/build.mjs.
 // @generated-freed-guard
 
 guardFreed(api.SessionTree.prototype);
+addFromFile(api.SessionTree, () => require('node:fs'));
 
 // `using tree = SessionTree.fromJsonl(...)`: the generated class defines Symbol.dispose when the
 // runtime had the symbol at load time; add it if the symbol exists and the class still lacks it.

@@ -180,13 +180,15 @@ function guard(name, value) {
   });
 }
 
-// The E_FREED guard and isSessionCompactionError: pkg-template/shared/freed-guard.js and
-// errors.js, inlined here by scripts/build.mjs.
+// The E_FREED guard, isSessionCompactionError and SessionTree.fromFile:
+// pkg-template/shared/freed-guard.js, errors.js and from-file.js, inlined here by scripts/build.mjs.
 // @generated-freed-guard
 
 export { isSessionCompactionError };
 
 guardFreed(raw.SessionTree.prototype);
+// Node's fs where this entry runs in Node or Bun (process.getBuiltinModule); Deno's API otherwise.
+addFromFile(raw.SessionTree, () => globalThis.process?.getBuiltinModule?.('node:fs'));
 
 /** Freezes a JSON-like value and everything in it. */
 function deepFreeze(value) {

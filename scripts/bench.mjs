@@ -19,9 +19,10 @@
 //   handle-append  appendEntry(one entry) + prepareCompaction() + buildSessionContext() on a
 //                  loaded handle, repeated --appends times
 //   load           fromBytes (bytes already read) + prepareCompaction() + buildSessionContext()
-//   rss            one load + prepare + context + contextJson in a fresh process: its peak RSS;
-//                  also the size of the leaf's context (messages, bytes of buildSessionContextJson),
-//                  shown in the detail column of every ratio row
+//   rss            one readFileSync + fromBytes + prepare + context + contextJson in a fresh
+//                  process: its peak RSS; also the size of the leaf's context (messages, bytes of
+//                  buildSessionContextJson), shown in the detail column of every ratio row
+//   rss-file       the same with fromFile (the file read straight into wasm memory): its peak RSS
 //   prune          handle pruneToolOutputs() after loading
 //   v1-load        fromBytes of a v1 file beside fromBytes of the same session saved as v3
 //   cold           fresh processes: import of the package, first fromBytes vs a warm one
@@ -286,12 +287,40 @@ const MEASUREMENTS = {
       const json = tree.buildSessionContextJson();
       const t4 = now();
       check(Array.isArray(out.messages) && typeof json === 'string', 'load');
+      const count = tree.entryCount;
       tree.free();
-      return { total: t3 - t0, load: t1 - t0, prepare: t2 - t1, context: t3 - t2, contextJson: t4 - t3 };
+      // Beside it (not in total): fromFile, the file read straight into wasm memory.
+      const t5 = now();
+      const fromFile = SessionTree.fromFile(ctx.file);
+      const t6 = now();
+      check(fromFile.entryCount === count, 'load: fromFile and fromBytes disagree');
+      fromFile.free();
+      return {
+        total: t3 - t0,
+        load: t1 - t0,
+        prepare: t2 - t1,
+        context: t3 - t2,
+        contextJson: t4 - t3,
+        fromFile: t6 - t5,
+      };
     });
     return { ms };
   },
 
+  /** Peak memory of the host's path: fromFile (the file read straight into wasm memory). */
+  'rss-file': async (ctx) => {
+    const { SessionTree } = await ctx.api();
+    const t0 = now();
+    const tree = SessionTree.fromFile(ctx.file);
+    tree.prepareCompaction();
+    const out = tree.buildSessionContext();
+    const json = tree.buildSessionContextJson();
+    const total = now() - t0;
+    check(Array.isArray(out.messages) && typeof json === 'string', 'rss-file');
+    return { ms: { total: { min: total, median: total, first: total }, runs: 1 } };
+  },
+
+  /** The same with the file read first (readFileSync) and loaded with fromBytes. */
   rss: async (ctx) => {
     const { SessionTree } = await ctx.api();
     const bytes = ctx.bytes();
@@ -414,8 +443,12 @@ async function child(kind, file, pkgDir, paramsJson) {
       text ??= readFileSync(file, 'utf8');
       return text;
     },
+    // The file as a host reads it (`readFileSync`: a Buffer, passed as it is; no second copy).
     bytes: () => {
-      bytes ??= new Uint8Array(readFileSync(file));
+      if (!bytes) {
+        const buf = readFileSync(file);
+        bytes = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+      }
       return bytes;
     },
     api: async () => {
@@ -444,6 +477,7 @@ const PLAN = [
   { kind: 'handle-append', when: handleSide },
   { kind: 'load', when: handleSide },
   { kind: 'rss', when: handleSide },
+  { kind: 'rss-file', when: handleSide },
   { kind: 'prune', when: (s, mode) => mode === 'full' || (!s.v1 && s.entries >= 50000) },
   { kind: 'cold', when: (s, mode) => mode === 'full' || (!s.v1 && s.entries >= 50000) },
   { kind: 'parse-session', when: (s, mode) => mode === 'full' && !s.v1 },
@@ -842,6 +876,20 @@ async function parent(opts) {
 /** A target `max` on the figure: `{max, text}`; `null` where the issue sets none for that session. */
 const atMost = (max, text = `≤ ${max}×`) => ({ max, text });
 
+/** The cells of a peak-RSS row: child `kind`'s process peak over the file size. */
+function rssCells(s, r, kind, what) {
+  const m = r[kind];
+  if (!m || m.error) return m && { error: m.error };
+  const v = m.peakRssBytes / s.bytes;
+  return {
+    ours: fmtMb(m.peakRssBytes),
+    base: r['json-parse']?.peakRssBytes ? fmtMb(r['json-parse'].peakRssBytes) : '',
+    ratio: `${fmtRatio(v)}×`,
+    value: v,
+    detail: `${what}; JSON.parse column: its process peak`,
+  };
+}
+
 /**
  * Rows of the table, in the issue's order. `cells(ctx)` returns null (not measured) or
  * `{ours, base, ratio, value, detail}`: `ours` and `base` (the JSON.parse baseline) as shown,
@@ -879,7 +927,8 @@ const ROWS = [
     kind: 'load',
     target: (s) => (s.entries >= 5000 ? atMost(0.25) : null),
     detail: (ms) =>
-      `fromBytes ${fmtMs(ms.load.median)} + prepare ${fmtMs(ms.prepare.median)} + context ${fmtMs(ms.context.median)}; contextJson ${fmtMs(ms.contextJson.median)}`,
+      `fromBytes ${fmtMs(ms.load.median)} + prepare ${fmtMs(ms.prepare.median)} + context ${fmtMs(ms.context.median)}; contextJson ${fmtMs(ms.contextJson.median)}` +
+      (ms.fromFile ? `; fromFile ${fmtMs(ms.fromFile.median)}` : ''),
   },
   {
     label: 'cold: import (ms)',
@@ -923,19 +972,13 @@ const ROWS = [
   },
   {
     label: 'peak RSS, handle path (× file)',
-    cells: ({ s, r }) => {
-      const m = r.rss;
-      if (!m || m.error) return m && { error: m.error };
-      const v = m.peakRssBytes / s.bytes;
-      return {
-        ours: fmtMb(m.peakRssBytes),
-        base: r['json-parse']?.peakRssBytes ? fmtMb(r['json-parse'].peakRssBytes) : '',
-        ratio: `${fmtRatio(v)}×`,
-        value: v,
-        detail: 'one fromBytes+prepare+context+contextJson; JSON.parse column: its process peak',
-      };
-    },
+    cells: ({ s, r }) => rssCells(s, r, 'rss-file', 'one fromFile+prepare+context+contextJson'),
     target: (s) => (s.bytes >= 100e6 ? atMost(2.5) : null),
+  },
+  {
+    label: 'peak RSS, fromBytes path (× file)',
+    cells: ({ s, r }) => rssCells(s, r, 'rss', 'readFileSync, then one fromBytes+prepare+context+contextJson'),
+    target: () => null,
   },
   {
     label: 'v1 load / same session in v3',

@@ -67,7 +67,7 @@ const EXPORTS_MARKER = '// @generated-exports';
 /** Marker line in index.node.cjs, replaced by the default constants (values read from the module). */
 const DEFAULTS_MARKER = '// @generated-defaults';
 /**
- * Marker line in both entries, replaced by pkg-template/shared/freed-guard.js and errors.js
+ * Marker line in both entries, replaced by pkg-template/shared/freed-guard.js, errors.js and from-file.js
  * (isSessionCompactionError), not shipped themselves.
  */
 const FREED_GUARD_MARKER = '// @generated-freed-guard';
@@ -189,14 +189,26 @@ function cargoBuild(meta) {
 }
 
 /**
+ * The `rustflags` that `.cargo/config.toml` sets for the wasm target (`-C target-feature=+simd128`:
+ * the scanner's WebAssembly SIMD), so that `rustc --print cfg` reports the features cargo builds with.
+ */
+function wasmRustflags() {
+  const file = join(ROOT, '.cargo', 'config.toml');
+  if (!existsSync(file)) return [];
+  const section = readFileSync(file, 'utf8').split(`[target.${WASM_TARGET}]`)[1]?.split(/^\[/m)[0] ?? '';
+  const list = section.match(/^rustflags\s*=\s*\[([^\]]*)\]/m)?.[1] ?? '';
+  return [...list.matchAll(/"([^"]*)"/g)].map((m) => m[1]);
+}
+
+/**
  * The `--enable-*` flags wasm-opt needs: the Wasm features rustc enables for the target
  * (`rustc --print cfg`), e.g. bulk-memory, reference-types, multivalue in Rust 1.8x/1.9x.
  * wasm-opt would otherwise assume the MVP feature set and reject or mis-optimize the module.
  */
 function wasmOptFeatureFlags(wasmOpt) {
-  const cfg = capture('rustc', ['--print', 'cfg', '--target', WASM_TARGET]);
+  const cfg = capture('rustc', ['--print', 'cfg', '--target', WASM_TARGET, ...wasmRustflags()]);
   const features = [...cfg.matchAll(/^target_feature="([^"]+)"$/gm)].map((m) => m[1]);
-  const binaryenName = { 'nontrapping-fptoint': 'nontrapping-float-to-int' };
+  const binaryenName = { 'nontrapping-fptoint': 'nontrapping-float-to-int', simd128: 'simd' };
   const help = capture(wasmOpt, ['--help']);
   return features.map((feature) => {
     const flag = `--enable-${binaryenName[feature] ?? feature}`;
@@ -304,7 +316,7 @@ function packageFiles({ staging, meta, exportNames, defaults }) {
     ),
   });
   files.set(`web/${lib}_bg.wasm`, { content: staged(`web/${lib}_bg.wasm`) });
-  const freedGuard = ['freed-guard.js', 'errors.js']
+  const freedGuard = ['freed-guard.js', 'errors.js', 'from-file.js']
     .map((f) => readFileSync(join(TEMPLATE_DIR, 'shared', f), 'utf8').trimEnd())
     .join('\n\n');
   for (const path of walk(TEMPLATE_DIR)) {

@@ -1,5 +1,6 @@
 //! The fast reader of an entry: one pass over its JSON bytes (see [`scan_entry`]).
 
+use super::bytes16;
 use super::kind::{EntryKind, Role};
 use super::meta::{
     BlockKind, BlockLens, ContentBlock, ContentShape, Counted, EntryMeta, MessageMeta, MessageShape, ToolCallMeta,
@@ -38,11 +39,18 @@ pub(crate) struct EntryScanner {
 impl EntryScanner {
     /// See [`scan_entry`].
     pub(crate) fn scan(&mut self, buf: &[u8], start: usize) -> Option<(EntryMeta, usize)> {
+        self.scan_keys(buf, start).map(|(meta, end, _)| (meta, end))
+    }
+
+    /// [`EntryScanner::scan`], also telling whether the object has a top-level `id` or
+    /// `parentId` key, whatever its value (what the raw v1 migration must know).
+    pub(crate) fn scan_keys(&mut self, buf: &[u8], start: usize) -> Option<(EntryMeta, usize, bool)> {
         let mut blocks = std::mem::take(&mut self.blocks);
         blocks.clear();
         let mut s = Scanner { b: buf, i: start, depth: 0, blocks };
         let view = s.entry();
         let end = s.i;
+        let id_keys = view.as_ref().is_ok_and(|v| v.id_keys);
         let meta = view.and_then(|v| v.into_meta(buf, &s.blocks));
         self.blocks = s.blocks;
         let meta = meta.ok()?;
@@ -52,7 +60,7 @@ impl EntryScanner {
         } else {
             meta
         };
-        Some((meta, end))
+        Some((meta, end, id_keys))
     }
 }
 
@@ -62,32 +70,6 @@ type Fast<T> = Result<T, Bail>;
 
 /// Deepest nesting the scanner follows (serde_json refuses 128 levels).
 const FAST_MAX_DEPTH: u32 = 100;
-
-const LO: u64 = 0x0101_0101_0101_0101;
-const HI: u64 = 0x8080_8080_8080_8080;
-
-/// High bit set in some byte iff some byte of `w` is zero (exact as a yes/no answer).
-#[inline(always)]
-fn zero_byte(w: u64) -> u64 {
-    w.wrapping_sub(LO) & !w & HI
-}
-
-/// Flags (high bit of the byte) the bytes of `w` that end a run of plain string content: `"`,
-/// `\\` and control characters (< 0x20). The lowest flagged byte is exact (the subtraction
-/// tricks only err above a match).
-#[inline(always)]
-fn special_bytes(w: u64) -> u64 {
-    zero_byte(w ^ (LO * b'"' as u64)) | zero_byte(w ^ (LO * b'\\' as u64)) | (w.wrapping_sub(LO * 0x20) & !w & HI)
-}
-
-/// The eight bytes at `b[i..i + 8]` as a little-endian word. (An array reference cast, not
-/// `copy_from_slice`: unoptimized for size, that one stays a call to `memcpy`, which in wasm
-/// is a byte loop.)
-#[inline(always)]
-fn load_u64(b: &[u8], i: usize) -> Option<u64> {
-    let bytes: &[u8; 8] = b.get(i..i.checked_add(8)?)?.try_into().ok()?;
-    Some(u64::from_le_bytes(*bytes))
-}
 
 /// A string literal: its content range (between the quotes) and lengths.
 #[derive(Debug, Clone, Copy, Default)]
@@ -103,6 +85,7 @@ struct Str {
 }
 
 impl Str {
+    #[inline(always)]
     fn raw<'a>(&self, buf: &'a [u8]) -> &'a [u8] {
         &buf[self.start..self.end]
     }
@@ -159,6 +142,7 @@ impl Str {
     }
 
     /// The text equals `lit` (an ASCII literal).
+    #[inline(always)]
     fn is(&self, buf: &[u8], lit: &str) -> bool {
         if self.escaped {
             self.decode(buf).is_ok_and(|s| s == lit)
@@ -270,6 +254,8 @@ struct EntryView {
     message: Option<MessageView>,
     /// `message` was skipped (the entry was not a message when it came).
     message_skipped: bool,
+    /// A top-level `id` or `parentId` key was seen (any value).
+    id_keys: bool,
     first_kept_entry_id: Option<Str>,
     from_extension: bool,
     summary: Option<u64>,
@@ -450,7 +436,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// A string literal at `"`. Validates it (no raw control characters, known escapes only,
-    /// valid UTF-8) and measures it, eight bytes at a time.
+    /// valid UTF-8) and measures it, sixteen bytes at a time ([`bytes16`]).
     #[inline]
     fn string(&mut self) -> Fast<Str> {
         let b = self.b;
@@ -461,67 +447,34 @@ impl<'a> Scanner<'a> {
         let mut esc_units: u64 = 0;
         let mut esc_json: u64 = 0;
         let mut escaped = false;
-        let mut high = 0u64;
+        let mut high = false;
+        let mut pad = [0u8; 16];
         loop {
-            // The common case first: runs of plain ASCII, sixteen bytes at a time.
-            while let (Some(w1), Some(w2)) = (load_u64(b, i), load_u64(b, i + 8)) {
-                // While every byte is ASCII (no high bit), a byte-wise subtraction sets a high
-                // bit exactly when some byte is below the subtrahend: `"` and `\\` become zero
-                // bytes by the XOR, control characters are below 0x20.
-                let t1 = (w1 ^ (LO * b'"' as u64)).wrapping_sub(LO)
-                    | (w1 ^ (LO * b'\\' as u64)).wrapping_sub(LO)
-                    | w1.wrapping_sub(LO * 0x20)
-                    | w1;
-                let t2 = (w2 ^ (LO * b'"' as u64)).wrapping_sub(LO)
-                    | (w2 ^ (LO * b'\\' as u64)).wrapping_sub(LO)
-                    | w2.wrapping_sub(LO * 0x20)
-                    | w2;
-                if (t1 | t2) & HI != 0 {
-                    if t1 & HI == 0 {
-                        units += 8;
-                        i += 8;
-                    }
-                    break;
-                }
-                units += 16;
-                i += 16;
-            }
-            let w = match load_u64(b, i) {
+            let chunk: &[u8; 16] = match b.get(i..i + 16).and_then(|w| <&[u8; 16]>::try_from(w).ok()) {
                 Some(w) => w,
                 None => {
                     // The last bytes of the buffer, padded with zero bytes (which stop the
                     // scan below like control characters do).
                     let rest = b.get(i..).unwrap_or_default();
-                    let mut word = [0u8; 8];
-                    word[..rest.len()].copy_from_slice(rest);
-                    u64::from_le_bytes(word)
+                    pad[..rest.len()].copy_from_slice(rest);
+                    &pad
                 }
             };
-            // Bytes that end the fast scan: `"`, `\`, and control characters (< 0x20). The
-            // lowest flagged byte is exact (the subtraction tricks only err above a match).
-            let special = special_bytes(w);
-            let n = if special == 0 { 8 } else { (special.trailing_zeros() / 8) as usize };
-            if n > 0 {
-                let w = if n == 8 { w } else { w & (u64::MAX >> (64 - 8 * n)) };
-                let h = w & HI;
-                if h == 0 {
-                    units += n as u64;
-                } else {
-                    high |= h;
-                    // UTF-16 units from UTF-8: one per byte that is not a continuation byte
-                    // (10xxxxxx), plus one per 4-byte lead (11110xxx). Validity is checked below.
-                    let cont = w & !(w << 1) & HI;
-                    let lead4 = w & (w << 1) & (w << 2) & (w << 3) & HI;
-                    units += n as u64 - u64::from(cont.count_ones()) + u64::from(lead4.count_ones());
-                }
-                i += n;
-                if n == 8 {
-                    continue;
-                }
+            let c = bytes16::classify(chunk);
+            let n = if c.special == 0 { 16 } else { c.special.trailing_zeros() as usize };
+            if c.high & bytes16::low_bits(n) == 0 {
+                units += n as u64;
+            } else {
+                high = true;
+                units += bytes16::utf16_units(chunk, n);
+            }
+            i += n;
+            if n == 16 {
+                continue;
             }
             match b.get(i) {
                 Some(b'"') => {
-                    if high != 0 && std::str::from_utf8(&b[start..i]).is_err() {
+                    if high && std::str::from_utf8(&b[start..i]).is_err() {
                         return Err(Bail);
                     }
                     self.i = i + 1;
@@ -978,8 +931,14 @@ impl<'a> Scanner<'a> {
         self.object(true, |s, k| {
             match k.raw(b) {
                 b"type" => e.ty = s.lstr()?,
-                b"id" => e.id = s.lstr()?,
-                b"parentId" => e.parent_id = s.lstr()?,
+                b"id" => {
+                    e.id_keys = true;
+                    e.id = s.lstr()?;
+                }
+                b"parentId" => {
+                    e.id_keys = true;
+                    e.parent_id = s.lstr()?;
+                }
                 b"message" => {
                     // Skip (validate only) the message of an entry already known not to be one.
                     if e.ty.is_some_and(|t| !t.is(b, "message")) {

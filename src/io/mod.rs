@@ -697,6 +697,16 @@ pub struct MetaLine {
     pub raw: RawLine,
     /// The entry metadata extracted from the record's bytes.
     pub meta: EntryMeta,
+    /// Whether the record has a top-level `id` or `parentId` key, when the scanner read it
+    /// (`None`: not known; the raw v1 migration then looks at the text).
+    pub(crate) id_keys: Option<bool>,
+}
+
+impl MetaLine {
+    /// A record at `raw` with its metadata.
+    pub fn new(raw: RawLine, meta: EntryMeta) -> Self {
+        Self { raw, meta, id_keys: None }
+    }
 }
 
 /// The records of a buffer with their metadata, plus the opaque and the bad lines (raw path).
@@ -728,7 +738,14 @@ enum RawItem {
 /// gives up, or something other than whitespace follows the object on its line, the line takes
 /// the general path of [`classify`] + [`record_meta`], with the same result as the value path.
 /// Stops when `f` returns false.
-fn scan_lines(bytes: &[u8], mut f: impl FnMut(RawItem) -> bool) {
+///
+/// `utf8_checked`: `bytes` is known to be UTF-8. Otherwise the loop checks it as it goes: a line
+/// the scanner reads is valid UTF-8 by the scanner's own checks (bytes outside strings must be
+/// ASCII, strings are validated), and a line of the general path is checked before it is
+/// classified; at the first line that is not valid UTF-8 the loop stops and returns `false`
+/// (the caller then reads the input through [`utf8_text`]). So the buffer is read once, not
+/// once more for a UTF-8 check up front.
+fn scan_lines(bytes: &[u8], utf8_checked: bool, mut f: impl FnMut(RawItem) -> bool) -> bool {
     let mut scanner = crate::entry::EntryScanner::default();
     let n = bytes.len();
     let mut pos = text_start(bytes);
@@ -740,15 +757,15 @@ fn scan_lines(bytes: &[u8], mut f: impl FnMut(RawItem) -> bool) {
             a += 1;
         }
         if a < n && bytes[a] == b'{' {
-            if let Some((meta, end)) = scanner.scan(bytes, a) {
+            if let Some((meta, end, id_keys)) = scanner.scan_keys(bytes, a) {
                 let mut e = end;
                 while e < n && matches!(bytes[e], b' ' | b'\t' | b'\r') {
                     e += 1;
                 }
                 if e == n || bytes[e] == b'\n' {
                     let range = pos..line_text_end(bytes, pos, e);
-                    if !f(RawItem::Record(MetaLine { raw: RawLine { line, range }, meta })) {
-                        return;
+                    if !f(RawItem::Record(MetaLine { raw: RawLine { line, range }, meta, id_keys: Some(id_keys) })) {
+                        return true;
                     }
                     pos = e + 1;
                     continue;
@@ -760,13 +777,16 @@ fn scan_lines(bytes: &[u8], mut f: impl FnMut(RawItem) -> bool) {
             Some(nl) => (nl, nl + 1, true),
             None => (n, n + 1, false),
         };
+        if !utf8_checked && std::str::from_utf8(&bytes[pos..end]).is_err() {
+            return false;
+        }
         let (a, b) = trim_json_ws(bytes, pos, end);
         let seg = Segment { raw: RawLine { line, range: a..b }, full: pos..line_text_end(bytes, pos, end), terminated };
         let go = match classify(bytes, &seg) {
             LineContent::Blank => f(RawItem::Opaque { line, range: seg.full }),
             LineContent::Record(range) => {
                 let meta = record_meta(&bytes[a..b], true);
-                f(RawItem::Record(MetaLine { raw: RawLine { line, range }, meta }))
+                f(RawItem::Record(MetaLine::new(RawLine { line, range }, meta)))
             }
             LineContent::Glued(ranges, warning) => {
                 let mut go = f(RawItem::Error(LineError { line, error: warning }));
@@ -775,7 +795,7 @@ fn scan_lines(bytes: &[u8], mut f: impl FnMut(RawItem) -> bool) {
                         break;
                     }
                     let meta = record_meta(&bytes[range.clone()], true);
-                    go = f(RawItem::Record(MetaLine { raw: RawLine { line, range }, meta }));
+                    go = f(RawItem::Record(MetaLine::new(RawLine { line, range }, meta)));
                 }
                 go
             }
@@ -784,17 +804,18 @@ fn scan_lines(bytes: &[u8], mut f: impl FnMut(RawItem) -> bool) {
             }
         };
         if !go {
-            return;
+            return true;
         }
         pos = next;
     }
+    true
 }
 
 fn metas_of_utf8(bytes: &[u8]) -> JsonlMetas {
     let mut out = JsonlMetas::default();
     // A rough guess of the entry count (lines average some hundreds of bytes), to grow less.
     out.lines.reserve(bytes.len() / 2048);
-    scan_lines(bytes, |item| {
+    scan_lines(bytes, true, |item| {
         match item {
             RawItem::Record(l) => out.lines.push(l),
             RawItem::Opaque { line, range } => {
@@ -1424,7 +1445,7 @@ fn raw_from_parsed(p: ParsedSession) -> RawSession {
     for (v, &line) in p.entries.iter().zip(&p.lines) {
         flush(&mut push, position);
         position += 1;
-        entries.push(MetaLine { raw: RawLine { line, range: push(&to_json_line(v)) }, meta: EntryMeta::from_value(v) });
+        entries.push(MetaLine::new(RawLine { line, range: push(&to_json_line(v)) }, EntryMeta::from_value(v)));
     }
     flush(&mut push, usize::MAX);
     RawSession {
@@ -1466,13 +1487,14 @@ fn raw_session_of(
     options: &ParseOptions,
     next_id: Option<&mut dyn FnMut() -> String>,
 ) -> Result<RawSession> {
-    let Some(all) = checked.or_else(|| std::str::from_utf8(bytes).ok()) else {
+    // Input that is not valid UTF-8 is read as `utf8_text` returns it (the scan below finds out).
+    let lossy = |next_id: Option<&mut dyn FnMut() -> String>| -> Result<RawSession> {
         let text = utf8_text(bytes).into_owned();
         let mut raw = raw_session_of(text.as_bytes(), Some(&text), options, next_id)?;
         if raw.text.is_none() {
             raw.text = Some(text);
         }
-        return Ok(raw);
+        Ok(raw)
     };
     // The first record (the header) apart from the others, so that the entries need not be
     // shifted afterwards. A v1/v2 file is migrated through the value path, which redoes every
@@ -1483,7 +1505,7 @@ fn raw_session_of(
     let mut lines: Vec<MetaLine> = Vec::with_capacity(bytes.len() / 2048);
     let mut opaque: Vec<OpaqueSpan> = Vec::new();
     let mut errors = Vec::new();
-    scan_lines(bytes, |item| {
+    let utf8 = scan_lines(bytes, checked.is_some(), |item| {
         match item {
             RawItem::Record(l) if first.is_some() => lines.push(l),
             RawItem::Record(l) => {
@@ -1500,6 +1522,9 @@ fn raw_session_of(
         }
         true
     });
+    if !utf8 {
+        return lossy(next_id);
+    }
     sort_errors(&mut errors);
     let first_line = first.as_ref().map(|l| l.raw.line);
     let null = Value::Null;
@@ -1512,6 +1537,10 @@ fn raw_session_of(
             };
             let source_version = Some(header_version(&h));
             let plan = version_plan(Some(&h));
+            // Valid UTF-8: every line was checked by the scan above.
+            let Some(all) = checked.or_else(|| std::str::from_utf8(bytes).ok()) else {
+                return lossy(next_id);
+            };
             let m = raw_migration::migrate_raw(all, h, first.raw, lines, opaque, plan, next_id);
             missing_field_errors(m.text.as_bytes(), &m.entries, &mut errors);
             check_strict(options, &mut errors)?;

@@ -224,7 +224,7 @@ pub(super) fn migrate_raw(
             if track {
                 steps.targets.push(Target::Object { id: l.meta.id.clone().map(Value::String), session: false });
             }
-        } else if plain && !has_id_keys(text) {
+        } else if plain && !l.id_keys.unwrap_or_else(|| has_id_keys(text)) {
             let id = (steps.next_id)();
             let parent = std::mem::replace(&mut steps.prev_id, Value::String(id.clone()));
             let body = &text[..text.len() - 1];

@@ -60,6 +60,7 @@ test('bench.mjs --quick on the real sessions: every measurement has a figure; --
       'handle-append',
       'load',
       'rss',
+      'rss-file',
     ]);
     for (const [kind, m] of Object.entries(node)) {
       assert.equal(m.error, undefined, `${kind}: ${m.error}`);
@@ -69,6 +70,8 @@ test('bench.mjs --quick on the real sessions: every measurement has a figure; --
     assert.equal(node['json-parse'].lines, 1019);
     // The rss child reports the leaf's context: 914 messages, 905,139 bytes of JSON.
     assert.deepEqual([node.rss.contextMessages, node.rss.contextBytes], [914, 905139]);
+    // fromFile is timed beside fromBytes in the load rows.
+    assert.equal(node.load.ms.fromFile.median > 0, true);
     // --appends 2 caps the timed appends; --budget-ms 1 stops after the first that overruns it.
     const appended = node['pure-append'].ms.runs;
     assert.equal(appended === 1 || appended === 2, true, `pure-append ran ${appended} times`);
@@ -97,6 +100,7 @@ test('bench.mjs --quick on the real sessions: every measurement has a figure; --
       'handle appendEntry+prepare+context',
       'load+prepare+context from bytes',
       'peak RSS, handle path (× file)',
+      'peak RSS, fromBytes path (× file)',
       'v1 load / same session in v3',
       'wasm gzip',
       'package packed',

@@ -37,12 +37,13 @@ export type JsonObject = Record<string, unknown>;
 "#;
 
 /// The codes of the `ErrorCode` union: every [`session_compaction::Error::CODES`] entry, then
-/// the three codes the package entries throw themselves: `E_NOT_INITIALIZED` (the web entry before
-/// `init()`), `E_FREED` (a `SessionTree` used after `free()`) and `E_WASM_NOT_FOUND` (the web
-/// entry's `init()` could not get the `.wasm` file).
+/// the four codes the package entries throw themselves: `E_NOT_INITIALIZED` (the web entry before
+/// `init()`), `E_FREED` (a `SessionTree` used after `free()`), `E_WASM_NOT_FOUND` (the web
+/// entry's `init()` could not get the `.wasm` file) and `E_FILE` (`SessionTree.fromFile` could
+/// not read the file, or the runtime has no file system).
 #[allow(dead_code)] // read by the custom section below, which rustc does not see
-const ERROR_CODES: [&str; session_compaction::Error::CODES.len() + 3] = {
-    let mut all = [""; session_compaction::Error::CODES.len() + 3];
+const ERROR_CODES: [&str; session_compaction::Error::CODES.len() + 4] = {
+    let mut all = [""; session_compaction::Error::CODES.len() + 4];
     let mut i = 0;
     while i < session_compaction::Error::CODES.len() {
         all[i] = session_compaction::Error::CODES[i];
@@ -51,6 +52,7 @@ const ERROR_CODES: [&str; session_compaction::Error::CODES.len() + 3] = {
     all[i] = "E_NOT_INITIALIZED";
     all[i + 1] = "E_FREED";
     all[i + 2] = "E_WASM_NOT_FOUND";
+    all[i + 3] = "E_FILE";
     all
 };
 

@@ -46,6 +46,21 @@ fn reserve_for_load(input_len: usize) {
     }
 }
 
+thread_local! {
+    /// The buffer `SessionTree.fromFile` reads a file into, between [`SessionTree::file_buffer`]
+    /// and [`SessionTree::from_file_buffer`] (empty otherwise).
+    static FILE_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A byte count given by the package's own JS (`__fileBuffer`, `__fromFileBuffer`).
+fn byte_count(n: f64, what: &str) -> Result<usize, JsValue> {
+    if n.is_finite() && n >= 0.0 && n.fract() == 0.0 && n <= u32::MAX as f64 {
+        Ok(n as usize)
+    } else {
+        Err(bad_arg(what, format!("expected a byte count, got {n}")))
+    }
+}
+
 fn wrap((inner, load_errors): (Core, Vec<session_compaction::io::LineError>)) -> SessionTree {
     SessionTree { engine: Rc::new(SessionEngine::new(inner)), load_errors }
 }
@@ -82,6 +97,46 @@ impl SessionTree {
         #[wasm_bindgen(unchecked_optional_param_type = "ParseSessionOptions")] options: JsValue,
     ) -> Result<SessionTree, JsValue> {
         let bytes = arg_bytes(&bytes, "bytes")?;
+        let opts: ParseOptions = to_typed(&options, "options")?;
+        reserve_for_load(bytes.len());
+        Core::from_bytes(bytes, &opts).map(wrap).map_err(error_js)
+    }
+
+    /// Step 1 of the package's `SessionTree.fromFile` (not public API): room for exactly `len`
+    /// bytes inside wasm memory, returned as a `Uint8Array` view for the host to read the file
+    /// into, so the file's bytes are copied once (file → wasm memory) and the host holds no copy.
+    /// The view is valid until the next call into the engine (which may grow the memory): the
+    /// host fills it, then calls [`SessionTree::from_file_buffer`]. `__fileBuffer(0)` releases an
+    /// unused buffer. A `len` that does not fit in wasm memory (4 GiB in all) is
+    /// `E_INVALID_ARGUMENT`.
+    #[wasm_bindgen(js_name = __fileBuffer, skip_typescript)]
+    pub fn file_buffer(len: f64) -> Result<js_sys::Uint8Array, JsValue> {
+        let len = byte_count(len, "file size")?;
+        FILE_BUFFER.with(|b| b.replace(Vec::new()));
+        let mut bytes = Vec::<u8>::new();
+        bytes.try_reserve_exact(len).map_err(|_| {
+            bad_arg("file size", format!("a file of {len} bytes does not fit in WebAssembly memory (4 GiB in all)"))
+        })?;
+        // SAFETY: the view covers the vector's allocation (`len` bytes of capacity), which stays
+        // where it is while the vector waits in FILE_BUFFER; the host only writes through it, and
+        // `from_file_buffer` takes as the vector's length only the bytes the host wrote.
+        let view = unsafe { js_sys::Uint8Array::view_mut_raw(bytes.as_mut_ptr(), len) };
+        FILE_BUFFER.with(|b| b.replace(bytes));
+        Ok(view)
+    }
+
+    /// Step 2 of `SessionTree.fromFile` (not public API): loads the `filled` bytes the host read
+    /// into the view of [`SessionTree::file_buffer`], like `fromBytes` (SPEC §1), without
+    /// copying them again.
+    #[wasm_bindgen(js_name = __fromFileBuffer, skip_typescript)]
+    pub fn from_file_buffer(filled: f64, options: JsValue) -> Result<SessionTree, JsValue> {
+        let mut bytes = FILE_BUFFER.with(|b| b.take());
+        let filled = byte_count(filled, "bytes read")?;
+        if filled > bytes.capacity() {
+            return Err(bad_arg("bytes read", format!("{filled} is more than the buffer's {}", bytes.capacity())));
+        }
+        // SAFETY: the host wrote the first `filled` bytes through the view of `file_buffer`.
+        unsafe { bytes.set_len(filled) };
         let opts: ParseOptions = to_typed(&options, "options")?;
         reserve_for_load(bytes.len());
         Core::from_bytes(bytes, &opts).map(wrap).map_err(error_js)
