@@ -10,6 +10,7 @@ const expected = cargoToml.match(/^\[workspace\.package\][^[]*?^version\s*=\s*"(
 const session = await Bun.file(new URL('examples/sessions/pi-session-with-compactions.jsonl', root)).text();
 const readWasm = async () =>
   new Uint8Array(await Bun.file(new URL('pkg/web/session_compaction_bg.wasm', root)).arrayBuffer());
-const { passed, failed } = await smoke({ mode, expected, session, readWasm });
+const sessionFile = new URL('examples/sessions/pi-session-with-compactions.jsonl', root);
+const { passed, failed } = await smoke({ mode, expected, session, sessionFile, readWasm });
 console.log(`bun ${Bun.version} (${mode}): ${passed} passed, ${failed} failed`);
 if (failed > 0) process.exit(1);

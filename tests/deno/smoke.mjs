@@ -9,6 +9,7 @@ const cargoToml = await Deno.readTextFile(new URL('Cargo.toml', root));
 const expected = cargoToml.match(/^\[workspace\.package\][^[]*?^version\s*=\s*"([^"]+)"/ms)[1];
 const session = await Deno.readTextFile(new URL('examples/sessions/pi-session-with-compactions.jsonl', root));
 const readWasm = () => Deno.readFile(new URL('pkg/web/session_compaction_bg.wasm', root));
-const { passed, failed } = await smoke({ mode, expected, session, readWasm });
+const sessionFile = new URL('examples/sessions/pi-session-with-compactions.jsonl', root);
+const { passed, failed } = await smoke({ mode, expected, session, sessionFile, readWasm });
 console.log(`deno ${Deno.version.deno} (${mode}): ${passed} passed, ${failed} failed`);
 if (failed > 0) Deno.exit(1);

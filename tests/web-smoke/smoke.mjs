@@ -2,15 +2,16 @@
 // (tests/deno/smoke.mjs, tests/bun/smoke.mjs), which only supply file reading.
 // mode "bytes": init(<the .wasm bytes>); "auto": init() finds and reads the file itself.
 // Checks: the E_NOT_INITIALIZED guard (functions, the class, the constants) before init(); then
-// parseSession, SessionTree.fromJsonl on a real session, prepareCompaction, buildSessionContext,
+// parseSession, SessionTree.fromJsonl and fromFile on a real session, prepareCompaction, buildSessionContext,
 // the frozen defaults, error codes, `using` disposal and E_FREED after free().
 import * as web from '../../pkg/index.web.mjs';
 
 /**
  * Runs every check; returns the counts.
- * @param {{ mode: string, expected: string, session: string, readWasm: () => Promise<Uint8Array> }} io
+ * `sessionFile`: the session's file (a `file:` URL), for `SessionTree.fromFile`.
+ * @param {{ mode: string, expected: string, session: string, sessionFile: URL, readWasm: () => Promise<Uint8Array> }} io
  */
-export async function smoke({ mode, expected, session, readWasm }) {
+export async function smoke({ mode, expected, session, sessionFile, readWasm }) {
   let passed = 0;
   let failed = 0;
 
@@ -125,6 +126,14 @@ export async function smoke({ mode, expected, session, readWasm }) {
     assert(web.DEFAULT_COMPACTION_SETTINGS.reserveTokens === 16384, 'reserveTokens');
     assert(Object.isFrozen(web.DEFAULT_COMPACTION_SETTINGS), 'frozen settings');
     assert(Object.isFrozen(web.DEFAULT_PRUNE_CONFIG.protectedTools), 'frozen protectedTools');
+  });
+
+  check('SessionTree.fromFile reads the file into wasm memory and loads what fromJsonl loads', () => {
+    using a = web.SessionTree.fromFile(sessionFile);
+    using b = web.SessionTree.fromJsonl(session);
+    assert(a.entryCount === 1002 && a.toJsonl() === b.toJsonl(), `entries: ${a.entryCount}`);
+    assert(a.buildSessionContextJson() === b.buildSessionContextJson(), 'context');
+    throwsCode('E_FILE', () => web.SessionTree.fromFile(new URL('no-such-file.jsonl', sessionFile)));
   });
 
   check('errors carry codes', () => {
