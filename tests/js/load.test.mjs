@@ -40,7 +40,11 @@ function withDir(f) {
   }
 }
 
-/** @param {unknown} error @param {string} code */
+/**
+ * @param {unknown} error
+ * @param {string} code
+ * @returns {error is Error & { code: string, cause?: { code?: string } }}
+ */
 function hasCode(error, code) {
   const e = /** @type {{ code?: unknown, name?: unknown }} */ (error);
   assert.equal(e.code, code, String(error));
@@ -53,7 +57,8 @@ test('fromFile loads the real sessions exactly as fromBytes does (path and file:
   for (const name of REAL) {
     const path = join(SESSIONS, name);
     // A v1 file gains random ids on each load: everything but the text is compared there.
-    const view = name.includes('v1') ? ({ jsonl, context, leafId, ...rest }) => rest : (s) => s;
+    /** @type {(s: ReturnType<typeof snapshot>) => object} */
+    const view = name.includes('v1') ? ({ jsonl: _j, context: _c, leafId: _l, ...rest }) => rest : (s) => s;
     const expected = view(snapshot(sc.SessionTree.fromBytes(readFileSync(path))));
     assert.deepEqual(view(snapshot(sc.SessionTree.fromFile(path))), expected, name);
     assert.deepEqual(view(snapshot(sc.SessionTree.fromFile(pathToFileURL(path)))), expected, `${name} as a URL`);
@@ -63,6 +68,7 @@ test('fromFile loads the real sessions exactly as fromBytes does (path and file:
 test('fromFile: bad lines, invalid UTF-8, CRLF, a BOM, an empty file and strict mode as fromBytes', () => {
   withDir((dir) => {
     const header = '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}';
+    /** @type {(id: string, parentId: string | null, text: string) => string} */
     const entry = (id, parentId, text) =>
       JSON.stringify({
         type: 'message',

@@ -197,8 +197,8 @@ test('the ErrorCode union lists every code the crate throws', () => {
   assert.ok(codes, 'src/error.rs has Error::CODES');
   const thrown = new Set([...codes[1].matchAll(/"(E_[A-Z_]+)"/g)].map((m) => m[1]));
   // the package entries' own codes: the web entry before `init()`, a SessionTree after `free()`,
-  // the web entry's init() without its .wasm file
-  const entryCodes = ['E_NOT_INITIALIZED', 'E_FREED', 'E_WASM_NOT_FOUND'];
+  // the web entry's init() without its .wasm file, SessionTree.fromFile without its file
+  const entryCodes = ['E_NOT_INITIALIZED', 'E_FREED', 'E_WASM_NOT_FOUND', 'E_FILE'];
   for (const code of entryCodes) thrown.add(code);
   // the binding layer makes no code of its own: every error it throws is a core `Error`
   const bindingDir = join(ROOT, 'bindings', 'wasm', 'src');
