@@ -135,14 +135,11 @@ impl SessionTree {
         tree.migrated = raw.migrated;
         tree.header_raw = raw.header_line.filter(|_| tree.header.is_some()).map(|h| h.range);
         tree.opaque = raw.opaque.into_iter().map(|o| (o.position, o.line, Raw::Span(o.range))).collect();
-        tree.metas.reserve(raw.entries.len());
-        tree.raws.reserve(raw.entries.len());
-        tree.lines.reserve(raw.entries.len());
-        for e in raw.entries {
-            tree.lines.push(e.raw.line);
-            tree.raws.push(Raw::Span(e.raw.range));
-            tree.metas.push(e.meta);
-        }
+        tree.lines = raw.entries.iter().map(|e| e.raw.line).collect();
+        tree.raws = raw.entries.iter().map(|e| Raw::Span(e.raw.range.clone())).collect();
+        // Collected in place: the metadata stays in the scan's allocation (no second copy of
+        // every entry's metadata, and no fresh memory touched for it on a first load).
+        tree.metas = raw.entries.into_iter().map(|e| e.meta).collect();
         tree.base = base;
         tree.reindex();
         (tree, raw.errors)
