@@ -146,7 +146,7 @@ pub fn serialize_session_file(header: Option<&str>, entries: &[&str], opaque: &[
     }
     let header = header.filter(|h| h.trim() != "null");
     let mut sorted: Vec<&OpaqueLine> = opaque.iter().collect();
-    sorted.sort_by_key(|o| o.position);
+    crate::js::sort_by_key_stable(&mut sorted, |o| o.position);
     let size = header.map_or(0, str::len)
         + entries.iter().map(|e| e.len() + 1).sum::<usize>()
         + sorted.iter().map(|o| o.text.len() + 1).sum::<usize>()

@@ -30,6 +30,17 @@ pub trait MaybeSync {}
 #[cfg(target_arch = "wasm32")]
 impl<T: ?Sized> MaybeSync for T {}
 
+/// A boxed future of `T` borrowing for `'a`: `Send` natively, any future on `wasm32`. The
+/// engine's one pointer to a host future (model calls), so that code over several hosts' models
+/// is compiled once.
+#[cfg(not(target_arch = "wasm32"))]
+pub type MaybeBoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+/// A boxed future of `T` borrowing for `'a`: `Send` natively, any future on `wasm32`. The
+/// engine's one pointer to a host future (model calls), so that code over several hosts' models
+/// is compiled once.
+#[cfg(target_arch = "wasm32")]
+pub type MaybeBoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + 'a>>;
+
 /// A callback run once, e.g. when an [`crate::session::engine::AbortSignal`] fires: `Send`
 /// natively, any closure on `wasm32`.
 #[cfg(not(target_arch = "wasm32"))]

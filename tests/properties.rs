@@ -307,3 +307,38 @@ proptest! {
         let _ = tree.prepare_compaction(&CompactionSettings::default());
     }
 }
+
+/// `f64::from_str` and [`session_compaction::js::parse_f64`] give the same bits (NaN for NaN,
+/// refusal for refusal) on `s`.
+fn same_as_from_str(s: &str) -> Result<(), TestCaseError> {
+    match (s.parse::<f64>().ok(), session_compaction::js::parse_f64(s)) {
+        (None, None) => {}
+        (Some(w), Some(g)) if w.is_nan() => prop_assert!(g.is_nan(), "{:?}: {}", s, g),
+        (Some(w), Some(g)) => prop_assert_eq!(w.to_bits(), g.to_bits(), "{:?}: {} vs {}", s, w, g),
+        (w, g) => prop_assert!(false, "{:?}: from_str {:?}, parse_f64 {:?}", s, w, g),
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    /// Decimal texts of every shape (signs, leading zeros, empty parts, long digit runs, large
+    /// exponents) and a little noise parse as `from_str` parses them.
+    #[test]
+    fn parse_f64_agrees_with_from_str(
+        s in r"[+-]?0{0,3}[0-9]{0,30}(\.[0-9]{0,30})?([eE][+-]?0{0,2}[0-9]{1,4})?[ .eE+x-]?"
+    ) {
+        same_as_from_str(&s)?;
+    }
+
+    /// Every double, written shortest (`{}`), in exponent form (`{:e}`) and with 17 significant
+    /// digits, reads back as `from_str` reads it (the double itself).
+    #[test]
+    fn parse_f64_reads_every_double(bits in any::<u64>()) {
+        let v = f64::from_bits(bits);
+        for s in [format!("{v}"), format!("{v:e}"), format!("{v:.16e}")] {
+            same_as_from_str(&s)?;
+        }
+    }
+}

@@ -359,7 +359,7 @@ fn to_number(v: Option<&Value>) -> f64 {
                 match t {
                     "Infinity" | "+Infinity" => f64::INFINITY,
                     "-Infinity" => f64::NEG_INFINITY,
-                    _ => t.parse::<f64>().ok().filter(|_| !t.contains(['i', 'n', 'N', 'I'])).unwrap_or(f64::NAN),
+                    _ => crate::js::parse_f64(t).filter(|_| !t.contains(['i', 'n', 'N', 'I'])).unwrap_or(f64::NAN),
                 }
             }
         }

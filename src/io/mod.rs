@@ -355,8 +355,7 @@ fn nullify_huge_numbers(text: &[u8]) -> Vec<u8> {
                 i += 1;
             }
             let token = &text[start..i];
-            let huge =
-                std::str::from_utf8(token).ok().and_then(|s| s.parse::<f64>().ok()).is_some_and(f64::is_infinite);
+            let huge = std::str::from_utf8(token).ok().and_then(crate::js::parse_f64).is_some_and(f64::is_infinite);
             out.extend_from_slice(if huge { b"null" } else { token });
         } else {
             out.push(b);
@@ -588,7 +587,7 @@ pub fn classify_line(text: &str) -> LineContent {
 }
 
 fn sort_errors(errors: &mut [LineError]) {
-    errors.sort_by_key(|e| e.line);
+    crate::js::sort_by_key_stable(errors, |e| e.line);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -905,7 +904,7 @@ fn js_string_to_number(s: &str) -> f64 {
     if i != b.len() {
         return f64::NAN;
     }
-    t.parse::<f64>().unwrap_or(f64::NAN)
+    crate::js::parse_f64(t).unwrap_or(f64::NAN)
 }
 
 /// The header's `version ?? 1`, as the number JavaScript compares (`version >= 3`).
@@ -1715,7 +1714,7 @@ pub fn write_lines<'a>(
 pub fn serialize_session_lines(header: Option<&Value>, entries: &[Value], opaque: &[OpaqueLine]) -> String {
     let records: Vec<String> = header.into_iter().chain(entries).map(to_json_line).collect();
     let mut sorted: Vec<&OpaqueLine> = opaque.iter().collect();
-    sorted.sort_by_key(|o| o.position);
+    crate::js::sort_by_key_stable(&mut sorted, |o| o.position);
     let size =
         records.iter().map(|r| r.len() + 1).sum::<usize>() + sorted.iter().map(|o| o.text.len() + 1).sum::<usize>();
     let mut out = String::with_capacity(size);

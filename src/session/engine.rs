@@ -1391,21 +1391,21 @@ pub fn is_transient(error: &Error) -> bool {
 /// (seconds, or an epoch timestamp in seconds when larger than now). `now_ms`: ms epoch.
 pub fn retry_after_from_headers(headers: &[(String, String)], now_ms: f64) -> Option<f64> {
     let get = |name: &str| headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.trim());
-    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+    if let Some(ms) = get("retry-after-ms").and_then(crate::js::parse_f64) {
         return Some(ms.max(0.0));
     }
     if let Some(v) = get("retry-after") {
-        if let Ok(secs) = v.parse::<f64>() {
+        if let Some(secs) = crate::js::parse_f64(v) {
             return Some((secs * 1000.0).max(0.0));
         }
         if let Some(at) = parse_http_date(v) {
             return Some((at - now_ms).max(0.0));
         }
     }
-    if let Some(ms) = get("x-ratelimit-reset-ms").and_then(|v| v.parse::<f64>().ok()) {
+    if let Some(ms) = get("x-ratelimit-reset-ms").and_then(crate::js::parse_f64) {
         return Some(ms.max(0.0));
     }
-    if let Some(v) = get("x-ratelimit-reset").and_then(|v| v.parse::<f64>().ok()) {
+    if let Some(v) = get("x-ratelimit-reset").and_then(crate::js::parse_f64) {
         let as_epoch_ms = v * 1000.0;
         return Some(if as_epoch_ms > now_ms { as_epoch_ms - now_ms } else { v * 1000.0 }.max(0.0));
     }

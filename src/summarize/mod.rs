@@ -10,7 +10,7 @@ pub mod remote;
 use crate::context::convert::convert_to_llm;
 use crate::entry::EntrySource;
 use crate::error::{Error, Result};
-use crate::host::{MaybeSend, MaybeSync};
+use crate::host::{MaybeBoxFuture, MaybeSend, MaybeSync};
 use crate::plan::branch::{branch_token_budget, prepare_branch_entries};
 use crate::plan::file_ops::{FileLists, FileOps};
 use crate::plan::prepare::CompactionPreparation;
@@ -66,6 +66,18 @@ pub struct SummaryRequest {
 pub trait Complete: MaybeSend + MaybeSync {
     /// Asks the model; resolves to the text of its answer.
     fn complete(&self, request: SummaryRequest) -> impl Future<Output = Result<String>> + MaybeSend;
+}
+
+/// [`Complete`] through a pointer: [`compact`] and [`generate_branch_summary`] run one copy of
+/// their code for every host model (each model's future is boxed) instead of one per model type.
+trait CompleteDyn: MaybeSend + MaybeSync {
+    fn complete_boxed(&self, request: SummaryRequest) -> MaybeBoxFuture<'_, Result<String>>;
+}
+
+impl<C: Complete> CompleteDyn for C {
+    fn complete_boxed(&self, request: SummaryRequest) -> MaybeBoxFuture<'_, Result<String>> {
+        Box::pin(self.complete(request))
+    }
 }
 
 /// Options of [`compact`] (SPEC §9, §11).
@@ -414,9 +426,19 @@ pub fn with_file_blocks(summary: String, ops: &FileOps, templates: &PromptTempla
 /// `truncated`). A failed short summary keeps the history summary: `shortSummary` is `""` and
 /// `shortSummaryError` says why. Errors: a failed history/update or turn-prefix request (the
 /// first failure wins), an abort, or a template error.
-pub async fn compact<C: Complete>(
+pub fn compact<'a, C: Complete>(
+    prep: &'a CompactionPreparation,
+    model: &'a C,
+    options: &'a CompactOptions,
+    templates: &'a PromptTemplates,
+) -> impl Future<Output = Result<CompactionResult>> + 'a {
+    compact_with(prep, model, options, templates)
+}
+
+/// [`compact`] over any model: one future type for all of them.
+async fn compact_with(
     prep: &CompactionPreparation,
-    model: &C,
+    model: &dyn CompleteDyn,
     options: &CompactOptions,
     templates: &PromptTemplates,
 ) -> Result<CompactionResult> {
@@ -425,7 +447,7 @@ pub async fn compact<C: Complete>(
         match req {
             Some(r) => {
                 let (purpose, max) = (r.purpose, r.max_tokens);
-                model.complete(r).await.map(|t| Some((purpose, max, t)))
+                model.complete_boxed(r).await.map(|t| Some((purpose, max, t)))
             }
             None => Ok(None),
         }
@@ -441,7 +463,7 @@ pub async fn compact<C: Complete>(
     let composed = compose_summary(prep, history, prefix);
     let short_req = short_request(prep, &composed, options, templates)?;
     let short_max = short_req.max_tokens;
-    let (short_summary, short_summary_error) = match model.complete(short_req).await {
+    let (short_summary, short_summary_error) = match model.complete_boxed(short_req).await {
         Ok(text) => (settle_answer(&text, Purpose::Short, short_max, frames, &mut truncated), None),
         Err(e @ Error::Aborted { .. }) => return Err(e),
         Err(e) => (String::new(), Some(e.to_string())),
@@ -532,9 +554,19 @@ pub fn branch_summary_request<S: EntrySource + ?Sized>(
 /// Summarizes a branch the user leaves (SPEC §10): selects messages newest→oldest within the
 /// budget, asks the model, and returns preamble + answer + file blocks. An empty selection gives
 /// "No content to summarize" without calling the model. Errors: the model's error.
-pub async fn generate_branch_summary<S: EntrySource + ?Sized, C: Complete>(
+pub fn generate_branch_summary<'a, S: EntrySource + ?Sized, C: Complete>(
+    entries: &'a S,
+    model: &'a C,
+    options: &'a BranchSummaryOptions,
+    templates: &'a PromptTemplates,
+) -> impl Future<Output = Result<BranchSummary>> + 'a {
+    branch_summary_with(entries, model, options, templates)
+}
+
+/// [`generate_branch_summary`] over any model: one future type per entry source.
+async fn branch_summary_with<S: EntrySource + ?Sized>(
     entries: &S,
-    model: &C,
+    model: &dyn CompleteDyn,
     options: &BranchSummaryOptions,
     templates: &PromptTemplates,
 ) -> Result<BranchSummary> {
@@ -549,7 +581,7 @@ pub async fn generate_branch_summary<S: EntrySource + ?Sized, C: Complete>(
     };
     let max = request.max_tokens;
     let mut cut = Vec::new();
-    let text = settle_answer(&model.complete(request).await?, Purpose::Branch, max, templates.frames(), &mut cut);
+    let text = settle_answer(&model.complete_boxed(request).await?, Purpose::Branch, max, templates.frames(), &mut cut);
     let preamble = templates.render(prompts::BRANCH_SUMMARY_PREAMBLE, &Value::Null)?;
     let (summary, lists) = with_file_blocks(append_part(preamble, &text), &ops, templates)?;
     Ok(BranchSummary {

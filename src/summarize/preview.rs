@@ -130,8 +130,11 @@ pub fn compaction_preview<S: EntrySource + ?Sized>(
 /// outputs the model still sees) followed by the compaction of the pruned branch. Tokens are
 /// estimates; the context size before is `estimateContextTokens` (SPEC §12.3). Errors: the
 /// file-operations template fails to render.
-pub fn compaction_previews<S: EntrySource + ?Sized>(
-    path: &S,
+///
+/// `path` is read through `dyn`: the previews are compiled once for every entry source and for
+/// the pruned view of it (a static source type would compile them four times over).
+pub fn compaction_previews(
+    path: &dyn EntrySource,
     settings: &CompactionSettings,
     prune: &PruneConfig,
     templates: &PromptTemplates,
@@ -142,7 +145,7 @@ pub fn compaction_previews<S: EntrySource + ?Sized>(
     let plan = plan_prune_in_context(path, &all, prune);
     let after_prune = before - plan.tokens_saved as f64;
     let pruned = PrunedView::new(path, &plan);
-    let then = compaction_preview(&pruned, settings, templates, after_prune)?;
+    let then = compaction_preview(&pruned as &dyn EntrySource, settings, templates, after_prune)?;
     let with_prune = PruneCompactionPreview {
         pruned_count: plan.candidates.len(),
         prune_tokens_saved: plan.tokens_saved,

@@ -696,7 +696,7 @@ pub fn validate_at<S: EntrySource + ?Sized>(
     v.tool_calls();
     v.labels();
     let mut issues = v.issues;
-    issues.sort_by_key(|i| i.index);
+    crate::js::sort_by_key_stable(&mut issues, |i| i.index);
     ValidationReport { issues }
 }
 

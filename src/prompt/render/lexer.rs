@@ -529,7 +529,7 @@ impl<'s> Lexer<'s> {
         if !is_literal_lookahead(rest[i..].chars().next()) {
             return None;
         }
-        let n: f64 = rest[..i].parse().ok()?;
+        let n = crate::js::parse_f64(&rest[..i])?;
         self.pos += i;
         Some(Expr::Num(n))
     }

@@ -316,7 +316,8 @@ impl Facts {
         }
         // Keep the strongest constraints, in conversation order.
         let mut ranked: Vec<(usize, u8)> = self.constraints.iter().enumerate().map(|(i, (s, _))| (i, *s)).collect();
-        ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        // Strongest first; equal strengths in conversation order (the stable sort keeps it).
+        crate::js::sort_by_key_stable(&mut ranked, |&(_, strength)| usize::from(u8::MAX - strength));
         let keep: IndexSet<usize> = ranked.into_iter().take(o.max_bullets).map(|(i, _)| i).collect();
         let mut seen = IndexSet::new();
         self.constraints = std::mem::take(&mut self.constraints)
