@@ -554,7 +554,7 @@ pub fn branch_summary_request<S: EntrySource + ?Sized>(
 /// Summarizes a branch the user leaves (SPEC §10): selects messages newest→oldest within the
 /// budget, asks the model, and returns preamble + answer + file blocks. An empty selection gives
 /// "No content to summarize" without calling the model. Errors: the model's error.
-pub fn generate_branch_summary<'a, S: EntrySource + ?Sized, C: Complete>(
+pub fn generate_branch_summary<'a, S: EntrySource, C: Complete>(
     entries: &'a S,
     model: &'a C,
     options: &'a BranchSummaryOptions,
@@ -563,9 +563,9 @@ pub fn generate_branch_summary<'a, S: EntrySource + ?Sized, C: Complete>(
     branch_summary_with(entries, model, options, templates)
 }
 
-/// [`generate_branch_summary`] over any model: one future type per entry source.
-async fn branch_summary_with<S: EntrySource + ?Sized>(
-    entries: &S,
+/// [`generate_branch_summary`] over any model and any entry source: one future type.
+async fn branch_summary_with(
+    entries: &dyn EntrySource,
     model: &dyn CompleteDyn,
     options: &BranchSummaryOptions,
     templates: &PromptTemplates,
