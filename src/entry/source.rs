@@ -46,6 +46,32 @@ pub trait EntrySource {
     }
 }
 
+/// A reference to a source is a source (every method forwards), so code that takes
+/// `&dyn EntrySource` can be handed any `&S`, sized or not.
+impl<S: EntrySource + ?Sized> EntrySource for &S {
+    fn len(&self) -> usize {
+        (**self).len()
+    }
+    fn is_empty(&self) -> bool {
+        (**self).is_empty()
+    }
+    fn meta(&self, i: usize) -> &EntryMeta {
+        (**self).meta(i)
+    }
+    fn entry(&self, i: usize) -> Cow<'_, Value> {
+        (**self).entry(i)
+    }
+    fn entry_text(&self, i: usize) -> Option<&str> {
+        (**self).entry_text(i)
+    }
+    fn summary_tokens(&self, i: usize) -> u64 {
+        (**self).summary_tokens(i)
+    }
+    fn message_of_tokens(&self, i: usize) -> u64 {
+        (**self).message_of_tokens(i)
+    }
+}
+
 /// Parsed entries plus their metadata: the source of the pure functions.
 #[derive(Debug, Clone)]
 pub struct EntryList<'a> {

@@ -399,8 +399,8 @@ impl ValidationReport {
     }
 }
 
-struct Validator<'a, S: EntrySource + ?Sized> {
-    entries: &'a S,
+struct Validator<'a> {
+    entries: &'a dyn EntrySource,
     index: TreeIndex,
     lines: Option<&'a [usize]>,
     /// The current leaf of a handle, checked like a root-to-leaf path.
@@ -408,7 +408,7 @@ struct Validator<'a, S: EntrySource + ?Sized> {
     issues: Vec<ValidationIssue>,
 }
 
-impl<S: EntrySource + ?Sized> Validator<'_, S> {
+impl Validator<'_> {
     fn line(&self, i: usize) -> Option<usize> {
         self.lines.and_then(|l| l.get(i).copied()).filter(|&l| l > 0)
     }
@@ -688,6 +688,9 @@ pub fn validate_at<S: EntrySource + ?Sized>(
     lines: Option<&[usize]>,
     leaf: Option<usize>,
 ) -> ValidationReport {
+    // Read through `dyn`: the validator is compiled once for every source (it is not on the
+    // per-turn path).
+    let entries: &dyn EntrySource = &entries;
     let mut v = Validator { entries, index: TreeIndex::new(entries), lines, leaf, issues: Vec::new() };
     v.duplicates();
     v.missing_parents();
