@@ -16,8 +16,8 @@ function deepFreeze(value) {
   return value;
 }
 
-// The E_FREED guard, isSessionCompactionError and SessionTree.fromFile:
-// pkg-template/shared/freed-guard.js, errors.js and from-file.js, inlined here by scripts/build.mjs.
+// The E_FREED guard, isSessionCompactionError, SessionTree.fromFile and the per-turn cache check:
+// pkg-template/shared/freed-guard.js, errors.js, from-file.js and pure.js, inlined here by scripts/build.mjs.
 // @generated-freed-guard
 
 guardFreed(api.SessionTree.prototype);
@@ -37,8 +37,13 @@ if (typeof Symbol.dispose === 'symbol' && typeof api.SessionTree.prototype[Symbo
 // this file does not instantiate the module.
 // @generated-defaults
 
+// The package's API: the module's exports but the glue's own (`__…`, used by shared/pure.js).
+const publicApi = Object.fromEntries(Object.entries(api).filter(([name]) => !name.startsWith('__')));
+
 module.exports = {
-  ...api,
+  ...publicApi,
+  // prepareCompaction and buildSessionContext with the per-turn cache check (shared/pure.js).
+  ...perTurnFunctions(api),
   DEFAULT_COMPACTION_SETTINGS,
   DEFAULT_PRUNE_CONFIG,
   isSessionCompactionError,

@@ -180,8 +180,8 @@ function guard(name, value) {
   });
 }
 
-// The E_FREED guard, isSessionCompactionError and SessionTree.fromFile:
-// pkg-template/shared/freed-guard.js, errors.js and from-file.js, inlined here by scripts/build.mjs.
+// The E_FREED guard, isSessionCompactionError, SessionTree.fromFile and the per-turn cache check:
+// pkg-template/shared/freed-guard.js, errors.js, from-file.js and pure.js, inlined here by scripts/build.mjs.
 // @generated-freed-guard
 
 export { isSessionCompactionError };
@@ -189,6 +189,10 @@ export { isSessionCompactionError };
 guardFreed(raw.SessionTree.prototype);
 // Node's fs where this entry runs in Node or Bun (process.getBuiltinModule); Deno's API otherwise.
 addFromFile(raw.SessionTree, () => globalThis.process?.getBuiltinModule?.('node:fs'));
+
+/** prepareCompaction and buildSessionContext with the per-turn cache check (shared/pure.js). */
+// biome-ignore lint/correctness/noUnusedVariables: build.mjs appends the export lines that use it
+const perTurn = perTurnFunctions(raw);
 
 /** Freezes a JSON-like value and everything in it. */
 function deepFreeze(value) {

@@ -60,6 +60,11 @@ const WASM_OPT_FLAGS = [
   '--strip-producers',
   '--strip-target-features',
 ];
+/**
+ * Exports the entries wrap (pkg-template/shared/pure.js, `perTurnFunctions`): the glue compares
+ * the list with the last call's and calls the engine's `__…After` variant.
+ */
+const PER_TURN_EXPORTS = ['prepareCompaction', 'buildSessionContext'];
 /** Names the package entries define themselves; a Rust export with one of them would clash. */
 const RESERVED_EXPORTS = ['init', 'initSync', 'default', 'isSessionCompactionError'];
 /** Marker line in the entry templates, replaced by the generated export list. */
@@ -267,12 +272,14 @@ function bindgenAndOptimize({ wasmIn, staging, bindgenVersion, libName }) {
  */
 async function apiExportNames(staging, libName) {
   const nodeModule = createRequire(import.meta.url)(join(staging, 'node', `${libName}.js`));
-  const nodeNames = Object.keys(nodeModule);
+  // `__…` exports are the glue's own (pkg-template/shared/pure.js), not the package's API.
+  const nodeNames = Object.keys(nodeModule).filter((n) => !n.startsWith('__'));
   // Importing the web module is side-effect free: it instantiates nothing until init().
   const webModule = await import(pathToFileURL(join(staging, 'web', `${libName}.js`)).href);
   const webNames = new Set(Object.keys(webModule));
   webNames.delete('default');
   webNames.delete('initSync');
+  for (const n of webNames) if (n.startsWith('__')) webNames.delete(n);
   const missing = nodeNames.filter((n) => !webNames.has(n));
   const extra = [...webNames].filter((n) => !nodeNames.includes(n));
   if (missing.length || extra.length) {
@@ -316,7 +323,7 @@ function packageFiles({ staging, meta, exportNames, defaults }) {
     ),
   });
   files.set(`web/${lib}_bg.wasm`, { content: staged(`web/${lib}_bg.wasm`) });
-  const freedGuard = ['freed-guard.js', 'errors.js', 'from-file.js']
+  const freedGuard = ['freed-guard.js', 'errors.js', 'from-file.js', 'pure.js']
     .map((f) => readFileSync(join(TEMPLATE_DIR, 'shared', f), 'utf8').trimEnd())
     .join('\n\n');
   for (const path of walk(TEMPLATE_DIR)) {
@@ -331,7 +338,10 @@ function packageFiles({ staging, meta, exportNames, defaults }) {
       content = fillExports(
         rel,
         content,
-        exportNames.map((n) => `export const ${n} = guard(${JSON.stringify(n)}, raw.${n});`),
+        exportNames.map(
+          (n) =>
+            `export const ${n} = guard(${JSON.stringify(n)}, ${PER_TURN_EXPORTS.includes(n) ? 'perTurn' : 'raw'}.${n});`,
+        ),
       );
     }
     if (rel === 'index.node.mjs') {

@@ -1,8 +1,11 @@
 //! Session context: what the model sees next, rebuilt from the branch ending at the leaf.
 //! SPEC §6; the provider-valid form of it ([`repair`]) SPEC §13.1.
 
+mod cache;
 pub mod convert;
 pub mod repair;
+
+pub use cache::ContextCache;
 
 use crate::entry::message_of::{branch_summary_message_of, compaction_summary_message_of, custom_message_of};
 use crate::entry::EntryKind;
@@ -285,78 +288,127 @@ pub fn validate_context<S: EntrySource + ?Sized>(
 
 /// Decides the context of a root-first `path` (SPEC §6) without materializing messages.
 pub fn plan_context<S: EntrySource + ?Sized>(entries: &S, path: &[usize]) -> ContextPlan {
-    let mut ctx = SessionContext::empty();
-    let mut items = Vec::new();
-    let mut seen_rules = HashSet::new();
-    let mut compaction_pos = None;
-    for (pos, &i) in path.iter().enumerate() {
-        let meta = entries.meta(i);
-        match meta.kind {
-            EntryKind::Compaction => compaction_pos = Some(pos),
-            EntryKind::Message => {
-                if let Some(pm) = meta.message.as_ref().and_then(|m| m.provider_model.as_ref()) {
-                    // Most assistant messages repeat the model in force: no new value then.
-                    if ctx.models.get("default").and_then(Value::as_str) != Some(pm.as_str()) {
-                        ctx.models.insert("default".into(), Value::from(pm.clone()));
-                    }
-                }
-            }
-            _ => {}
-        }
-        let Some(e) = meta.settings.as_deref() else { continue };
-        match meta.kind {
-            EntryKind::ThinkingLevelChange => {
-                ctx.thinking_level = e.get("thinkingLevel").cloned().unwrap_or(Value::Null)
-            }
-            EntryKind::ModelChange if crate::js::truthy(e.get("model")) => {
-                let role = e.get("role").and_then(Value::as_str).filter(|r| !r.is_empty()).unwrap_or("default");
-                ctx.models.insert(role.to_string(), e["model"].clone());
-            }
-            EntryKind::ModeChange => {
-                ctx.mode = e.get("mode").cloned().unwrap_or(Value::Null);
-                ctx.mode_data = e.get("data").cloned();
-            }
-            EntryKind::TtsrInjection => {
-                if let Some(rules) = e.get("injectedRules").and_then(Value::as_array) {
-                    for r in rules.iter().filter_map(Value::as_str) {
-                        if seen_rules.insert(r.to_string()) {
-                            ctx.injected_ttsr_rules.push(r.to_string());
+    let mut fold = ContextFold::default();
+    fold.extend(entries, path);
+    fold.into_plan()
+}
+
+/// The decision of [`plan_context`] made one path entry at a time, so that a host whose branch
+/// only grows at its end (an entry appended after each turn) extends it in O(new entries) plus
+/// the work of a new compaction ([`ContextFold::extend`]); [`plan_context`] is one fold over the
+/// whole path. SPEC §6.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ContextFold {
+    /// The settings in force after the entries folded (`messages` and `repairs` left empty).
+    settings: Option<SessionContext>,
+    /// Rule names of `ttsr_injection` entries seen so far.
+    seen_rules: HashSet<String>,
+    /// Path position of the latest compaction folded.
+    compaction_pos: Option<usize>,
+    /// The messages of the context so far: valid for `compaction_pos` and the first `folded`
+    /// path entries.
+    items: Vec<ContextItem>,
+    /// Path entries folded.
+    folded: usize,
+}
+
+impl ContextFold {
+    /// Path entries folded so far (the prefix of the path this fold decided).
+    pub fn len(&self) -> usize {
+        self.folded
+    }
+
+    /// True before the first entry is folded.
+    pub fn is_empty(&self) -> bool {
+        self.folded == 0
+    }
+
+    /// Folds `path[self.len()..]` in (`path` must start with the path folded before): the
+    /// settings of each entry, its message after the latest compaction; a compaction among them
+    /// starts the messages again (its summary, the entries it kept, SPEC §6), which costs one
+    /// search for its `firstKeptEntryId` over the path before it.
+    pub fn extend<S: EntrySource + ?Sized>(&mut self, entries: &S, path: &[usize]) {
+        let from = self.folded.min(path.len());
+        let ctx = self.settings.get_or_insert_with(SessionContext::empty);
+        let mut new_compaction = None;
+        for (pos, &i) in path.iter().enumerate().skip(from) {
+            let meta = entries.meta(i);
+            match meta.kind {
+                EntryKind::Compaction => new_compaction = Some(pos),
+                EntryKind::Message => {
+                    if let Some(pm) = meta.message.as_ref().and_then(|m| m.provider_model.as_ref()) {
+                        // Most assistant messages repeat the model in force: no new value then.
+                        if ctx.models.get("default").and_then(Value::as_str) != Some(pm.as_str()) {
+                            ctx.models.insert("default".into(), Value::from(pm.clone()));
                         }
                     }
                 }
+                _ => {}
             }
-            _ => {}
-        }
-    }
-    let push = |items: &mut Vec<ContextItem>, i: usize| {
-        let meta = entries.meta(i);
-        match meta.kind {
-            EntryKind::Message => items.push(ContextItem::Message(i)),
-            EntryKind::CustomMessage => items.push(ContextItem::Custom(i)),
-            EntryKind::BranchSummary if meta.summary_len > 0 => items.push(ContextItem::BranchSummary(i)),
-            _ => {}
-        }
-    };
-    match compaction_pos {
-        Some(cpos) => {
-            items.push(ContextItem::CompactionSummary(path[cpos]));
-            let first_kept = entries.meta(path[cpos]).first_kept_entry_id.as_deref();
-            let start =
-                first_kept.and_then(|id| path[..cpos].iter().position(|&i| entries.meta(i).id.as_deref() == Some(id)));
-            if let Some(start) = start {
-                for &i in &path[start..cpos] {
-                    push(&mut items, i);
+            let Some(e) = meta.settings.as_deref() else { continue };
+            match meta.kind {
+                EntryKind::ThinkingLevelChange => {
+                    ctx.thinking_level = e.get("thinkingLevel").cloned().unwrap_or(Value::Null)
                 }
-            }
-            for &i in &path[cpos + 1..] {
-                push(&mut items, i);
+                EntryKind::ModelChange if crate::js::truthy(e.get("model")) => {
+                    let role = e.get("role").and_then(Value::as_str).filter(|r| !r.is_empty()).unwrap_or("default");
+                    ctx.models.insert(role.to_string(), e["model"].clone());
+                }
+                EntryKind::ModeChange => {
+                    ctx.mode = e.get("mode").cloned().unwrap_or(Value::Null);
+                    ctx.mode_data = e.get("data").cloned();
+                }
+                EntryKind::TtsrInjection => {
+                    if let Some(rules) = e.get("injectedRules").and_then(Value::as_array) {
+                        for r in rules.iter().filter_map(Value::as_str) {
+                            if self.seen_rules.insert(r.to_string()) {
+                                ctx.injected_ttsr_rules.push(r.to_string());
+                            }
+                        }
+                    }
+                }
+                _ => {}
             }
         }
-        None => {
-            for &i in path {
-                push(&mut items, i);
+        let push = |items: &mut Vec<ContextItem>, i: usize| {
+            let meta = entries.meta(i);
+            match meta.kind {
+                EntryKind::Message => items.push(ContextItem::Message(i)),
+                EntryKind::CustomMessage => items.push(ContextItem::Custom(i)),
+                EntryKind::BranchSummary if meta.summary_len > 0 => items.push(ContextItem::BranchSummary(i)),
+                _ => {}
             }
+        };
+        let tail_from = match new_compaction {
+            Some(cpos) => {
+                self.compaction_pos = Some(cpos);
+                self.items.clear();
+                self.items.push(ContextItem::CompactionSummary(path[cpos]));
+                let first_kept = entries.meta(path[cpos]).first_kept_entry_id.as_deref();
+                let start = first_kept
+                    .and_then(|id| path[..cpos].iter().position(|&i| entries.meta(i).id.as_deref() == Some(id)));
+                if let Some(start) = start {
+                    for &i in &path[start..cpos] {
+                        push(&mut self.items, i);
+                    }
+                }
+                cpos + 1
+            }
+            None => from,
+        };
+        for &i in &path[tail_from..] {
+            push(&mut self.items, i);
         }
+        self.folded = path.len();
     }
-    ContextPlan { items, settings: ctx }
+
+    /// [`ContextFold::plan`], consuming the fold.
+    pub fn into_plan(self) -> ContextPlan {
+        ContextPlan { items: self.items, settings: self.settings.unwrap_or_else(SessionContext::empty) }
+    }
+
+    /// The plan of the path folded so far.
+    pub fn plan(&self) -> ContextPlan {
+        ContextPlan { items: self.items.clone(), settings: self.settings.clone().unwrap_or_else(SessionContext::empty) }
+    }
 }

@@ -347,12 +347,22 @@ pub fn nothing_to_compact<S: EntrySource + ?Sized, M>(
 /// The boundary and cut decision of a preparation, without materializing any message.
 /// Returns `None` when the path is empty or ends in a compaction.
 pub fn plan_compaction<S: EntrySource + ?Sized>(path: &S, settings: &CompactionSettings) -> Option<PreparationPlan> {
+    plan_compaction_with(path, settings, |p| kept_start(path, p))
+}
+
+/// [`plan_compaction`] with [`kept_start`] answered by `kept` (a host that keeps an id index of
+/// the path answers it without a search; [`super::prepare_cache::PrepareCache`]).
+pub fn plan_compaction_with<S: EntrySource + ?Sized>(
+    path: &S,
+    settings: &CompactionSettings,
+    kept: impl Fn(usize) -> usize,
+) -> Option<PreparationPlan> {
     let len = path.len();
     if len == 0 || path.meta(len - 1).kind == EntryKind::Compaction {
         return None;
     }
     let prev = last_compaction_index(path);
-    let boundary_start = prev.map_or(0, |p| kept_start(path, p));
+    let boundary_start = prev.map_or(0, kept);
     let usage = last_assistant_usage(path, prev.map_or(0, |p| p + 1));
     let estimated_tokens: u64 = (boundary_start..len).map(|i| path.message_of_tokens(i)).sum();
     let mut keep = settings.keep_recent_tokens;
@@ -544,7 +554,16 @@ pub fn prepare_compaction_refs<S: EntrySource + ?Sized>(
     path: &S,
     settings: &CompactionSettings,
 ) -> Option<(CompactionPreparation, [Vec<MessageRef>; 3])> {
-    let plan = plan_compaction(path, settings)?;
+    preparation_refs_of(path, settings, plan_compaction(path, settings)?)
+}
+
+/// [`prepare_compaction_refs`] of the plan [`plan_compaction`] (or [`plan_compaction_with`])
+/// made for `path` and `settings`.
+pub fn preparation_refs_of<S: EntrySource + ?Sized>(
+    path: &S,
+    settings: &CompactionSettings,
+    plan: PreparationPlan,
+) -> Option<(CompactionPreparation, [Vec<MessageRef>; 3])> {
     let mut parts = preparation_parts(path, &plan, |i| message_ref(path, i))?;
     let lists = [
         std::mem::take(&mut parts.messages_to_summarize),

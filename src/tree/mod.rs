@@ -90,15 +90,23 @@ impl TreeIndex {
     /// Adds the next entry (its index is [`TreeIndex::len`] before the call): a later entry
     /// with the same id replaces the earlier one in the index; a `label` entry sets its target's
     /// label (a non-empty string) or removes it (absent, empty or not a string).
-    pub fn push(&mut self, meta: &EntryMeta) {
+    ///
+    /// Returns true when the entry's id was known before (an earlier entry has it, or a
+    /// `parentId` named it): then the parent of an earlier entry may have changed, so a branch
+    /// computed before this push may be stale. False for an entry with a new id or none.
+    pub fn push(&mut self, meta: &EntryMeta) -> bool {
         let i = self.len;
         self.len += 1;
         if meta.kind == EntryKind::SessionHeader {
-            return;
+            return false;
         }
+        let mut known = false;
         if let Some(id) = &meta.id {
             match self.nodes.get_mut(id.as_str()) {
-                Some(node) => node.index = Some(i),
+                Some(node) => {
+                    node.index = Some(i);
+                    known = true;
+                }
                 None => {
                     self.nodes.insert(id.clone(), Node { index: Some(i), children: Children::None });
                 }
@@ -124,6 +132,7 @@ impl TreeIndex {
                 }
             }
         }
+        known
     }
 
     /// Number of entries indexed (header-type entries included).

@@ -6,7 +6,7 @@ use super::convert::{
     from_serde, parse_js, stringify, to_typed, to_value, to_values,
 };
 use super::options::to_options;
-use super::reader::{JsEntries, JsRead};
+use super::reader::{Channel, JsEntries, JsRead, ListState};
 use super::tokens::{compaction_options, counter_of, counter_option, on_entries, on_values, with_counts, COUNT_TOKENS};
 use session_compaction::api as host;
 use session_compaction::context::{session_context_plan, LeafSelector};
@@ -147,16 +147,49 @@ pub fn prepare_compaction(
     let counter = counter_of(&settings, "settings")?;
     let settings: CompactionSettings = to_options(&settings, "settings", &[COUNT_TOKENS])?;
     let entries = JsEntries::read(&path_entries, "pathEntries")?;
-    on_entries(counter, entries, move |list, entries| {
-        let Some((shell, lists)) = session_compaction::plan::prepare::prepare_compaction_refs(list, &settings) else {
-            return Ok(JsValue::UNDEFINED);
-        };
-        let out = from_serde(&shell)?;
-        for (key, list) in ["messagesToSummarize", "turnPrefixMessages", "recentMessages"].iter().zip(&lists) {
-            set(&out, key, &entries.messages(list)?.into())?;
-        }
-        Ok(out)
+    on_entries(counter, entries, move |list, entries| match session_compaction::plan::prepare::prepare_compaction_refs(
+        list, &settings,
+    ) {
+        Some((shell, lists)) => preparation_js(&shell, &lists, entries),
+        None => Ok(JsValue::UNDEFINED),
     })
+}
+
+/// A preparation whose three message lists are `lists` ([`MessageRef`]s into `entries`).
+fn preparation_js(
+    shell: &session_compaction::plan::prepare::CompactionPreparation,
+    lists: &[Vec<MessageRef>; 3],
+    entries: &JsEntries,
+) -> Result<JsValue, JsValue> {
+    let out = from_serde(shell)?;
+    for (key, list) in ["messagesToSummarize", "turnPrefixMessages", "recentMessages"].iter().zip(lists) {
+        set(&out, key, &entries.messages(list)?.into())?;
+    }
+    Ok(out)
+}
+
+/// `prepareCompaction(pathEntries, settings?)` as the package's entry calls it
+/// (`pkg-template/shared/pure.js`): `unchanged` is how many leading elements of `pathEntries`
+/// are the objects of its last call, whose metadata and id index the engine kept
+/// ([`ListState`], [`session_compaction::plan::prepare_cache::PrepareCache`]), so a call after
+/// appending entries reads only those. The same result and errors as [`prepare_compaction`]
+/// (which it is, with a `countTokens`).
+#[wasm_bindgen(js_name = __prepareCompactionAfter, skip_typescript)]
+pub fn prepare_compaction_after(path_entries: JsValue, settings: JsValue, unchanged: f64) -> Result<JsValue, JsValue> {
+    let counter = counter_of(&settings, "settings")?;
+    let parsed: CompactionSettings = to_options(&settings, "settings", &[COUNT_TOKENS])?;
+    let mut state = ListState::take(Channel::Prepare);
+    if counter.is_some() {
+        return prepare_compaction(path_entries, settings);
+    }
+    let (entries, known) = state.entries(&path_entries, "pathEntries", unchanged as usize)?;
+    state.prepare.sync(&entries, known);
+    let out = match state.prepare.prepare_refs(&entries, &parsed) {
+        Some((shell, lists)) => preparation_js(&shell, &lists, &entries)?,
+        None => JsValue::UNDEFINED,
+    };
+    state.keep(Channel::Prepare, entries);
+    Ok(out)
 }
 
 /// `previewCompaction(pathEntries, settings?, pruneConfig?)` → the context size before and after
@@ -241,7 +274,29 @@ pub fn build_context(
 ) -> Result<JsValue, JsValue> {
     let leaf = leaf_selector(&leaf_id)?;
     let entries = JsEntries::read(&entries, "entries")?;
-    let plan = session_context_plan(&entries, &leaf);
+    context_js(session_context_plan(&entries, &leaf), &entries)
+}
+
+/// `buildSessionContext(entries, leafId?)` as the package's entry calls it
+/// (`pkg-template/shared/pure.js`): `unchanged` is how many leading elements of `entries` are
+/// the objects of its last call; the engine kept their metadata, tree index, last branch and
+/// context decision ([`ListState`], [`session_compaction::context::ContextCache`]), so a call
+/// after appending entries under the leaf reads only those. The same result and errors as
+/// [`build_context`].
+#[wasm_bindgen(js_name = __buildSessionContextAfter, skip_typescript)]
+pub fn build_context_after(entries: JsValue, leaf_id: JsValue, unchanged: f64) -> Result<JsValue, JsValue> {
+    let leaf = leaf_selector(&leaf_id)?;
+    let mut state = ListState::take(Channel::Context);
+    let (list, known) = state.entries(&entries, "entries", unchanged as usize)?;
+    state.context.sync(&list, known);
+    let out = context_js(state.context.plan(&list, &leaf), &list)?;
+    state.keep(Channel::Context, list);
+    Ok(out)
+}
+
+/// The `SessionContext` of `plan` over `entries`: its settings, and its messages with the
+/// caller's own `message` objects (summaries and custom messages built).
+fn context_js(plan: session_compaction::context::ContextPlan, entries: &JsEntries) -> Result<JsValue, JsValue> {
     let out = from_serde(&plan.settings)?;
     let refs: Vec<MessageRef> = plan
         .items
@@ -250,7 +305,7 @@ pub fn build_context(
             if item.is_entry_message() {
                 Some(MessageRef::Entry(item.index()))
             } else {
-                item.materialize(&entries).map(MessageRef::Derived)
+                item.materialize(entries).map(MessageRef::Derived)
             }
         })
         .collect();

@@ -10,8 +10,10 @@
 use super::convert::{bad_arg, from_serde, to_value};
 use js_sys::{Function, JsString, Reflect};
 use serde_json::Value;
+use session_compaction::context::ContextCache;
 use session_compaction::entry::{read_entry, EntryMeta, EntrySource, Field, JsonRead, Shape};
 use session_compaction::plan::prepare::MessageRef;
+use session_compaction::plan::prepare_cache::PrepareCache;
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -160,6 +162,8 @@ struct MetaCache {
     array_map: JsValue,
     /// `Array.from`.
     array_from: JsValue,
+    /// `Array.prototype.slice`.
+    array_slice: JsValue,
     array_ctor: JsValue,
     /// `WeakMap.prototype.get` bound to `map`.
     lookup: JsValue,
@@ -202,6 +206,7 @@ impl MetaCache {
             messages,
             array_map: builtin("Array", true, "map").ok()?,
             array_from: builtin("Array", false, "from").ok()?,
+            array_slice: builtin("Array", true, "slice").ok()?,
             array_ctor: Reflect::get(&global, &JsValue::from_str("Array")).ok()?,
             lookup,
             message_of_slot,
@@ -214,6 +219,16 @@ impl MetaCache {
     fn lookup_all(&self, entries: &JsValue) -> Result<Vec<f64>, JsValue> {
         let found = apply(&self.array_map, entries, &[&self.lookup])?;
         Ok(js_sys::Float64Array::new(&found).to_vec())
+    }
+
+    /// [`MetaCache::lookup_all`] of the elements from index `from` on (`Array.prototype.slice`
+    /// first): the result's element `k` is entry `from + k`'s.
+    fn lookup_from(&self, entries: &JsValue, from: usize) -> Result<Vec<f64>, JsValue> {
+        if from == 0 {
+            return self.lookup_all(entries);
+        }
+        let tail = apply(&self.array_slice, entries, &[&JsValue::from(from as u32)])?;
+        self.lookup_all(&tail)
     }
 
     fn slot(&self, slot: f64) -> Option<(u32, &Slot)> {
@@ -287,11 +302,26 @@ impl JsEntries {
     /// Reads the array argument `what` (`E_INVALID_ARGUMENT` when it is not an array, or an
     /// entry can be read neither in place nor through `JSON.stringify`).
     pub fn read(v: &JsValue, what: &str) -> Result<Self, JsValue> {
+        Self::read_after(v, what, Vec::new(), Vec::new())
+    }
+
+    /// [`JsEntries::read`] of an array whose first `metas.len()` entries are known: `metas` and
+    /// `slots` are theirs (from the last call on the same objects, [`ListState`]); only the
+    /// entries after them are looked up or read.
+    fn read_after(
+        v: &JsValue,
+        what: &str,
+        mut metas: Vec<Rc<EntryMeta>>,
+        mut slots: Vec<u32>,
+    ) -> Result<Self, JsValue> {
         if is_array(v) != Ok(true) {
             return Err(bad_arg(what, "expected an array of entries"));
         }
         let len = KEYS.with(|k| Reflect::get(v, &k.length)).map_err(|_| bad_arg(what, "cannot read its length"))?;
         let len = len.as_f64().filter(|n| n.is_finite() && *n >= 0.0).unwrap_or(0.0).min(u32::MAX as f64) as usize;
+        let known = metas.len().min(slots.len()).min(len);
+        metas.truncate(known);
+        slots.truncate(known);
         let item =
             |i: usize| Reflect::get_u32(v, i as u32).map_err(|_| bad_arg(&format!("{what}[{i}]"), "cannot be read"));
         let name = |i: usize| move || format!("{what}[{i}]");
@@ -300,14 +330,18 @@ impl JsEntries {
             if c.is_none() {
                 *c = MetaCache::new();
             }
-            let mut metas = Vec::with_capacity(len);
-            let mut slots = Vec::with_capacity(len);
+            metas.reserve(len - known);
+            slots.reserve(len - known);
             match c.as_mut() {
                 Some(cache) => {
                     cache.release_collected();
-                    let found = cache.lookup_all(v).map_err(|_| bad_arg(what, "cannot be read"))?;
-                    for i in 0..len {
-                        if let Some((s, slot)) = found.get(i).and_then(|&f| cache.slot(f)) {
+                    let found = if known < len {
+                        cache.lookup_from(v, known).map_err(|_| bad_arg(what, "cannot be read"))?
+                    } else {
+                        Vec::new()
+                    };
+                    for i in known..len {
+                        if let Some((s, slot)) = found.get(i - known).and_then(|&f| cache.slot(f)) {
                             metas.push(slot.meta.clone());
                             slots.push(s);
                             continue;
@@ -324,7 +358,7 @@ impl JsEntries {
                     }
                 }
                 None => {
-                    for i in 0..len {
+                    for i in known..len {
                         metas.push(Rc::new(read_one(&item(i)?, &name(i))?));
                         slots.push(NO_SLOT);
                     }
@@ -379,6 +413,64 @@ impl JsEntries {
         let e = Reflect::get_u32(&self.array, i as u32).ok()?;
         let m = KEYS.with(|k| Reflect::get(&e, &k.message)).ok()?;
         (!m.is_undefined()).then_some(m)
+    }
+}
+
+/// What the engine keeps of the last call of one per-turn function (the glue's cache: see
+/// `pkg-template/shared/pure.js`): the entries' metadata and cache slots in list order, and the
+/// core's cache of the decision over them ([`ContextCache`] for `buildSessionContext`,
+/// [`PrepareCache`] for `prepareCompaction`). The glue tells how many leading entries are the
+/// same objects as in that call ([`ListState::entries`]); the rest is read.
+#[derive(Default)]
+pub struct ListState {
+    metas: Vec<Rc<EntryMeta>>,
+    slots: Vec<u32>,
+    /// The context cache (`buildSessionContext`).
+    pub context: ContextCache,
+    /// The preparation cache (`prepareCompaction`).
+    pub prepare: PrepareCache,
+}
+
+/// The per-turn functions that keep a [`ListState`].
+#[derive(Clone, Copy)]
+pub enum Channel {
+    /// `prepareCompaction`.
+    Prepare = 0,
+    /// `buildSessionContext`.
+    Context = 1,
+}
+
+thread_local! {
+    static LISTS: RefCell<[Option<ListState>; 2]> = const { RefCell::new([None, None]) };
+}
+
+impl ListState {
+    /// The state of `channel`, taken out (a default one when there is none); put it back with
+    /// [`ListState::keep`] after a call that succeeded, so a call that failed leaves none.
+    pub fn take(channel: Channel) -> Self {
+        LISTS.with(|l| l.borrow_mut()[channel as usize].take()).unwrap_or_default()
+    }
+
+    /// Keeps this state (and `entries`' metadata) for the next call on `channel`.
+    pub fn keep(mut self, channel: Channel, entries: JsEntries) {
+        self.metas = entries.metas;
+        self.slots = entries.slots;
+        LISTS.with(|l| l.borrow_mut()[channel as usize] = Some(self));
+    }
+
+    /// Reads `v` (see [`JsEntries::read`]) of which the first `unchanged` elements are the
+    /// same objects as in the last call (the glue compared them): their metadata is this
+    /// state's. Returns the entries and how many of them were known (`unchanged`, or fewer
+    /// when this state holds fewer); the core caches take that count.
+    pub fn entries(&mut self, v: &JsValue, what: &str, unchanged: usize) -> Result<(JsEntries, usize), JsValue> {
+        let mut metas = std::mem::take(&mut self.metas);
+        let mut slots = std::mem::take(&mut self.slots);
+        let known = unchanged.min(metas.len());
+        metas.truncate(known);
+        slots.truncate(known);
+        let entries = JsEntries::read_after(v, what, metas, slots)?;
+        let known = known.min(entries.metas.len());
+        Ok((entries, known))
     }
 }
 

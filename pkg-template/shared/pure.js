@@ -1,0 +1,54 @@
+// Inlined by scripts/build.mjs into both entries: the per-turn pure functions' cache check.
+// A host calls prepareCompaction(branch) and buildSessionContext(entries) after every turn on
+// lists that mostly hold the objects of its last call plus one or two new entries. For each of
+// the two functions this keeps (a copy of) the list of its last successful call and counts how
+// many leading elements of the new list are the very same objects (`===`); the engine kept their
+// metadata and its work on them, and reads only the rest. Everything the functions decide is
+// decided by the engine (`__prepareCompactionAfter`, `__buildSessionContextAfter` in
+// bindings/wasm/src/api.rs); this only compares object identities. The copies keep the objects
+// of the last call alive until the next call of the same function.
+
+/** How many leading elements of `list` are the objects of `last` (0 when either is not an array). */
+function unchangedPrefix(last, list) {
+  if (last === null || !Array.isArray(list)) return 0;
+  const n = Math.min(last.length, list.length);
+  let i = 0;
+  try {
+    while (i < n && list[i] === last[i]) i++;
+  } catch {
+    // A Proxy whose element read throws: nothing is known; the engine reports the error.
+    return 0;
+  }
+  return i;
+}
+
+/** A copy of `list` to compare the next call's list with (`null` when it cannot be taken). */
+function snapshot(list) {
+  try {
+    return Array.isArray(list) ? Array.prototype.slice.call(list) : null;
+  } catch {
+    return null;
+  }
+}
+
+// biome-ignore lint/correctness/noUnusedVariables: the entries call it once scripts/build.mjs has inlined this file
+function perTurnFunctions(raw) {
+  let lastPath = null;
+  let lastEntries = null;
+  return {
+    prepareCompaction: function prepareCompaction(pathEntries, settings) {
+      const unchanged = unchangedPrefix(lastPath, pathEntries);
+      lastPath = null;
+      const result = raw.__prepareCompactionAfter(pathEntries, settings, unchanged);
+      lastPath = snapshot(pathEntries);
+      return result;
+    },
+    buildSessionContext: function buildSessionContext(entries, leafId) {
+      const unchanged = unchangedPrefix(lastEntries, entries);
+      lastEntries = null;
+      const result = raw.__buildSessionContextAfter(entries, leafId, unchanged);
+      lastEntries = snapshot(entries);
+      return result;
+    },
+  };
+}
