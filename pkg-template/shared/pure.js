@@ -4,8 +4,8 @@
 // the two functions this keeps (a copy of) the list of its last successful call and counts how
 // many leading elements of the new list are the very same objects (`===`); the engine kept their
 // metadata and its work on them, and reads only the rest. Everything the functions decide is
-// decided by the engine (`__prepareCompactionAfter`, `__buildSessionContextAfter` in
-// bindings/wasm/src/api.rs); this only compares object identities. The copies keep the objects
+// decided by the engine (`prepareCompaction`, `buildSessionContext` in bindings/wasm/src/api.rs,
+// given the count as a third argument); this only compares object identities. The copies keep the objects
 // of the last call alive until the next call of the same function.
 
 /** How many leading elements of `list` are the objects of `last` (0 when either is not an array). */
@@ -22,10 +22,19 @@ function unchangedPrefix(last, list) {
   return i;
 }
 
-/** A copy of `list` to compare the next call's list with (`null` when it cannot be taken). */
-function snapshot(list) {
+/**
+ * The copy of `list` to compare the next call's list with (`null` when it cannot be taken):
+ * `last` itself with the elements from `unchanged` on written over (O(new elements)), or a new
+ * copy when there is no `last`.
+ */
+function remember(last, list, unchanged) {
   try {
-    return Array.isArray(list) ? Array.prototype.slice.call(list) : null;
+    if (!Array.isArray(list)) return null;
+    if (last === null) return Array.prototype.slice.call(list);
+    const n = list.length;
+    for (let i = unchanged; i < n; i++) last[i] = list[i];
+    last.length = n;
+    return last;
   } catch {
     return null;
   }
@@ -38,16 +47,18 @@ function perTurnFunctions(raw) {
   return {
     prepareCompaction: function prepareCompaction(pathEntries, settings) {
       const unchanged = unchangedPrefix(lastPath, pathEntries);
+      const last = lastPath;
       lastPath = null;
-      const result = raw.__prepareCompactionAfter(pathEntries, settings, unchanged);
-      lastPath = snapshot(pathEntries);
+      const result = raw.prepareCompaction(pathEntries, settings, unchanged);
+      lastPath = remember(last, pathEntries, unchanged);
       return result;
     },
     buildSessionContext: function buildSessionContext(entries, leafId) {
       const unchanged = unchangedPrefix(lastEntries, entries);
+      const last = lastEntries;
       lastEntries = null;
-      const result = raw.__buildSessionContextAfter(entries, leafId, unchanged);
-      lastEntries = snapshot(entries);
+      const result = raw.buildSessionContext(entries, leafId, unchanged);
+      lastEntries = remember(last, entries, unchanged);
       return result;
     },
   };

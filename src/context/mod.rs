@@ -409,6 +409,19 @@ impl ContextFold {
 
     /// The plan of the path folded so far.
     pub fn plan(&self) -> ContextPlan {
-        ContextPlan { items: self.items.clone(), settings: self.settings.clone().unwrap_or_else(SessionContext::empty) }
+        // The settings field by field: `messages` and `repairs` are always empty here.
+        let settings = match &self.settings {
+            Some(c) => SessionContext {
+                messages: Vec::new(),
+                thinking_level: c.thinking_level.clone(),
+                models: c.models.clone(),
+                injected_ttsr_rules: c.injected_ttsr_rules.clone(),
+                mode: c.mode.clone(),
+                mode_data: c.mode_data.clone(),
+                repairs: Vec::new(),
+            },
+            None => SessionContext::empty(),
+        };
+        ContextPlan { items: self.items.clone(), settings }
     }
 }

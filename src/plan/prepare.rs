@@ -347,7 +347,7 @@ pub fn nothing_to_compact<S: EntrySource + ?Sized, M>(
 /// The boundary and cut decision of a preparation, without materializing any message.
 /// Returns `None` when the path is empty or ends in a compaction.
 pub fn plan_compaction<S: EntrySource + ?Sized>(path: &S, settings: &CompactionSettings) -> Option<PreparationPlan> {
-    plan_compaction_with(path, settings, |p| kept_start(path, p))
+    plan_compaction_with(path, settings, &|p| kept_start(path, p))
 }
 
 /// [`plan_compaction`] with [`kept_start`] answered by `kept` (a host that keeps an id index of
@@ -355,7 +355,7 @@ pub fn plan_compaction<S: EntrySource + ?Sized>(path: &S, settings: &CompactionS
 pub fn plan_compaction_with<S: EntrySource + ?Sized>(
     path: &S,
     settings: &CompactionSettings,
-    kept: impl Fn(usize) -> usize,
+    kept: &dyn Fn(usize) -> usize,
 ) -> Option<PreparationPlan> {
     let len = path.len();
     if len == 0 || path.meta(len - 1).kind == EntryKind::Compaction {

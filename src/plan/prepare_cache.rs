@@ -1,16 +1,16 @@
 //! `prepareCompaction` on a branch that grows at its end between calls: the same decision as
-//! [`super::prepare::prepare_compaction_refs`], with the one search over the whole branch (the
-//! previous compaction's `firstKeptEntryId`, SPEC §12.1) answered by an id index kept from call
-//! to call, so that a call after appending entries costs O(appended entries) plus the work on
-//! the region since the latest compaction. SPEC §5, §12.1–§12.3.
+//! [`super::prepare::prepare_compaction_refs`], with the one search over the whole branch (where
+//! the previous compaction's kept region starts, SPEC §12.1) made once per compaction and kept
+//! from call to call, so that a call after appending entries costs O(appended entries) plus the
+//! work on the region since the latest compaction. SPEC §5, §12.1–§12.3.
 
 use super::prepare::{
-    plan_compaction_with, preparation_refs_of, CompactionPreparation, CompactionSettings, MessageRef,
+    kept_start, plan_compaction_with, preparation_refs_of, CompactionPreparation, CompactionSettings, MessageRef,
 };
 use crate::entry::EntrySource;
-use std::collections::HashMap;
+use std::cell::Cell;
 
-/// The id index of a branch (root first) kept between [`PrepareCache::prepare_refs`] calls.
+/// What [`PrepareCache::prepare_refs`] keeps between calls on one branch (root first).
 ///
 /// Use: [`PrepareCache::sync`] with the number of leading entries unchanged since the last call
 /// (the caller knows: the same objects), then [`PrepareCache::prepare_refs`]. The result always
@@ -18,10 +18,9 @@ use std::collections::HashMap;
 /// `tests/pure.rs`).
 #[derive(Debug, Default)]
 pub struct PrepareCache {
-    /// Each id on the branch → its first position.
-    first: HashMap<String, usize, foldhash::fast::RandomState>,
-    /// Branch entries indexed.
-    len: usize,
+    /// The last compaction position asked about and its [`kept_start`]: it depends only on the
+    /// entries up to that position, so it holds while they are unchanged.
+    kept: Cell<Option<(usize, usize)>>,
 }
 
 impl PrepareCache {
@@ -30,41 +29,36 @@ impl PrepareCache {
         Self::default()
     }
 
-    /// Brings the index to `path`, of which the first `unchanged` entries are those of the last
-    /// call: a longer indexed prefix is dropped and rebuilt, then the entries after it are indexed.
+    /// Brings the cache to `path`, of which the first `unchanged` entries are those of the last
+    /// call: what depended on a later entry is dropped.
     pub fn sync<S: EntrySource + ?Sized>(&mut self, path: &S, unchanged: usize) {
-        if unchanged < self.len || path.len() < self.len {
-            *self = Self::default();
-        }
-        for i in self.len..path.len() {
-            if let Some(id) = path.meta(i).id.as_deref() {
-                if !self.first.contains_key(id) {
-                    self.first.insert(id.to_string(), i);
-                }
+        if let Some((p, _)) = self.kept.get() {
+            if p >= unchanged.min(path.len()) {
+                self.kept.set(None);
             }
         }
-        self.len = path.len();
     }
 
-    /// [`super::prepare::kept_start`] from the index: the first position of the compaction at
-    /// `p`'s `firstKeptEntryId` before `p`, or `p + 1`.
-    pub fn kept_start<S: EntrySource + ?Sized>(&self, path: &S, p: usize) -> usize {
-        let kept = path.meta(p).first_kept_entry_id.as_deref();
-        kept.and_then(|id| self.first.get(id).copied()).filter(|&i| i < p).unwrap_or(p + 1)
+    /// [`kept_start`] of the compaction at `p`, from the cache when it was asked before.
+    pub fn kept_start(&self, path: &dyn EntrySource, p: usize) -> usize {
+        match self.kept.get() {
+            Some((q, k)) if q == p => k,
+            _ => {
+                let k = kept_start(path, p);
+                self.kept.set(Some((p, k)));
+                k
+            }
+        }
     }
 
     /// [`super::prepare::prepare_compaction_refs`] of `path`, the branch of the last
-    /// [`PrepareCache::sync`] (re-indexed first when its length differs).
-    pub fn prepare_refs<S: EntrySource + ?Sized>(
+    /// [`PrepareCache::sync`].
+    pub fn prepare_refs(
         &mut self,
-        path: &S,
+        path: &dyn EntrySource,
         settings: &CompactionSettings,
     ) -> Option<(CompactionPreparation, [Vec<MessageRef>; 3])> {
-        if self.len != path.len() {
-            *self = Self::default();
-            self.sync(path, 0);
-        }
-        let plan = plan_compaction_with(path, settings, |p| self.kept_start(path, p))?;
+        let plan = plan_compaction_with(path, settings, &|p| self.kept_start(path, p))?;
         preparation_refs_of(path, settings, plan)
     }
 }

@@ -9,8 +9,8 @@ use super::options::to_options;
 use super::reader::{Channel, JsEntries, JsRead, ListState};
 use super::tokens::{compaction_options, counter_of, counter_option, on_entries, on_values, with_counts, COUNT_TOKENS};
 use session_compaction::api as host;
-use session_compaction::context::{session_context_plan, LeafSelector};
-use session_compaction::entry::{EntryList, JsonRead, Shape};
+use session_compaction::context::LeafSelector;
+use session_compaction::entry::{EntryList, EntrySource, JsonRead, Shape};
 use session_compaction::io::ParseOptions;
 use session_compaction::plan::prepare::MessageRef;
 use session_compaction::plan::prepare::{CompactionSettings, FileOpsLists};
@@ -59,9 +59,12 @@ export function estimateTokens(message: AgentMessage, options?: TokenCountOption
 export function findCutPoint(entries: SessionEntry[], startIndex: number, endIndex: number, keepRecentTokens: number, options?: SyncTokenCount): CutPointResult;
 export function findCutPoint(entries: SessionEntry[], startIndex: number, endIndex: number, keepRecentTokens: number, options: AsyncTokenCount): Promise<CutPointResult>;
 export function findCutPoint(entries: SessionEntry[], startIndex: number, endIndex: number, keepRecentTokens: number, options?: TokenCountOptions): CutPointResult | Promise<CutPointResult>;
+/** `prepareCompaction(pathEntries, settings?)`: what a compaction of the branch `pathEntries` (root first) summarizes and keeps, or `undefined` when there is nothing to compact; the message lists hold your own `message` objects. SPEC §5, §12. */
 export function prepareCompaction(pathEntries: SessionEntry[], settings?: Partial<CompactionSettings> & SyncTokenCount): CompactionPreparation | undefined;
 export function prepareCompaction(pathEntries: SessionEntry[], settings: Partial<CompactionSettings> & AsyncTokenCount): Promise<CompactionPreparation | undefined>;
 export function prepareCompaction(pathEntries: SessionEntry[], settings?: Partial<CompactionSettings> & TokenCountOptions): CompactionPreparation | undefined | Promise<CompactionPreparation | undefined>;
+/** The synchronous form once more, last: what `ReturnType<typeof prepareCompaction>` gives. */
+export function prepareCompaction(pathEntries: SessionEntry[], settings?: Partial<CompactionSettings> & SyncTokenCount): CompactionPreparation | undefined;
 export function previewCompaction(pathEntries: SessionEntry[], settings?: Partial<CompactionSettings> & SyncTokenCount, pruneConfig?: Partial<PruneConfig>): CompactionPreviews;
 export function previewCompaction(pathEntries: SessionEntry[], settings: Partial<CompactionSettings> & AsyncTokenCount, pruneConfig?: Partial<PruneConfig>): Promise<CompactionPreviews>;
 export function estimateContextTokens(pathEntries: SessionEntry[], options?: SyncTokenCount): number;
@@ -138,21 +141,44 @@ pub fn find_cut_point(
 /// `prepareCompaction(pathEntries, settings?)` → the preparation or `undefined`. SPEC §5, §12.
 /// The entries are read in place ([`JsEntries`]: each object's metadata once, then cached); the
 /// message lists hold the caller's own `message` objects (custom messages and branch summaries
-/// are built).
-#[wasm_bindgen(js_name = prepareCompaction, unchecked_return_type = "CompactionPreparation | undefined")]
+/// are built). The package's entry calls it with `unchanged` (`pkg-template/shared/pure.js`):
+/// how many leading elements of `pathEntries` are the objects of its last call, whose metadata
+/// and id index the engine kept ([`ListState`],
+/// [`session_compaction::plan::prepare_cache::PrepareCache`]), so a call after appending entries
+/// reads only those; the result is the same. Without `unchanged` nothing is kept. Declared in
+/// `TS_COUNT_TOKENS` (the glue's argument is not part of the API).
+#[wasm_bindgen(js_name = prepareCompaction, skip_typescript)]
 pub fn prepare_compaction(
-    #[wasm_bindgen(js_name = pathEntries, unchecked_param_type = "SessionEntry[]")] path_entries: JsValue,
-    #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings> & SyncTokenCount")] settings: JsValue,
+    #[wasm_bindgen(js_name = pathEntries)] path_entries: JsValue,
+    settings: JsValue,
+    unchanged: Option<f64>,
 ) -> Result<JsValue, JsValue> {
     let counter = counter_of(&settings, "settings")?;
     let settings: CompactionSettings = to_options(&settings, "settings", &[COUNT_TOKENS])?;
-    let entries = JsEntries::read(&path_entries, "pathEntries")?;
-    on_entries(counter, entries, move |list, entries| match session_compaction::plan::prepare::prepare_compaction_refs(
-        list, &settings,
-    ) {
-        Some((shell, lists)) => preparation_js(&shell, &lists, entries),
-        None => Ok(JsValue::UNDEFINED),
-    })
+    let mut state = match unchanged {
+        Some(_) => ListState::take(Channel::Prepare),
+        None => ListState::default(),
+    };
+    if counter.is_some() {
+        let entries = JsEntries::read(&path_entries, "pathEntries")?;
+        return on_entries(counter, entries, move |list, entries| {
+            match session_compaction::plan::prepare::prepare_compaction_refs(list, &settings) {
+                Some((shell, lists)) => preparation_js(&shell, &lists, entries),
+                None => Ok(JsValue::UNDEFINED),
+            }
+        });
+    }
+    let (entries, known) = state.entries(&path_entries, "pathEntries", unchanged.unwrap_or(0.0) as usize)?;
+    let source: &dyn EntrySource = &entries;
+    state.prepare.sync(source, known);
+    let out = match state.prepare.prepare_refs(source, &settings) {
+        Some((shell, lists)) => preparation_js(&shell, &lists, &entries)?,
+        None => JsValue::UNDEFINED,
+    };
+    if unchanged.is_some() {
+        state.keep(Channel::Prepare, entries);
+    }
+    Ok(out)
 }
 
 /// A preparation whose three message lists are `lists` ([`MessageRef`]s into `entries`).
@@ -165,30 +191,6 @@ fn preparation_js(
     for (key, list) in ["messagesToSummarize", "turnPrefixMessages", "recentMessages"].iter().zip(lists) {
         set(&out, key, &entries.messages(list)?.into())?;
     }
-    Ok(out)
-}
-
-/// `prepareCompaction(pathEntries, settings?)` as the package's entry calls it
-/// (`pkg-template/shared/pure.js`): `unchanged` is how many leading elements of `pathEntries`
-/// are the objects of its last call, whose metadata and id index the engine kept
-/// ([`ListState`], [`session_compaction::plan::prepare_cache::PrepareCache`]), so a call after
-/// appending entries reads only those. The same result and errors as [`prepare_compaction`]
-/// (which it is, with a `countTokens`).
-#[wasm_bindgen(js_name = __prepareCompactionAfter, skip_typescript)]
-pub fn prepare_compaction_after(path_entries: JsValue, settings: JsValue, unchanged: f64) -> Result<JsValue, JsValue> {
-    let counter = counter_of(&settings, "settings")?;
-    let parsed: CompactionSettings = to_options(&settings, "settings", &[COUNT_TOKENS])?;
-    let mut state = ListState::take(Channel::Prepare);
-    if counter.is_some() {
-        return prepare_compaction(path_entries, settings);
-    }
-    let (entries, known) = state.entries(&path_entries, "pathEntries", unchanged as usize)?;
-    state.prepare.sync(&entries, known);
-    let out = match state.prepare.prepare_refs(&entries, &parsed) {
-        Some((shell, lists)) => preparation_js(&shell, &lists, &entries)?,
-        None => JsValue::UNDEFINED,
-    };
-    state.keep(Channel::Prepare, entries);
     Ok(out)
 }
 
@@ -265,34 +267,44 @@ pub fn is_context_overflow(
 
 /// `buildSessionContext(entries, leafId?)`: `undefined` → last entry, `null` → empty. SPEC §6.
 /// The entries are read in place ([`JsEntries`]); `messages` holds the caller's own `message`
-/// objects (summaries and custom messages are built). Core:
-/// [`session_compaction::context::session_context_plan`].
-#[wasm_bindgen(js_name = buildSessionContext, unchecked_return_type = "SessionContext")]
+/// objects (summaries and custom messages are built). The package's entry calls it with
+/// `unchanged` (`pkg-template/shared/pure.js`): how many leading elements of `entries` are the
+/// objects of its last call; the engine kept their metadata, tree index, last branch and context
+/// decision ([`ListState`], [`session_compaction::context::ContextCache`]), so a call after
+/// appending entries under the leaf reads only those; the result is the same. Without
+/// `unchanged` nothing is kept. Declared in `TS_BUILD_SESSION_CONTEXT`.
+#[wasm_bindgen(js_name = buildSessionContext, skip_typescript)]
 pub fn build_context(
-    #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
-    #[wasm_bindgen(js_name = leafId, unchecked_optional_param_type = "string | null")] leaf_id: JsValue,
+    entries: JsValue,
+    #[wasm_bindgen(js_name = leafId)] leaf_id: JsValue,
+    unchanged: Option<f64>,
 ) -> Result<JsValue, JsValue> {
     let leaf = leaf_selector(&leaf_id)?;
-    let entries = JsEntries::read(&entries, "entries")?;
-    context_js(session_context_plan(&entries, &leaf), &entries)
-}
-
-/// `buildSessionContext(entries, leafId?)` as the package's entry calls it
-/// (`pkg-template/shared/pure.js`): `unchanged` is how many leading elements of `entries` are
-/// the objects of its last call; the engine kept their metadata, tree index, last branch and
-/// context decision ([`ListState`], [`session_compaction::context::ContextCache`]), so a call
-/// after appending entries under the leaf reads only those. The same result and errors as
-/// [`build_context`].
-#[wasm_bindgen(js_name = __buildSessionContextAfter, skip_typescript)]
-pub fn build_context_after(entries: JsValue, leaf_id: JsValue, unchanged: f64) -> Result<JsValue, JsValue> {
-    let leaf = leaf_selector(&leaf_id)?;
-    let mut state = ListState::take(Channel::Context);
-    let (list, known) = state.entries(&entries, "entries", unchanged as usize)?;
-    state.context.sync(&list, known);
-    let out = context_js(state.context.plan(&list, &leaf), &list)?;
-    state.keep(Channel::Context, list);
+    let mut state = match unchanged {
+        Some(_) => ListState::take(Channel::Context),
+        None => ListState::default(),
+    };
+    let (list, known) = state.entries(&entries, "entries", unchanged.unwrap_or(0.0) as usize)?;
+    let source: &dyn EntrySource = &list;
+    state.context.sync(source, known);
+    let out = context_js(state.context.plan(source, &leaf), &list)?;
+    if unchanged.is_some() {
+        state.keep(Channel::Context, list);
+    }
     Ok(out)
 }
+
+/// The declaration of `buildSessionContext` (its export skips the generated one: the glue's
+/// extra argument is not part of the API).
+#[wasm_bindgen(typescript_custom_section)]
+const TS_BUILD_SESSION_CONTEXT: &str = r#"
+/**
+ * `buildSessionContext(entries, leafId?)`: the context of the branch ending at `leafId`
+ * (`undefined` → the last entry, `null` → empty; an unknown id → the last entry). `messages`
+ * holds your own `message` objects; summaries and custom messages are built. SPEC §6.
+ */
+export function buildSessionContext(entries: SessionEntry[], leafId?: string | null): SessionContext;
+"#;
 
 /// The `SessionContext` of `plan` over `entries`: its settings, and its messages with the
 /// caller's own `message` objects (summaries and custom messages built).
@@ -305,7 +317,7 @@ fn context_js(plan: session_compaction::context::ContextPlan, entries: &JsEntrie
             if item.is_entry_message() {
                 Some(MessageRef::Entry(item.index()))
             } else {
-                item.materialize(entries).map(MessageRef::Derived)
+                item.materialize(entries as &dyn EntrySource).map(MessageRef::Derived)
             }
         })
         .collect();
@@ -529,7 +541,9 @@ pub fn find_valid_cut_points(
 ) -> Result<JsValue, JsValue> {
     let list = JsEntries::read(&entries, "entries")?;
     let (start, end) = (arg_index(&start_index, "startIndex")?, arg_index(&end_index, "endIndex")?);
-    from_serde(&session_compaction::plan::cut_point::find_valid_cut_points(&list, start, end))
+    // Through `dyn EntrySource`, as the other callers: one copy of the function in the module.
+    let list: &dyn EntrySource = &list;
+    from_serde(&session_compaction::plan::cut_point::find_valid_cut_points(list, start, end))
 }
 
 /// `findTurnStartIndex(entries, entryIndex, startIndex)`: index of the entry starting the turn
@@ -542,7 +556,8 @@ pub fn find_turn_start_index(
 ) -> Result<f64, JsValue> {
     let list = JsEntries::read(&entries, "entries")?;
     let (entry, start) = (arg_index(&entry_index, "entryIndex")?, arg_index(&start_index, "startIndex")?);
-    Ok(session_compaction::plan::cut_point::find_turn_start_index(&list, entry, start) as f64)
+    let list: &dyn EntrySource = &list;
+    Ok(session_compaction::plan::cut_point::find_turn_start_index(list, entry, start) as f64)
 }
 
 /// `getLastAssistantUsage(entries)`: the `usage` of the last assistant message whose
