@@ -386,10 +386,14 @@ pub struct CheckCompactionResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub error_message: Option<String>,
-    /// A compaction was due but did not run (SPEC §13.5): the breaker is paused, or the overflow
-    /// was already recovered in this turn.
+    /// A compaction was due but did not run (SPEC §11, §13.5): the breaker is paused, the
+    /// overflow was already recovered in this turn, or the overflow is not one this check
+    /// recovers (another model's, or not newer than the latest compaction).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "tsify", tsify(optional, type = "\"paused\" | \"overflowRecoveredThisTurn\""))]
+    #[cfg_attr(
+        feature = "tsify",
+        tsify(optional, type = "\"paused\" | \"overflowRecoveredThisTurn\" | \"otherModel\" | \"staleOverflow\"")
+    )]
     pub skipped: Option<crate::session::events::SkipCause>,
 }
 

@@ -17,7 +17,7 @@ use session_compaction::session::engine::{
     AbortSignal, CheckOptions, Clock, CompactRun, EventSink, HooksByName, NavigateRun, NoHooks, RetryPolicy,
     SessionEngine, CONTINUE_PROMPT,
 };
-use session_compaction::session::events::{AutoCompactionEvent, CompactionReason};
+use session_compaction::session::events::{AutoCompactionEvent, CompactionReason, SkipCause};
 use session_compaction::session::SessionTree;
 use session_compaction::summarize::{Complete, Purpose, SummaryRequest, TURN_CONTEXT_SEPARATOR};
 use session_compaction::{Error, Result};
@@ -1615,8 +1615,10 @@ fn overflow_model_named_without_its_provider_is_the_same_model() {
     }
 }
 
+/// SPEC §11, issue 11: an overflow this check does not recover is reported (`skipped`, an
+/// `auto_compaction_skipped` event), never a silent no-op.
 #[test]
-fn overflow_from_another_model_or_before_the_last_compaction_is_ignored() {
+fn overflow_from_another_model_or_before_the_last_compaction_is_not_recovered_and_says_why() {
     // Another model.
     let c = Check::new();
     let model = FakeModel::new("a", &c.log);
@@ -1624,7 +1626,11 @@ fn overflow_from_another_model_or_before_the_last_compaction_is_ignored() {
     let out = c.run(&engine, &msg, &check_options(200_000.0), std::slice::from_ref(&model)).unwrap();
     assert_eq!(out.reason, None);
     assert!(!out.will_retry && out.compaction.is_none());
-    assert!(c.events.all().is_empty());
+    assert_eq!(out.skipped, Some(SkipCause::OtherModel));
+    assert_eq!(
+        c.events.all(),
+        vec![json!({"type": "auto_compaction_skipped", "reason": "overflow", "cause": "otherModel"})]
+    );
     assert!(model.requests.borrow().is_empty());
     assert_eq!(compaction_count(&engine), 0);
 
@@ -1637,9 +1643,14 @@ fn overflow_from_another_model_or_before_the_last_compaction_is_ignored() {
         )
         .unwrap();
     });
+    let c = Check::new();
     let out = c.run(&engine, &msg, &check_options(200_000.0), std::slice::from_ref(&model)).unwrap();
     assert_eq!(out.reason, None);
-    assert!(c.events.all().is_empty());
+    assert_eq!(out.skipped, Some(SkipCause::StaleOverflow));
+    assert_eq!(
+        c.events.all(),
+        vec![json!({"type": "auto_compaction_skipped", "reason": "overflow", "cause": "staleOverflow"})]
+    );
     assert_eq!(compaction_count(&engine), 1);
     assert!(model.requests.borrow().is_empty());
 }

@@ -929,7 +929,9 @@ impl SessionEngine {
         });
         // 1. prune
         let pruned = self.session.write(|s| {
-            let (plan, _changed) = s.prune_tool_outputs(&check.prune, clock.now_ms());
+            // The counts decide only when the branch is still the one counted.
+            let tokens = counted.as_ref().filter(|c| c.path == s.branch_indices()).map(|c| c.tokens.as_slice());
+            let (plan, _changed) = s.prune_tool_outputs_counted(&check.prune, clock.now_ms(), tokens);
             outcome.pruned_count = plan.candidates.len();
             outcome.tokens_saved = plan.tokens_saved;
             // What the pruned entries count now, for the counter's own saving.
@@ -953,6 +955,7 @@ impl SessionEngine {
             }
         }
         // 2. which path
+        let mut not_recovered = None;
         let reason = {
             let s = self.session.guard();
             let branch = s.branch_source();
@@ -970,6 +973,10 @@ impl SessionEngine {
                 _ => true,
             };
             let stop = assistant_message.get("stopReason").and_then(Value::as_str);
+            if check.settings.enabled && overflow && !(same_model && newer) {
+                // An overflow this check does not recover is reported, never a silent no-op.
+                not_recovered = Some(if same_model { SkipCause::StaleOverflow } else { SkipCause::OtherModel });
+            }
             if !check.settings.enabled {
                 None
             } else if overflow && same_model && newer {
@@ -983,6 +990,11 @@ impl SessionEngine {
                 None
             }
         };
+        if let Some(cause) = not_recovered {
+            events.emit(AutoCompactionEvent::AutoCompactionSkipped { reason: CompactionReason::Overflow, cause });
+            outcome.skipped = Some(cause);
+            return Ok(outcome);
+        }
         let Some(reason) = reason else { return Ok(outcome) };
         // 3. the progress guard (SPEC §13.5)
         if let Some(cause) = self.skip_cause(reason, check) {

@@ -37,14 +37,22 @@ pub enum SkipCause {
     OverflowRecoveredThisTurn,
     /// The breaker is open after repeated attempts without progress (`"paused"`).
     Paused,
+    /// The overflow error came from another model than the host's current one (`"otherModel"`;
+    /// SPEC §11: only the same model's overflow is recovered).
+    OtherModel,
+    /// The overflow error is not newer than the latest compaction (`"staleOverflow"`; SPEC §11:
+    /// that compaction already answered it).
+    StaleOverflow,
 }
 
 impl SkipCause {
-    /// `"overflowRecoveredThisTurn"` or `"paused"`.
+    /// `"overflowRecoveredThisTurn"`, `"paused"`, `"otherModel"` or `"staleOverflow"`.
     pub fn as_str(self) -> &'static str {
         match self {
             SkipCause::OverflowRecoveredThisTurn => "overflowRecoveredThisTurn",
             SkipCause::Paused => "paused",
+            SkipCause::OtherModel => "otherModel",
+            SkipCause::StaleOverflow => "staleOverflow",
         }
     }
 }

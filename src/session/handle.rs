@@ -566,9 +566,29 @@ impl SessionTree {
     /// Why the current branch has nothing to compact ([`SessionTree::prepare_compaction`] is
     /// `None`), or `None` when a compaction is possible. SPEC §5, §12.2.
     pub fn nothing_to_compact(&self, settings: &CompactionSettings) -> Option<NothingToCompact> {
+        self.nothing_to_compact_counted(settings, None)
+    }
+
+    /// [`nothing_to_compact`](Self::nothing_to_compact) with the branch's token numbers counted
+    /// by the host's tokenizer (`tokens[p]` for branch position `p`; `None` or another length:
+    /// the default estimates). SPEC §3, §5.
+    pub fn nothing_to_compact_counted(
+        &self,
+        settings: &CompactionSettings,
+        tokens: Option<&[u64]>,
+    ) -> Option<NothingToCompact> {
         let branch = self.branch_source();
-        let plan = plan_compaction(&branch, settings);
-        crate::plan::prepare::nothing_to_compact(&branch, plan.as_ref(), |pos| self.branch_message_text(pos))
+        let text = |pos| self.branch_message_text(pos);
+        match tokens.filter(|t| t.len() == self.branch.len()) {
+            None => {
+                crate::plan::prepare::nothing_to_compact(&branch, plan_compaction(&branch, settings).as_ref(), text)
+            }
+            Some(tokens) => {
+                let counted = crate::plan::tokens::Recounted::new(&branch, tokens);
+                let plan = plan_compaction(&counted, settings);
+                crate::plan::prepare::nothing_to_compact(&counted, plan.as_ref(), text)
+            }
+        }
     }
 
     /// The latest compaction on the current branch and where its kept region starts (branch
@@ -698,7 +718,29 @@ impl SessionTree {
     /// latest compaction and everything after it): outputs already summarized away are not
     /// sent to the model, so pruning them would lose history and save nothing.
     pub fn plan_prune(&self, config: &PruneConfig) -> PrunePlan {
-        let mut plan = crate::context::plan_prune_in_context(self, &self.branch, config);
+        self.plan_prune_counted(config, None)
+    }
+
+    /// [`plan_prune`](Self::plan_prune) with the branch's token numbers counted by the host's
+    /// tokenizer (`tokens[p]` for branch position `p`, see [`crate::plan::tokens::Recounted`];
+    /// `None` or a length other than the branch's: the default estimates). SPEC §3, §7.
+    pub fn plan_prune_counted(&self, config: &PruneConfig, tokens: Option<&[u64]>) -> PrunePlan {
+        let mut plan = match tokens.filter(|t| t.len() == self.branch.len()) {
+            None => crate::context::plan_prune_in_context(self, &self.branch, config),
+            Some(tokens) => {
+                let branch = self.branch_source();
+                let counted = crate::plan::tokens::Recounted::new(&branch, tokens);
+                let positions: Vec<usize> = (0..self.branch.len()).collect();
+                let mut plan = crate::context::plan_prune_in_context(&counted, &positions, config);
+                for c in &mut plan.candidates {
+                    c.index = self.branch[c.index];
+                    if let Some(by) = c.superseded_by.as_mut() {
+                        by.index = self.branch[by.index];
+                    }
+                }
+                plan
+            }
+        };
         if !plan.candidates.is_empty() {
             let mut position = vec![usize::MAX; self.metas.len()];
             for (p, &i) in self.branch.iter().enumerate() {
@@ -719,7 +761,18 @@ impl SessionTree {
     /// ([`pruned_entry_json`]), without building a value of the whole entry. `now_ms`: ms
     /// since the epoch.
     pub fn prune_tool_outputs(&mut self, config: &PruneConfig, now_ms: f64) -> (PrunePlan, Vec<String>) {
-        let plan = self.plan_prune(config);
+        self.prune_tool_outputs_counted(config, now_ms, None)
+    }
+
+    /// [`prune_tool_outputs`](Self::prune_tool_outputs) deciding with the host's token counts of
+    /// the branch ([`plan_prune_counted`](Self::plan_prune_counted)). SPEC §3, §7.
+    pub fn prune_tool_outputs_counted(
+        &mut self,
+        config: &PruneConfig,
+        now_ms: f64,
+        tokens: Option<&[u64]>,
+    ) -> (PrunePlan, Vec<String>) {
+        let plan = self.plan_prune_counted(config, tokens);
         let mut changed = Vec::with_capacity(plan.candidates.len());
         for c in &plan.candidates {
             let text = match pruned_entry_json(self.raw(c.index), &c.notice, now_ms) {

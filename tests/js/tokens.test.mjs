@@ -291,9 +291,12 @@ describe('the engine operations count with countTokens (SPEC §3)', () => {
       const last = entries.at(-1).message;
       const options = { contextWindow: 10_000_000, complete: async () => 's' };
       const a = await plain.checkCompaction(last, { ...options, settings: {} });
+      // Pruning decides by the counter too: what planPrune with it says.
+      const planned = counted.planPrune({ countTokens: twice }).candidates.length;
       const b = await counted.checkCompaction(last, { ...options, settings: { countTokens: twice } });
       assert.ok(a.prunedCount > 0);
-      assert.equal(b.prunedCount, a.prunedCount);
+      assert.equal(b.prunedCount, planned);
+      assert.ok(b.prunedCount >= a.prunedCount);
       // Each pruned result: 20,000 tokens by chars/4 → a short notice; twice that by the counter.
       const notice = /** @type {any} */ (plain.getBranch().find((e) => e.id === 'r0')).message.content[0].text;
       const perResult = (/** @type {(t: string) => number} */ f) => f('y'.repeat(80_000)) - f(notice);
@@ -355,6 +358,156 @@ describe('the engine operations count with countTokens (SPEC §3)', () => {
       // chars/4: the 9 messages after e0 fit; counted: the newest two (2,000 tokens).
       const want = countTokens ? 2 : 9;
       assert.deepEqual(prompts.map(tagsIn), [want, want]);
+    }
+  });
+});
+
+describe('countTokens in the handle methods that plan and prune, and its failures', () => {
+  test('a rejecting async counter rejects the call once and leaves no unhandled rejection', T, async () => {
+    /** @type {unknown[]} */
+    const unhandled = [];
+    const onUnhandled = (/** @type {unknown} */ reason) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const entries = branch(20, long);
+      /** @type {string[]} */
+      const asked = [];
+      const failing = async (/** @type {string} */ t) => {
+        asked.push(t);
+        if (t.startsWith('m3 ')) throw new Error('tokenizer offline');
+        return tenfold(t);
+      };
+      await assert.rejects(
+        /** @type {Promise<unknown>} */ (sc.estimateContextTokens(entries, { countTokens: failing })),
+        (/** @type {any} */ e) => namesCountTokens(e) && /tokenizer offline/.test(e.message),
+      );
+      const tree = sc.SessionTree.fromEntries(entries);
+      try {
+        const last = /** @type {any} */ (entries.at(-1)).message;
+        const settings = { countTokens: failing };
+        await assert.rejects(
+          tree.checkCompaction(last, { contextWindow: 1000, complete: async () => 's', settings }),
+          namesCountTokens,
+        );
+        await assert.rejects(tree.compact({ complete: async () => 's', settings }), namesCountTokens);
+        await assert.rejects(tree.planPrune({ countTokens: failing }), namesCountTokens);
+      } finally {
+        tree.free();
+      }
+      // Give late rejections a chance to surface.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual(unhandled, []);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
+  test('a text repeated within one call is counted once', () => {
+    /** @type {string[]} */
+    const asked = [];
+    const entries = branch(4, () => 'the same words');
+    sc.estimateContextTokens(entries, {
+      countTokens: (t) => {
+        asked.push(t);
+        return 3;
+      },
+    });
+    assert.deepEqual(asked, ['the same words']);
+  });
+
+  test('nothingToCompact, planPrune and pruneToolOutputs follow the counter, sync or async', T, async () => {
+    // By chars/4 everything fits the 2,500 kept; counted tenfold it does not.
+    for (const countTokens of [tenfold, async (/** @type {string} */ t) => tenfold(t)]) {
+      const tree = sc.SessionTree.fromEntries(branch(6, long));
+      try {
+        assert.equal(
+          /** @type {any} */ (tree.nothingToCompact({ keepRecentTokens: 2500 }))?.reason !== undefined,
+          true,
+        );
+        assert.equal(await tree.nothingToCompact({ keepRecentTokens: 2500, countTokens }), undefined);
+      } finally {
+        tree.free();
+      }
+    }
+  });
+
+  test('what checkCompaction prunes with a counter is what its preview predicted', T, async () => {
+    const entries = /** @type {any[]} */ (branch(1, (i) => `text ${i}`));
+    let parentId = 'e1';
+    for (let k = 0; k < 6; k++) {
+      const call = { type: 'toolCall', id: `c${k}`, name: 'bash', arguments: { command: `cat f${k}.rs` } };
+      const turn = [
+        [`u${k}`, { role: 'user', content: `read f${k}.rs`, timestamp: 10 + k }],
+        [`a${k}`, { role: 'assistant', content: [call], stopReason: 'toolUse', timestamp: 10 + k }],
+        [
+          `r${k}`,
+          {
+            role: 'toolResult',
+            toolCallId: `c${k}`,
+            toolName: 'bash',
+            content: [{ type: 'text', text: 'y'.repeat(20_000) }],
+            isError: false,
+            timestamp: 10 + k,
+          },
+        ],
+        [
+          `d${k}`,
+          { role: 'assistant', content: [{ type: 'text', text: 'done' }], stopReason: 'stop', timestamp: 10 + k },
+        ],
+      ];
+      for (const [id, message] of turn) {
+        entries.push({
+          type: 'message',
+          id,
+          parentId,
+          timestamp: new Date(1_735_689_700_000 + k).toISOString(),
+          message,
+        });
+        parentId = /** @type {string} */ (id);
+      }
+    }
+    // 5,000 tokens per output by chars/4: under the 40,000 protected, nothing is pruned; counted
+    // fourfold (20,000 each) the older ones are.
+    const fourfold = (/** @type {string} */ t) => 4 * Math.ceil(t.length / 4);
+    const tree = sc.SessionTree.fromEntries(entries);
+    try {
+      assert.equal(tree.planPrune().candidates.length, 0);
+      const planned = tree.planPrune({ countTokens: fourfold });
+      assert.ok(planned.candidates.length > 0);
+      const previews = sc.previewCompaction(tree.getBranch(), { countTokens: fourfold });
+      assert.equal(previews.withPrune.prunedCount, planned.candidates.length);
+      const last = entries.at(-1).message;
+      const out = await tree.checkCompaction(last, {
+        contextWindow: 10_000_000,
+        complete: async () => 's',
+        settings: { countTokens: fourfold },
+      });
+      assert.equal(out.prunedCount, planned.candidates.length);
+    } finally {
+      tree.free();
+    }
+  });
+
+  test('the types take a CountTokens value wherever countTokens is accepted', T, async () => {
+    /** @type {import('../../pkg/index.node.mjs').CountTokens} */
+    const counter = charsOver4;
+    const entries = branch(3, long);
+    const tree = sc.SessionTree.fromEntries(entries);
+    try {
+      const results = [
+        sc.estimateContextTokens(entries, { countTokens: counter }),
+        sc.previewCompaction(entries, { countTokens: counter }),
+        sc.prepareBranchEntries(entries, 1000, { countTokens: counter }),
+        tree.estimateContextTokens({ countTokens: counter }),
+        tree.planCompaction({ countTokens: counter }),
+        tree.prepareCompaction({ countTokens: counter }),
+        tree.nothingToCompact({ countTokens: counter }),
+        tree.planPrune({ countTokens: counter }),
+      ];
+      assert.equal(results.length, 8);
+      assert.equal(await results[0], sc.estimateContextTokens(entries));
+    } finally {
+      tree.free();
     }
   });
 });

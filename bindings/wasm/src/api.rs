@@ -67,14 +67,26 @@ export function prepareCompaction(pathEntries: SessionEntry[], settings?: Partia
 export function prepareCompaction(pathEntries: SessionEntry[], settings?: Partial<CompactionSettings> & SyncTokenCount): CompactionPreparation | undefined;
 export function previewCompaction(pathEntries: SessionEntry[], settings?: Partial<CompactionSettings> & SyncTokenCount, pruneConfig?: Partial<PruneConfig>): CompactionPreviews;
 export function previewCompaction(pathEntries: SessionEntry[], settings: Partial<CompactionSettings> & AsyncTokenCount, pruneConfig?: Partial<PruneConfig>): Promise<CompactionPreviews>;
+export function previewCompaction(pathEntries: SessionEntry[], settings?: Partial<CompactionSettings> & TokenCountOptions, pruneConfig?: Partial<PruneConfig>): CompactionPreviews | Promise<CompactionPreviews>;
 export function estimateContextTokens(pathEntries: SessionEntry[], options?: SyncTokenCount): number;
 export function estimateContextTokens(pathEntries: SessionEntry[], options: AsyncTokenCount): Promise<number>;
+export function estimateContextTokens(pathEntries: SessionEntry[], options?: TokenCountOptions): number | Promise<number>;
 export function prepareBranchEntries(entries: SessionEntry[], tokenBudget?: number, options?: SyncTokenCount): BranchEntriesResult;
 export function prepareBranchEntries(entries: SessionEntry[], tokenBudget: number | undefined, options: AsyncTokenCount): Promise<BranchEntriesResult>;
+export function prepareBranchEntries(entries: SessionEntry[], tokenBudget?: number, options?: TokenCountOptions): BranchEntriesResult | Promise<BranchEntriesResult>;
 export interface SessionTree {
   prepareCompaction(settings: Partial<CompactionSettings> & AsyncTokenCount, pruneConfig?: Partial<PruneConfig>): Promise<CompactionPreparation | undefined>;
+  prepareCompaction(settings?: Partial<CompactionSettings> & TokenCountOptions, pruneConfig?: Partial<PruneConfig>): CompactionPreparation | undefined | Promise<CompactionPreparation | undefined>;
   planCompaction(settings: Partial<CompactionSettings> & AsyncTokenCount, pruneConfig?: Partial<PruneConfig>): Promise<PreparationPlan | undefined>;
+  planCompaction(settings?: Partial<CompactionSettings> & TokenCountOptions, pruneConfig?: Partial<PruneConfig>): PreparationPlan | undefined | Promise<PreparationPlan | undefined>;
   estimateContextTokens(options: AsyncTokenCount): Promise<number>;
+  estimateContextTokens(options?: TokenCountOptions): number | Promise<number>;
+  nothingToCompact(settings: Partial<CompactionSettings> & AsyncTokenCount): Promise<NothingToCompactResult | undefined>;
+  nothingToCompact(settings?: Partial<CompactionSettings> & TokenCountOptions): NothingToCompactResult | undefined | Promise<NothingToCompactResult | undefined>;
+  planPrune(config: Partial<PruneConfig> & AsyncTokenCount): Promise<PrunePlan>;
+  planPrune(config?: Partial<PruneConfig> & TokenCountOptions): PrunePlan | Promise<PrunePlan>;
+  pruneToolOutputs(config: Partial<PruneConfig> & AsyncTokenCount, now?: number): Promise<PruneOutcome>;
+  pruneToolOutputs(config?: Partial<PruneConfig> & TokenCountOptions, now?: number): PruneOutcome | Promise<PruneOutcome>;
 }
 "#;
 

@@ -7,11 +7,13 @@ use super::convert::{
     to_typed, to_value, to_values,
 };
 use super::host::JsClock;
-use super::tokens::{compaction_options, counter_option, on_branch};
+use super::options::to_options;
+use super::tokens::{
+    compaction_options, counter_of, counter_option, on_branch, prune_options, with_branch_counts, COUNT_TOKENS,
+};
 use session_compaction::entry::EntrySource;
 use session_compaction::io::ParseOptions;
 use session_compaction::plan::prepare::CompactionSettings;
-use session_compaction::plan::prune::PruneConfig;
 use session_compaction::session::engine::Clock;
 use session_compaction::session::engine::SessionEngine;
 use session_compaction::session::SessionTree as Core;
@@ -189,13 +191,19 @@ impl SessionTree {
 
     /// Why the current branch has nothing to compact (`prepareCompaction` is `undefined`), or
     /// `undefined` when it can be compacted. SPEC §5, §12.2.
+    /// With `settings.countTokens`, the plan is counted by the host's tokenizer (SPEC §3; a
+    /// Promise when it returns one).
     #[wasm_bindgen(js_name = nothingToCompact, unchecked_return_type = "NothingToCompactResult | undefined")]
     pub fn nothing_to_compact(
         &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings>")] settings: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings> & SyncTokenCount")]
+        settings: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let settings: CompactionSettings = to_typed(&settings, "settings")?;
-        self.s(|s| from_option(s.nothing_to_compact(&settings).map(|r| r.result())))
+        let counter = counter_of(&settings, "settings")?;
+        let settings: CompactionSettings = to_options(&settings, "settings", &[COUNT_TOKENS])?;
+        with_branch_counts(counter, self.engine.session().clone(), move |s, tokens| {
+            from_option(s.nothing_to_compact_counted(&settings, tokens).map(|r| r.result()))
+        })
     }
 
     /// The latest compaction on the current branch and where its kept region starts (branch
@@ -420,13 +428,17 @@ impl SessionTree {
 
     /// The pruning decision for the current branch without changing anything (SPEC §7). Each
     /// candidate names its `entryIndex` (file order) and its `branchPosition`.
+    /// With `config.countTokens` the tokens are the host's counts (SPEC §3; a Promise when it
+    /// returns one).
     #[wasm_bindgen(js_name = planPrune, unchecked_return_type = "PrunePlan")]
     pub fn plan_prune(
         &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "Partial<PruneConfig>")] config: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Partial<PruneConfig> & SyncTokenCount")] config: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let config: PruneConfig = to_typed(&config, "config")?;
-        self.s(|s| from_serde(&s.plan_prune(&config)))
+        let (counter, config) = prune_options(&config)?;
+        with_branch_counts(counter, self.engine.session().clone(), move |s, tokens| {
+            from_serde(&s.plan_prune_counted(&config, tokens))
+        })
     }
 
     /// Prunes old tool outputs of the current branch inside the handle (SPEC §7) and returns a
@@ -434,20 +446,25 @@ impl SessionTree {
     /// changed entries as objects only when asked for (`prunedEntries`, `entry(k)`). `now`: the
     /// `prunedAt` time, ms since the epoch (default now). Errors: `E_INVALID_ARGUMENT` for a bad
     /// `config` or `now`, `E_BUSY` during a compaction.
-    #[wasm_bindgen(js_name = pruneToolOutputs)]
+    /// With `config.countTokens` the decision uses the host's counts (SPEC §3; a Promise of
+    /// the outcome when it returns one).
+    #[wasm_bindgen(js_name = pruneToolOutputs, unchecked_return_type = "PruneOutcome")]
     pub fn prune_tool_outputs(
         &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "Partial<PruneConfig>")] config: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Partial<PruneConfig> & SyncTokenCount")] config: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "number")] now: JsValue,
-    ) -> Result<PruneOutcome, JsValue> {
+    ) -> Result<JsValue, JsValue> {
         let now = arg_opt_number(&now, "now")?;
-        let config: PruneConfig = to_typed(&config, "config")?;
-        let (plan, lines) = self.s_mut(|s| s.prune_tool_outputs(&config, now.unwrap_or_else(js_sys::Date::now)));
-        Ok(PruneOutcome {
-            tokens_saved: plan.tokens_saved,
-            indices: plan.candidates.iter().map(|c| u32::try_from(c.index).unwrap_or(u32::MAX)).collect(),
-            ids: plan.candidates.into_iter().map(|c| c.id).collect(),
-            lines,
+        let (counter, config) = prune_options(&config)?;
+        with_branch_counts(counter, self.engine.session().clone(), move |s, tokens| {
+            let (plan, lines) = s.prune_tool_outputs_counted(&config, now.unwrap_or_else(js_sys::Date::now), tokens);
+            Ok(PruneOutcome {
+                tokens_saved: plan.tokens_saved,
+                indices: plan.candidates.iter().map(|c| u32::try_from(c.index).unwrap_or(u32::MAX)).collect(),
+                ids: plan.candidates.into_iter().map(|c| c.id).collect(),
+                lines,
+            }
+            .into())
         })
     }
 

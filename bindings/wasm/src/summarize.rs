@@ -78,7 +78,7 @@ export type AutoCompactionEvent =
   | { type: "auto_compaction_end"; result?: CompactionResult; aborted: boolean; willRetry: boolean; errorMessage?: string }
   | { type: "auto_compaction_no_progress"; reason: "overflow" | "threshold"; contextTokensBefore: number; contextTokensAfter: number }
   | { type: "auto_compaction_paused"; attempts: number }
-  | { type: "auto_compaction_skipped"; reason: "overflow" | "threshold"; cause: "paused" | "overflowRecoveredThisTurn" };
+  | { type: "auto_compaction_skipped"; reason: "overflow" | "threshold"; cause: "paused" | "overflowRecoveredThisTurn" | "otherModel" | "staleOverflow" };
 /** A candidate model of automatic compaction. */
 export interface CompactionCandidate { complete: CompleteFn; model?: string }
 /** The callbacks of `SessionTree.checkCompaction()`: the candidate models (or one `complete`, or the remote summarizer at `remoteEndpoint`, else at `settings.remoteEndpoint`), hooks, events; `settings.countTokens` counts the threshold estimate, the pruned tokens and the compaction (SPEC §3; default chars/4). */

@@ -5,7 +5,7 @@
 //! counts back to the core. Conversions only.
 
 use super::convert::{bad_arg, error_js, to_typed};
-use super::host::{get, js_message, settle};
+use super::host::{get, js_message};
 use super::options::to_options;
 use js_sys::Function;
 use serde_json::Value;
@@ -85,7 +85,8 @@ fn count_of(v: &JsValue, at: usize) -> Result<u64, Error> {
 
 fn describe(v: &JsValue) -> String {
     if let Some(n) = v.as_f64() {
-        return n.to_string();
+        // As JavaScript prints it (`Infinity`, `NaN`), not Rust's `inf`.
+        return session_compaction::js::format_number(n);
     }
     if v.is_undefined() {
         return "undefined".into();
@@ -123,7 +124,11 @@ fn remember(f: &Function, entries: impl IntoIterator<Item = ((usize, u64), u64)>
 /// tokens). A throw, a rejection or a bad number is `E_INVALID_ARGUMENT` naming `countTokens`.
 fn count_all(f: &Function, texts: &[CountedText]) -> Result<Result<Vec<u64>, PendingCounts>, Error> {
     let mut text_tokens: Vec<Option<u64>> = Vec::with_capacity(texts.len());
+    // The Promises still to settle: (text index, key, promise), one per distinct text.
     let mut pending: Vec<(usize, (usize, u64), JsValue)> = Vec::new();
+    // Texts repeated within this call: (text index, index of its first occurrence).
+    let mut repeats: Vec<(usize, usize)> = Vec::new();
+    let mut first: HashMap<(usize, u64), usize> = HashMap::new();
     let mut fresh = Vec::new();
     for (i, t) in texts.iter().enumerate() {
         if t.text.is_empty() {
@@ -135,11 +140,21 @@ fn count_all(f: &Function, texts: &[CountedText]) -> Result<Result<Vec<u64>, Pen
             text_tokens.push(Some(n));
             continue;
         }
-        let r = f
-            .call1(&JsValue::UNDEFINED, &JsValue::from_str(&t.text))
-            .map_err(|e| counter_error(format!("threw for text {i}: {}", js_message(&e))))?;
+        if let Some(&at) = first.get(&k) {
+            repeats.push((i, at));
+            text_tokens.push(None);
+            continue;
+        }
+        first.insert(k, i);
+        let r = match f.call1(&JsValue::UNDEFINED, &JsValue::from_str(&t.text)) {
+            Ok(r) => r,
+            Err(e) => {
+                silence(&pending);
+                return Err(counter_error(format!("threw for text {i}: {}", js_message(&e))));
+            }
+        };
         if r.as_f64().is_some() || !(get(&r, "then").is_function()) {
-            let n = count_of(&r, i)?;
+            let n = count_of(&r, i).inspect_err(|_| silence(&pending))?;
             fresh.push((k, n));
             text_tokens.push(Some(n));
         } else {
@@ -150,21 +165,51 @@ fn count_all(f: &Function, texts: &[CountedText]) -> Result<Result<Vec<u64>, Pen
     remember(f, fresh);
     let images: Vec<CountedText> =
         texts.iter().map(|t| CountedText { text: String::new(), images: t.images }).collect();
+    let finish = move |mut text_tokens: Vec<Option<u64>>| {
+        for &(i, at) in &repeats {
+            text_tokens[i] = text_tokens[at];
+        }
+        text_tokens.into_iter().zip(&images).map(|(n, t)| t.tokens_from(n.unwrap_or(0))).collect::<Vec<u64>>()
+    };
     if pending.is_empty() {
-        return Ok(Ok(text_tokens.into_iter().zip(&images).map(|(n, t)| t.tokens_from(n.unwrap_or(0))).collect()));
+        return Ok(Ok(finish(text_tokens)));
     }
     let f = f.clone();
     Ok(Err(Box::pin(async move {
+        // Every Promise is awaited (allSettled): a rejection after the first one is never left
+        // unhandled; the first failure in text order is the error.
+        let all = js_sys::Promise::all_settled(&pending.iter().map(|p| p.2.clone()).collect::<js_sys::Array>());
+        let settled = wasm_bindgen_futures::JsFuture::from(all)
+            .await
+            .map_err(|e| counter_error(format!("could not be awaited: {}", js_message(&e))))?;
+        let settled: js_sys::Array = settled.unchecked_into();
         let mut fresh = Vec::new();
-        for (i, k, p) in pending {
-            let v = settle(p).await.map_err(|e| counter_error(format!("rejected for text {i}: {}", js_message(&e))))?;
-            let n = count_of(&v, i)?;
-            fresh.push((k, n));
-            text_tokens[i] = Some(n);
+        for (n, (i, k, _)) in pending.iter().enumerate() {
+            let outcome = settled.get(n as u32);
+            if get(&outcome, "status").as_string().as_deref() != Some("fulfilled") {
+                return Err(counter_error(format!("rejected for text {i}: {}", js_message(&get(&outcome, "reason")))));
+            }
+            let tokens = count_of(&get(&outcome, "value"), *i)?;
+            fresh.push((*k, tokens));
+            text_tokens[*i] = Some(tokens);
         }
         remember(&f, fresh);
-        Ok(text_tokens.into_iter().zip(&images).map(|(n, t)| t.tokens_from(n.unwrap_or(0))).collect())
+        Ok(finish(text_tokens))
     })))
+}
+
+/// Marks the Promises of a count given up (a throw or a bad number came first) as handled: their
+/// rejections are the host's counter failing for a call that already failed, not unhandled.
+fn silence(pending: &[(usize, (usize, u64), JsValue)]) {
+    if pending.is_empty() {
+        return;
+    }
+    let ignore = Closure::<dyn FnMut(JsValue)>::new(|_: JsValue| {});
+    for (_, _, p) in pending {
+        let _ = js_sys::Promise::resolve(p).catch(&ignore);
+    }
+    // Called at most once per failed count: the handler lives as long as the Promises need it.
+    ignore.forget();
 }
 
 /// Runs `then` with the tokens of `texts` counted by `counter` (`None` without a counter) and
@@ -247,6 +292,31 @@ pub fn on_entries<S: EntrySource + 'static>(
         move || texts,
         move |counts| f(&Recounted::new(&source, &counts.unwrap_or_default()), &source),
     )
+}
+
+/// Runs `f` on a session handle with the token numbers of its current branch counted by
+/// `counter` (by branch position; `None` without a counter); a Promise of the result when a
+/// count is one. The session is borrowed only while the texts are read and while `f` runs (the
+/// counts apply only if the branch is still the one counted: the core checks its length).
+pub fn with_branch_counts(
+    counter: Option<Function>,
+    session: SharedSession,
+    f: impl FnOnce(&mut session_compaction::session::SessionTree, Option<&[u64]>) -> Result<JsValue, JsValue> + 'static,
+) -> Result<JsValue, JsValue> {
+    if counter.is_none() {
+        return session.write(|s| f(s, None));
+    }
+    let texts = session.read(|s| entry_texts(&s.branch_source()));
+    let counted = session.clone();
+    with_counts(counter, move || texts, move |counts| counted.write(|s| f(s, counts.as_deref())))
+}
+
+/// `config.countTokens` of a prune config taken out: the counter and the config.
+/// `E_INVALID_ARGUMENT` on an unknown name or a bad value.
+pub fn prune_options(config: &JsValue) -> Result<(Option<Function>, PruneConfig), JsValue> {
+    let counter = counter_of(config, "config")?;
+    let parsed: PruneConfig = to_options(config, "config", &[COUNT_TOKENS])?;
+    Ok((counter, parsed))
 }
 
 /// [`on_values`] on the current branch of a session handle (root first); the session is
