@@ -1134,6 +1134,22 @@ impl RandomIds {
     }
 }
 
+/// A new v3 session header (SPEC §1): `{type: "session", version: 3, id, timestamp, cwd: ""}`
+/// with a random UUID-shaped (version 4) `id` and `now_ms` (ms since the epoch) as its ISO
+/// 8601 timestamp. What a session built in memory is saved under, so that the saved file loads.
+pub fn new_session_header(now_ms: f64) -> Value {
+    let mut ids = RandomIds::new();
+    let hex: String = (0..4).map(|_| ids.next_id()).collect();
+    let id = format!("{}-{}-4{}-{}-{}", &hex[0..8], &hex[8..12], &hex[13..16], &hex[16..20], &hex[20..32]);
+    serde_json::json!({
+        "type": "session",
+        "version": 3,
+        "id": id,
+        "timestamp": crate::js::format_iso_timestamp(now_ms),
+        "cwd": "",
+    })
+}
+
 // ---------------------------------------------------------------------------------------------
 // Sessions (value path)
 

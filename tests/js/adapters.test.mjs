@@ -515,6 +515,16 @@ test('an SDK history becomes a SessionTree through appendMessage (ids, parents, 
     for (let i = 1; i < entries.length; i++) assert.equal(entries[i].parentId, entries[i - 1].id);
     assert.equal(new Set(entries.map((e) => e.id)).size, entries.length);
     assert.equal(tree.leafId, entries.at(-1)?.id);
+    // Saved and loaded again: a session built in memory has a header, so nothing is lost.
+    const again = SessionTree.fromJsonl(tree.toJsonl());
+    try {
+      assert.equal(again.entryCount, entries.length);
+      assert.equal(again.header?.type, 'session');
+      assert.equal(again.header?.version, 3);
+      assert.deepEqual(again.getBranch(), tree.getBranch());
+    } finally {
+      again.free();
+    }
     assert.deepEqual(tree.validate().issues, []);
     assert.deepEqual(
       tree.buildLlmMessages().map((m) => m.role),

@@ -144,7 +144,9 @@ impl SessionTree {
         Core::from_bytes(bytes, &opts).map(wrap).map_err(error_js)
     }
 
-    /// Builds a session from entries (and an optional header). SPEC §1.
+    /// Builds a session from entries and its header; without one, a new v3 header
+    /// (`session_compaction::io::new_session_header`: random id, now, `cwd: ""`), so that
+    /// `toJsonl()` is a file `fromJsonl` loads. SPEC §1.
     #[wasm_bindgen(js_name = fromEntries)]
     pub fn from_entries(
         #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
@@ -152,8 +154,9 @@ impl SessionTree {
     ) -> Result<SessionTree, JsValue> {
         let values = to_values(&entries, "entries")?;
         let header = to_value(&header, "header")?;
-        let header = (!header.is_null()).then_some(header);
-        Ok(wrap((Core::from_values(header, &values), Vec::new())))
+        let header =
+            if header.is_null() { session_compaction::io::new_session_header(JsClock.now_ms()) } else { header };
+        Ok(wrap((Core::from_values(Some(header), &values), Vec::new())))
     }
 
     /// The bad lines found while loading (empty for `fromEntries`).
