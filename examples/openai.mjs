@@ -1,23 +1,27 @@
-// A pi session with the official `openai` client: check (compact when over the threshold, the
-// summary written by session-compaction/openai's `complete`), then send the next request.
-// npm test runs it against a local server (OPENAI_BASE_URL); unset, it calls api.openai.com.
+// A pi session with the official `openai` client: check (compact over the threshold, the summary written
+// through the client), send the next request. npm test runs it against a local server (OPENAI_BASE_URL).
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { SessionTree } from '../pkg/index.node.mjs';
-import { fromChatMessages, openaiComplete, toChatMessages } from '../pkg/openai.mjs';
+import { fromChatMessages, toChatMessages } from '../pkg/openai.mjs';
 
 const baseUrl = process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1';
 const [apiKey, model] = [process.env.OPENAI_API_KEY, 'gpt-4.1-mini'];
 const tree = SessionTree.fromBytes(readFileSync(new URL('sessions/pi-session-large.jsonl', import.meta.url)));
 const last = tree.buildSessionContext().messages.findLast((m) => m.role === 'assistant');
-const complete = openaiComplete({ baseUrl, model, apiKey });
+const client = new OpenAI({ baseURL: baseUrl, apiKey });
+/** @type {import('../pkg/index.node.mjs').CompleteFn} */
+const complete = async ({ systemPrompt, prompt, maxTokens, signal }) => {
+  const messages = /** @type {any} */ ([
+    { role: 'system', content: systemPrompt },
+    { role: 'user', content: prompt },
+  ]);
+  const r = await client.chat.completions.create({ model, max_tokens: maxTokens, messages }, { signal });
+  return r.choices[0].message.content ?? '';
+};
 const check = await tree.checkCompaction(/** @type {any} */ (last), { contextWindow: 190000, complete });
 console.log('compacted:', check.reason ?? 'no', check.errorMessage ?? '', '→', tree.estimateContextTokens(), 'tokens');
-
-/** @type {import('../pkg/index.node.mjs').AgentMessage} */
-const user = { role: 'user', content: check.continuePrompt ?? 'Go on.', timestamp: Date.now() };
-tree.appendMessage(user);
-const client = new OpenAI({ baseURL: baseUrl, apiKey });
+tree.appendMessage({ role: 'user', content: check.continuePrompt ?? 'Go on.', timestamp: Date.now() });
 const messages = toChatMessages(tree.buildLlmMessages(), { system: 'You are a coding agent.' });
 const completion = await client.chat.completions.create({ model, messages: /** @type {any} */ (messages) });
 const reply = fromChatMessages([completion.choices[0].message], { completion });

@@ -5,7 +5,7 @@
 //! The model here is the extractive summarizer (no network); a host passes its own `Complete`.
 
 use session_compaction::io::ParseOptions;
-use session_compaction::session::engine::{Clock, CompactOutcome, CompactRun, NoHooks, SessionEngine, SystemClock};
+use session_compaction::session::engine::{CompactOutcome, SessionEngine};
 use session_compaction::session::SessionTree;
 use session_compaction::summarize::extractive::ExtractiveSummarizer;
 use std::sync::Arc;
@@ -30,8 +30,8 @@ pub async fn run(path: &str) -> Result<CompactOutcome, BoxError> {
 
     let worker = engine.clone();
     let compaction = tokio::spawn(async move {
-        let run = CompactRun { custom_instructions: Some("open tasks first".into()), ..Default::default() };
-        worker.compact(&ExtractiveSummarizer::default(), &NoHooks, &run, None, SystemClock.now_ms()).await
+        let model = ExtractiveSummarizer::default();
+        worker.compaction(&model).custom_instructions("open tasks first").run().await
     });
 
     // The host is not locked out meanwhile: it can read (and append) as turns arrive.

@@ -257,9 +257,12 @@ function helpText(command) {
     'Commands:',
     ...table(Object.entries(COMMANDS).map(([name, spec]) => [name, spec.summary])),
     '',
-    'Without a file, a real pi session of a repository checkout is used (the npm package',
-    'does not ship it):',
-    `  ${SAMPLE_FILE}`,
+    ...(existsSync(SAMPLE_FILE)
+      ? ['Without a file, a real pi session of this repository checkout is used:', `  ${SAMPLE_FILE}`]
+      : [
+          'Without a file, a repository checkout uses its sample session; this installation has none:',
+          '  pass a session file.',
+        ]),
     '',
     'Common options:',
     ...optionLines([...COMMON, 'version']),

@@ -252,15 +252,16 @@ const MAGIC = [
   { bytes: [0xff, 0xfe], what: 'UTF-16 text (save it as UTF-8)' },
   { bytes: [0xfe, 0xff], what: 'UTF-16 text (save it as UTF-8)' },
 ];
-/** How many leading bytes of the first line {@link binaryKind} looks at. */
+/** How many leading bytes {@link binaryKind} looks at. */
 const SNIFF_BYTES = 8 * 1024;
 
 /**
  * What a file is when it is not text at all: a known binary format by its magic number, or
- * "binary data" when its first line (its first 8 KiB at most) holds a NUL byte, which the JSON
- * text of a session header never does. `null` for text. Only the start is looked at: a session
- * whose later lines were damaged (a crash can leave NUL bytes at the end) still loads, its bad
- * lines kept as they are. A session is a text file of JSON lines: the CLI refuses binary input
+ * "binary data" when its first line holds a NUL byte (the JSON text of a session header never
+ * does), or when its first 8 KiB hold one and the first line is not a JSON object (`{`, the
+ * start of every session line). `null` for text. Only the start is looked at: a session whose
+ * later lines were damaged (a crash can leave NUL bytes at the end) still loads, its bad lines
+ * kept as they are. A session is a text file of JSON lines: the CLI refuses binary input
  * with one message instead of one "malformed JSON" warning per line.
  * @param {Uint8Array} data
  * @returns {string | null}
@@ -271,7 +272,13 @@ export function binaryKind(data) {
   }
   const head = data.subarray(0, SNIFF_BYTES);
   const end = head.indexOf(0x0a);
-  const nul = (end < 0 ? head : head.subarray(0, end)).indexOf(0);
+  const firstLine = end < 0 ? head : head.subarray(0, end);
+  let nul = firstLine.indexOf(0);
+  if (nul < 0) {
+    let start = 0;
+    while (start < firstLine.length && [0x20, 0x09, 0x0d, 0xef, 0xbb, 0xbf].includes(firstLine[start])) start++;
+    if (firstLine[start] !== 0x7b) nul = head.indexOf(0);
+  }
   return nul >= 0 ? `binary data (a NUL byte at offset ${num(nul)})` : null;
 }
 

@@ -116,20 +116,16 @@ fn credential_ranges(url: &str) -> Vec<std::ops::Range<usize>> {
     out
 }
 
-/// `url` for messages: without its `user:password@` part, and with the values of query
-/// parameters that carry a secret (`key`, `api_key`, `token`, `sig`, `auth`, … any name
-/// containing them) written `[redacted]`.
+/// `url` for messages: its `user:password` part and the values of query parameters that carry
+/// a secret (`key`, `api_key`, `token`, `sig`, `auth`, … any name containing them) written
+/// `[redacted]` (as the JS adapters' `redactUrl` writes them).
 pub fn redact_url(url: &str) -> String {
     let mut out = String::with_capacity(url.len());
     let mut last = 0;
     for r in credential_ranges(url) {
-        let userinfo = url[r.end..].starts_with('@');
         out.push_str(&url[last..r.start]);
-        if !userinfo {
-            out.push_str("[redacted]");
-        }
-        // The `@` after a removed user part goes with it.
-        last = if userinfo { r.end + 1 } else { r.end };
+        out.push_str("[redacted]");
+        last = r.end;
     }
     out.push_str(&url[last..]);
     out
@@ -195,7 +191,10 @@ mod tests {
     #[test]
     fn credentials_never_reach_messages() {
         assert_eq!(redact_url("http://127.0.0.1:8/sum"), "http://127.0.0.1:8/sum");
-        assert_eq!(redact_url("https://u:p4ss@host/x?key=abcd&x=1#k"), "https://host/x?key=[redacted]&x=1#k");
+        assert_eq!(
+            redact_url("https://u:p4ss@host/x?key=abcd&x=1#k"),
+            "https://[redacted]@host/x?key=[redacted]&x=1#k"
+        );
         assert_eq!(
             redact_url("https://host/?api_key=s3cr3t&Token=t0k3n&page=2"),
             "https://host/?api_key=[redacted]&Token=[redacted]&page=2"
@@ -205,7 +204,7 @@ mod tests {
             format!("Request cannot be constructed from a URL that includes credentials: {url} (agent:s3cr3t, abcdef)");
         let clean = redact_url_in(&text, url);
         assert!(!clean.contains("s3cr3t") && !clean.contains("abcdef"), "{clean}");
-        assert!(clean.contains("http://127.0.0.1:9/s?sig=[redacted]"), "{clean}");
+        assert!(clean.contains("http://[redacted]@127.0.0.1:9/s?sig=[redacted]"), "{clean}");
     }
 
     #[test]

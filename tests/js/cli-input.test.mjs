@@ -74,6 +74,12 @@ describe('binary and non-session files', () => {
       ['session.jsonl.gz', gzipSync(readFileSync(SAMPLE)), /gzip-compressed data \(decompress it first/],
       ['program', elf, /an executable \(ELF\)/],
       ['blob.jsonl', noMagic, /binary data \(a NUL byte at offset 7\)/],
+      // Random bytes with an early line break: the first line is no JSON object, a NUL follows.
+      [
+        'random.bin',
+        Buffer.concat([Buffer.from('x\u0001\n'), Buffer.alloc(64, 0x41), Buffer.from([0]), Buffer.alloc(4000, 0x99)]),
+        /binary data \(a NUL byte at offset 67\)/,
+      ],
       ['utf16.jsonl', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(SAMPLE_LINES[0], 'utf16le')]), /UTF-16/],
     ])) {
       const file = tmpFile(name, data);
@@ -216,9 +222,10 @@ describe('summarizer failures name the cause and the URL, credentials redacted',
     }
     assert.equal(failing.status, 3, failing.stderr);
     assert.match(failing.stderr, /HTTP 500/);
+    // The engine's message names the endpoint (secrets redacted); the CLI does not repeat it.
     assert.match(
       failing.stderr,
-      new RegExp(`endpoint http://127\\.0\\.0\\.1:${live}/sum\\?token=\\[redacted\\]&x=1 \\(E_REMOTE\\)`),
+      new RegExp(`the summarizer at http://127\\.0\\.0\\.1:${live}/sum\\?token=\\[redacted\\]&x=1 answered HTTP 500`),
     );
 
     const userinfo = await cli(['compact', SAMPLE, '--endpoint', `http://alice:hunter2pw@127.0.0.1:${port}/sum`]);

@@ -316,6 +316,13 @@ describe("no file: the repository's sample session (not shipped in the package)"
       encoding: 'utf8',
     });
     assert.equal(withFile.status, 0, withFile.stderr);
+    // --help names no sample path that this installation does not have.
+    const help = spawnSync(process.execPath, [join(installed, 'bin', 'session-compaction.mjs'), '--help'], {
+      encoding: 'utf8',
+    });
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /this installation has none/);
+    assert.doesNotMatch(help.stdout, /node_modules[/\\]examples/);
   });
 
   test('every command defaults to it', () => {

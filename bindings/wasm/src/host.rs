@@ -1,5 +1,6 @@
 //! Adapters from JavaScript to the engine's host traits: the `complete` callback, the remote
-//! summarizer endpoint (gloo-net), hooks, clock, events and AbortSignal. Conversions only.
+//! summarizer endpoint (the runtime's `fetch`), hooks, clock, events and AbortSignal.
+//! Conversions only.
 
 use super::convert::{bad_arg, from_serde, to_value};
 use js_sys::{Function, Promise, Reflect};
@@ -189,30 +190,73 @@ impl Complete for RemoteComplete {
 
 impl RemoteComplete {
     async fn post(&self, request: SummaryRequest) -> Result<String> {
-        use session_compaction::summarize::remote::{redact_url, redact_url_in};
+        use session_compaction::summarize::remote::{redact_url, redact_url_in, request_body, summary_of_reply};
         let controller = AbortOnDrop::linked(&self.signal);
-        let signal = controller.signal();
         // Messages name the endpoint without its credentials; a transport error's own text may
         // quote the URL, so its credentials are taken out of it too.
         let at = redact_url(&self.url);
-        let failed = |status: u16, what: &str, e: gloo_net::Error| Error::Remote {
-            status,
-            message: format!("{what} {at}: {}", redact_url_in(&e.to_string(), &self.url)),
+        let failed = |what: &str, e: &JsValue| Error::Remote {
+            status: 0,
+            message: format!("{what} {at}: {}", redact_url_in(&fetch_failure(e), &self.url)),
         };
-        let req = gloo_net::http::Request::post(&self.url)
-            .header("content-type", "application/json")
-            .abort_signal(signal.dyn_ref())
-            .body(session_compaction::summarize::remote::request_body(&request))
-            .map_err(|e| failed(0, "cannot build the request to", e))?;
-        let resp = req.send().await.map_err(|e| failed(0, "no answer from", e))?;
-        let status = resp.status();
+        let fetch = get(&js_sys::global(), "fetch")
+            .dyn_into::<Function>()
+            .map_err(|_| Error::Remote { status: 0, message: format!("this runtime has no `fetch` to reach {at}") })?;
+        let headers = js_sys::Object::new();
+        let init = js_sys::Object::new();
+        let set = |o: &js_sys::Object, k: &str, v: &JsValue| {
+            let _ = Reflect::set(o, &JsValue::from_str(k), v);
+        };
+        set(&headers, "content-type", &JsValue::from_str("application/json"));
+        set(&init, "method", &JsValue::from_str("POST"));
+        set(&init, "headers", &headers);
+        set(&init, "body", &JsValue::from_str(&request_body(&request)));
+        set(&init, "signal", &controller.signal());
+        let sent = fetch
+            .call2(&js_sys::global(), &JsValue::from_str(&self.url), &init)
+            .map_err(|e| failed("cannot send the request to", &e))?;
+        let resp = settle(sent).await.map_err(|e| failed("no answer from", &e))?;
+        let status = get(&resp, "status").as_f64().unwrap_or(0.0) as u16;
+        let status_text = get(&resp, "statusText").as_string().unwrap_or_default();
         let text = if (200..300).contains(&status) {
-            resp.text().await.map_err(|e| failed(status, "cannot read the reply of", e))?
+            let read = get(&resp, "text")
+                .dyn_into::<Function>()
+                .map_err(|_| Error::Remote { status, message: format!("the reply of {at} has no body") })?;
+            let body = read.call0(&resp).map_err(|e| failed("cannot read the reply of", &e))?;
+            let body = settle(body).await.map_err(|e| failed("cannot read the reply of", &e))?;
+            body.as_string().unwrap_or_default()
         } else {
             String::new()
         };
-        session_compaction::summarize::remote::summary_of_reply(status, &resp.status_text(), &text)
+        // The reply's errors name the endpoint too.
+        summary_of_reply(status, &status_text, &text).map_err(|e| match e {
+            Error::Remote { status, message } => Error::Remote {
+                status,
+                message: match message.strip_prefix("the summarizer ") {
+                    Some(rest) => format!("the summarizer at {at} {rest}"),
+                    None => format!("{message} (the summarizer at {at})"),
+                },
+            },
+            other => other,
+        })
     }
+}
+
+/// What a failed `fetch` says: its message and, when the runtime gives one (Node.js: `cause`
+/// with a `code` such as `ECONNREFUSED`), its cause — unless the message already names it.
+fn fetch_failure(e: &JsValue) -> String {
+    let mut text = js_message(e);
+    let cause = get(e, "cause");
+    if cause.is_object() {
+        let code = get(&cause, "code").as_string().unwrap_or_default();
+        let detail = js_message(&cause);
+        for part in [code, detail] {
+            if !part.is_empty() && !text.contains(&part) {
+                text = format!("{text}: {part}");
+            }
+        }
+    }
+    text
 }
 
 /// Either a JS callback or the remote endpoint.
