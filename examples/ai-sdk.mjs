@@ -20,7 +20,7 @@ console.log('compacted:', check.reason ?? 'no', check.errorMessage ?? '', '→',
 
 const user = fromModelMessages([{ role: 'user', content: check.continuePrompt ?? 'Go on.' }]);
 for (const message of user) tree.appendMessage(message);
-const messages = /** @type {any} */ (toModelMessages(tree.buildLlmMessages()));
+const messages = toModelMessages(tree.buildLlmMessages());
 const result = await generateText({ model, system: 'You are a coding agent.', messages });
 const reply = fromModelMessages(result.response.messages, { usage: result.usage });
 for (const message of reply) tree.appendMessage(message);

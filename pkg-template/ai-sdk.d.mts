@@ -59,7 +59,10 @@ export type ModelMessage =
           | { type: 'error-text'; value: string }
           | {
               type: 'content';
-              value: ({ type: 'text'; text: string } | { type: 'file'; data: string; mediaType: string })[];
+              value: (
+                | { type: 'text'; text: string }
+                | { type: 'file'; data: { type: 'data'; data: string }; mediaType: string }
+              )[];
             };
       }[];
     };

@@ -62,7 +62,7 @@ function part(/** @type {any} */ b, /** @type {boolean} */ inTool) {
   if (b.type === 'text') return [{ type: 'text', text: String(b.text ?? '') }];
   if (b.type === 'image') {
     return inTool
-      ? [{ type: 'file', data: String(b.data ?? ''), mediaType: b.mimeType ?? 'image/png' }]
+      ? [{ type: 'file', data: { type: 'data', data: String(b.data ?? '') }, mediaType: b.mimeType ?? 'image/png' }]
       : [{ type: 'image', image: String(b.data ?? ''), mediaType: b.mimeType ?? 'image/png' }];
   }
   return [];
@@ -142,7 +142,9 @@ function piBlocks(/** @type {unknown} */ content) {
       if (p?.type === 'tool-call') {
         return [{ type: 'toolCall', id: String(p.toolCallId), name: String(p.toolName), arguments: p.input ?? {} }];
       }
-      const data = p?.type === 'image' ? p.image : p?.type === 'file' ? p.data : undefined;
+      // A file's data: base64 text, or (ai 7) the tagged `{type: 'data', data}`.
+      const file = p?.type === 'file' ? (p.data?.type === 'data' ? p.data.data : p.data) : undefined;
+      const data = p?.type === 'image' ? p.image : file;
       const mimeType = p?.mediaType ?? 'image/png';
       if (typeof data === 'string' && String(mimeType).startsWith('image/')) return [{ type: 'image', mimeType, data }];
       return [];

@@ -71,18 +71,17 @@ export type ChatMessage =
 export type ResponsesItem =
   | {
       type?: 'message';
-      role: 'user' | 'assistant' | 'system' | 'developer';
+      role: 'user' | 'system' | 'developer';
       content:
         | string
         | (
             | { type: 'input_text'; text: string }
             | { type: 'input_image'; image_url: string; detail: 'auto' | 'low' | 'high' }
-            | { type: 'output_text'; text: string }
           )[];
     }
+  | { type?: 'message'; role: 'assistant'; content: string }
   | { type: 'function_call'; call_id: string; name: string; arguments: string }
-  | { type: 'function_call_output'; call_id: string; output: string }
-  | { type: 'reasoning'; summary: { type: 'summary_text'; text: string }[] };
+  | { type: 'function_call_output'; call_id: string; output: string };
 
 /**
  * The engine's LLM messages as Chat Completions messages (`system` first when given): `toolCall`

@@ -678,6 +678,8 @@ for (const [name, respond, pattern, status] of [
       );
       equal(error.status, status, 'status');
       for (const [k, v] of Object.entries(server.requests[0].headers)) {
+        // `host` is the endpoint's own address, which the message names on purpose.
+        if (k === 'host') continue;
         assert(
           !error.message.includes(`${k}:`) && (v.length <= 4 || !error.message.includes(v)),
           `header ${k} echoed in "${error.message}"`,

@@ -244,7 +244,7 @@ test('toModelMessages: ModelMessage[] that the ai package validates and its gate
       type: 'content',
       value: [
         { type: 'text', text: 'an image' },
-        { type: 'file', data: 'iVBORw0KGgo=', mediaType: 'image/png' },
+        { type: 'file', data: { type: 'data', data: 'iVBORw0KGgo=' }, mediaType: 'image/png' },
       ],
     },
   });
