@@ -58,6 +58,50 @@ function branch(pairs, text) {
   return entries;
 }
 
+/**
+ * A user/assistant pair, then six turns that each run `bash` once and get `outputChars` chars
+ * of output back (old ones are what pruning takes, SPEC §7).
+ * @param {number} outputChars @returns {any[]}
+ */
+function toolTurns(outputChars) {
+  const entries = /** @type {any[]} */ (branch(1, (i) => `text ${i}`));
+  let parentId = 'e1';
+  for (let k = 0; k < 6; k++) {
+    const call = { type: 'toolCall', id: `c${k}`, name: 'bash', arguments: { command: `cat f${k}.rs` } };
+    const output = [{ type: 'text', text: 'y'.repeat(outputChars) }];
+    const turn = [
+      [`u${k}`, { role: 'user', content: `read f${k}.rs`, timestamp: 10 + k }],
+      [`a${k}`, { role: 'assistant', content: [call], stopReason: 'toolUse', timestamp: 10 + k }],
+      [
+        `r${k}`,
+        {
+          role: 'toolResult',
+          toolCallId: `c${k}`,
+          toolName: 'bash',
+          content: output,
+          isError: false,
+          timestamp: 10 + k,
+        },
+      ],
+      [
+        `d${k}`,
+        { role: 'assistant', content: [{ type: 'text', text: 'done' }], stopReason: 'stop', timestamp: 10 + k },
+      ],
+    ];
+    for (const [id, message] of turn) {
+      entries.push({
+        type: 'message',
+        id,
+        parentId,
+        timestamp: new Date(1_735_689_700_000 + k).toISOString(),
+        message,
+      });
+      parentId = /** @type {string} */ (id);
+    }
+  }
+  return entries;
+}
+
 describe('countTokens equal to chars/4 gives the default results', () => {
   for (const file of SESSIONS) {
     test(file.split('/').at(-1) ?? file, T, () => {
@@ -250,40 +294,7 @@ describe('the engine operations count with countTokens (SPEC §3)', () => {
   test('checkCompaction: the pruned tokens are counted by the same counter', T, async () => {
     // A session whose old tool results are pruned (SPEC §7): the saving subtracted from the
     // counted estimate is counted by the counter too.
-    const entries = /** @type {any[]} */ (branch(1, (i) => `text ${i}`));
-    let parentId = 'e1';
-    for (let k = 0; k < 6; k++) {
-      const call = { type: 'toolCall', id: `c${k}`, name: 'bash', arguments: { command: `cat f${k}.rs` } };
-      const turn = [
-        [`u${k}`, { role: 'user', content: `read f${k}.rs`, timestamp: 10 + k }],
-        [`a${k}`, { role: 'assistant', content: [call], stopReason: 'toolUse', timestamp: 10 + k }],
-        [
-          `r${k}`,
-          {
-            role: 'toolResult',
-            toolCallId: `c${k}`,
-            toolName: 'bash',
-            content: [{ type: 'text', text: 'y'.repeat(80_000) }],
-            isError: false,
-            timestamp: 10 + k,
-          },
-        ],
-        [
-          `d${k}`,
-          { role: 'assistant', content: [{ type: 'text', text: 'done' }], stopReason: 'stop', timestamp: 10 + k },
-        ],
-      ];
-      for (const [id, message] of turn) {
-        entries.push({
-          type: 'message',
-          id,
-          parentId,
-          timestamp: new Date(1_735_689_700_000 + k).toISOString(),
-          message,
-        });
-        parentId = /** @type {string} */ (id);
-      }
-    }
+    const entries = toolTurns(80_000);
     const twice = (/** @type {string} */ t) => 2 * Math.ceil(t.length / 4);
     const plain = sc.SessionTree.fromEntries(entries);
     const counted = sc.SessionTree.fromEntries(entries);
@@ -432,40 +443,7 @@ describe('countTokens in the handle methods that plan and prune, and its failure
   });
 
   test('what checkCompaction prunes with a counter is what its preview predicted', T, async () => {
-    const entries = /** @type {any[]} */ (branch(1, (i) => `text ${i}`));
-    let parentId = 'e1';
-    for (let k = 0; k < 6; k++) {
-      const call = { type: 'toolCall', id: `c${k}`, name: 'bash', arguments: { command: `cat f${k}.rs` } };
-      const turn = [
-        [`u${k}`, { role: 'user', content: `read f${k}.rs`, timestamp: 10 + k }],
-        [`a${k}`, { role: 'assistant', content: [call], stopReason: 'toolUse', timestamp: 10 + k }],
-        [
-          `r${k}`,
-          {
-            role: 'toolResult',
-            toolCallId: `c${k}`,
-            toolName: 'bash',
-            content: [{ type: 'text', text: 'y'.repeat(20_000) }],
-            isError: false,
-            timestamp: 10 + k,
-          },
-        ],
-        [
-          `d${k}`,
-          { role: 'assistant', content: [{ type: 'text', text: 'done' }], stopReason: 'stop', timestamp: 10 + k },
-        ],
-      ];
-      for (const [id, message] of turn) {
-        entries.push({
-          type: 'message',
-          id,
-          parentId,
-          timestamp: new Date(1_735_689_700_000 + k).toISOString(),
-          message,
-        });
-        parentId = /** @type {string} */ (id);
-      }
-    }
+    const entries = toolTurns(20_000);
     // 5,000 tokens per output by chars/4: under the 40,000 protected, nothing is pruned; counted
     // fourfold (20,000 each) the older ones are.
     const fourfold = (/** @type {string} */ t) => 4 * Math.ceil(t.length / 4);
