@@ -326,15 +326,8 @@ pub fn on_branch(
     session: SharedSession,
     f: impl FnOnce(&dyn EntrySource) -> Result<JsValue, JsValue> + 'static,
 ) -> Result<JsValue, JsValue> {
-    let texts = session.read(|s| entry_texts(&s.branch_source()));
-    with_counts(
-        Some(counter),
-        move || texts,
-        move |counts| {
-            session.read(|s| {
-                let branch = s.branch_source();
-                f(&Recounted::new(&branch, &counts.unwrap_or_default()))
-            })
-        },
-    )
+    with_branch_counts(Some(counter), session, move |s, counts| {
+        let branch = s.branch_source();
+        f(&Recounted::new(&branch, counts.unwrap_or_default()))
+    })
 }
