@@ -305,6 +305,10 @@ pub struct ContextFold {
     seen_rules: HashSet<String>,
     /// Path position of the latest compaction folded.
     compaction_pos: Option<usize>,
+    /// Path position where the kept region of that compaction starts: its first kept entry, or
+    /// one past the compaction when that entry is not on the path before it (the position
+    /// [`crate::plan::prepare::kept_start`] gives).
+    kept_from: usize,
     /// The messages of the context so far: valid for `compaction_pos` and the first `folded`
     /// path entries.
     items: Vec<ContextItem>,
@@ -321,6 +325,14 @@ impl ContextFold {
     /// True before the first entry is folded.
     pub fn is_empty(&self) -> bool {
         self.folded == 0
+    }
+
+    /// The latest compaction folded: its path position and where its kept region starts (the
+    /// position [`crate::plan::prepare::kept_start`] gives for it), or `None` without one.
+    /// Everything a compaction decision reads lies from the smaller of the two on (SPEC §5,
+    /// §12.1).
+    pub fn latest_compaction(&self) -> Option<(usize, usize)> {
+        self.compaction_pos.map(|c| (c, self.kept_from))
     }
 
     /// Folds `path[self.len()..]` in (`path` must start with the path folded before): the
@@ -387,6 +399,7 @@ impl ContextFold {
                 let first_kept = entries.meta(path[cpos]).first_kept_entry_id.as_deref();
                 let start = first_kept
                     .and_then(|id| path[..cpos].iter().position(|&i| entries.meta(i).id.as_deref() == Some(id)));
+                self.kept_from = start.unwrap_or(cpos + 1);
                 if let Some(start) = start {
                     for &i in &path[start..cpos] {
                         push(&mut self.items, i);

@@ -4,14 +4,14 @@
 //! SPEC §1 (model), §5 (plan), §6 (context), §7 (prune), §10 (tree).
 
 use crate::context::repair::{synthetic_for, ContextRepair, RepairStep};
-use crate::context::{plan_context, ContextItem, ContextValidation, SessionContext};
+use crate::context::{ContextFold, ContextItem, ContextPlan, ContextValidation, SessionContext};
 use crate::entry::{EntryKind, EntryMeta};
 use crate::entry::{EntrySource, Selection};
 use crate::error::{Error, Result};
 use crate::io::RandomIds;
 use crate::js::format_iso_timestamp;
 use crate::plan::prepare::{
-    plan_compaction, preparation_from_plan, CompactionPreparation, CompactionSettings, NothingToCompact,
+    plan_compaction, preparation_from_plan, CompactionPreparation, CompactionSettings, MessageRef, NothingToCompact,
     PreparationPlan, PreviousCompaction,
 };
 use crate::plan::prune::{pruned_entry, pruned_entry_json, PruneConfig, PrunePlan};
@@ -19,6 +19,29 @@ use crate::tree::TreeIndex;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The source of [`Revision`] numbers (one counter for every session of the process).
+static NEXT_REVISION: AtomicU64 = AtomicU64::new(1);
+
+/// A number naming one state of a session's existing entries ([`SessionTree::revision`]): a
+/// new one is taken whenever an entry the session had is changed or removed, and for every new
+/// session and every clone (so two sessions never share one).
+#[derive(Debug)]
+struct Revision(u64);
+
+impl Revision {
+    fn fresh() -> Self {
+        Self(NEXT_REVISION.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+impl Clone for Revision {
+    /// A clone is another session: it gets its own number.
+    fn clone(&self) -> Self {
+        Self::fresh()
+    }
+}
 
 /// Where an entry's JSON text lives.
 #[derive(Debug, Clone)]
@@ -53,6 +76,11 @@ pub struct SessionTree {
     source_version: Option<f64>,
     /// The input was migrated to the current format on load.
     migrated: bool,
+    /// The context decision of `branch` (SPEC §6), kept up to date with it: extended on
+    /// append, folded again when the branch or an entry on it changes.
+    fold: ContextFold,
+    /// See [`SessionTree::revision`].
+    revision: Revision,
 }
 
 impl EntrySource for SessionTree {
@@ -86,6 +114,8 @@ impl SessionTree {
             branch: Vec::new(),
             source_version: None,
             migrated: false,
+            fold: ContextFold::default(),
+            revision: Revision::fresh(),
         }
     }
 
@@ -168,6 +198,24 @@ impl SessionTree {
             None => Vec::new(),
             Some(l) => self.index.branch_to(&*self, l),
         };
+        self.fold = ContextFold::default();
+        self.extend_fold();
+    }
+
+    /// Folds the branch entries after those folded into [`SessionTree::fold`].
+    fn extend_fold(&mut self) {
+        let mut fold = std::mem::take(&mut self.fold);
+        fold.extend(&*self, &self.branch);
+        self.fold = fold;
+    }
+
+    /// A number that names the current state of the session's existing entries: it changes
+    /// whenever an entry the session already had is changed or removed (pruning, a rollback),
+    /// it stays when entries are appended or the leaf moves, and no two sessions (clones
+    /// included) share one. A host that keeps something per entry index (the wasm binding keeps
+    /// the message objects it returned) keeps it while the revision is unchanged.
+    pub fn revision(&self) -> u64 {
+        self.revision.0
     }
 
     /// The raw JSON text of entry `i`.
@@ -314,6 +362,7 @@ impl SessionTree {
         if parent_index.is_some() && parent_index == self.leaf {
             self.branch.push(i);
             self.leaf = Some(i);
+            self.extend_fold();
         } else {
             self.leaf = Some(i);
             self.rebuild_branch();
@@ -371,6 +420,7 @@ impl SessionTree {
         self.metas.truncate(len);
         self.raws.truncate(len);
         self.lines.truncate(len);
+        self.revision = Revision::fresh();
         self.reindex();
         self.set_leaf(leaf)
     }
@@ -391,7 +441,7 @@ impl SessionTree {
             if let Some(o) = child.as_object_mut() {
                 o.insert("parentId".into(), parent.clone());
             }
-            self.replace_entry(c, child);
+            self.put_entry(c, child);
         }
         let leaf_id = match self.leaf {
             Some(l) if l == i => leaf_if_removed.map(str::to_owned),
@@ -402,6 +452,7 @@ impl SessionTree {
         self.metas.remove(i);
         self.raws.remove(i);
         self.lines.remove(i);
+        self.revision = Revision::fresh();
         self.index = TreeIndex::new(&*self);
         if self.leaf == Some(i) {
             self.set_leaf(leaf_id.as_deref())
@@ -412,22 +463,59 @@ impl SessionTree {
         }
     }
 
-    /// Replaces entry `i` (same id) — used by pruning. The metadata is recomputed.
+    /// Replaces entry `i` (same id, same parent). The metadata is recomputed, the context
+    /// decision folded again (O(branch)) and a new [`SessionTree::revision`] taken.
     pub fn replace_entry(&mut self, i: usize, entry: Value) {
-        self.metas[i] = EntryMeta::from_value(&entry);
-        self.raws[i] = Raw::Owned(entry.to_string().into_boxed_str());
+        self.put_entry(i, entry);
+        self.fold = ContextFold::default();
+        self.extend_fold();
     }
 
-    /// [`SessionTree::replace_entry`] from the entry's JSON text (one valid JSON object, as
+    /// [`SessionTree::replace_entry`] without folding the context again (the caller does,
+    /// once, after the last entry it replaces).
+    fn put_entry(&mut self, i: usize, entry: Value) {
+        self.metas[i] = EntryMeta::from_value(&entry);
+        self.raws[i] = Raw::Owned(entry.to_string().into_boxed_str());
+        self.revision = Revision::fresh();
+    }
+
+    /// [`SessionTree::put_entry`] from the entry's JSON text (one valid JSON object, as
     /// the pruning writes it): the metadata is read from the text, which is stored as given.
-    fn replace_entry_json(&mut self, i: usize, text: &str) {
+    fn put_entry_json(&mut self, i: usize, text: &str) {
         self.metas[i] = EntryMeta::from_json(text.as_bytes()).unwrap_or_default();
         self.raws[i] = Raw::Owned(text.into());
+        self.revision = Revision::fresh();
     }
 
     /// The current branch as an [`EntrySource`].
     pub fn branch_source(&self) -> Selection<'_, Self> {
         Selection::new(self, &self.branch)
+    }
+
+    /// The branch position from which a compaction decision of the current branch reads
+    /// anything (SPEC §5, §12.1): the latest compaction's kept region, or the compaction itself
+    /// when that starts later (its first kept entry is not on the branch before it); 0 without
+    /// a compaction. Before it lie only entries already summarized: the boundary, the usage,
+    /// the estimates, the cut point, the previous summary and the built context are the same
+    /// for the branch and for the part of it from here on (tested by `tests/handle_window.rs`).
+    pub fn compaction_window_start(&self) -> usize {
+        self.fold.latest_compaction().map_or(0, |(c, kept)| c.min(kept))
+    }
+
+    /// The current branch from [`SessionTree::compaction_window_start`] on, as an
+    /// [`EntrySource`]: what the per-turn compaction decisions read, so that they cost
+    /// O(entries since the latest compaction's kept region) however long the session is.
+    pub fn compaction_window(&self) -> Selection<'_, Self> {
+        Selection::new(self, &self.branch[self.compaction_window_start()..])
+    }
+
+    /// The context decision of the current branch (SPEC §6): which entry gives each message,
+    /// and the settings, with `settings.repairs` filled in (§13.1). Kept up to date on every
+    /// change, so this costs O(context messages).
+    pub fn context_plan(&self) -> ContextPlan {
+        let mut plan = self.fold.plan();
+        plan.settings.repairs = plan.repair_plan(self).repairs;
+        plan
     }
 
     /// The compaction plan of the current branch (SPEC §5): boundary, cut point and usage,
@@ -438,9 +526,32 @@ impl SessionTree {
 
     /// The full preparation of the current branch (messages materialized). SPEC §5.
     pub fn prepare_compaction(&self, settings: &CompactionSettings) -> Option<CompactionPreparation> {
-        let branch = self.branch_source();
+        let branch = self.compaction_window();
         let plan = plan_compaction(&branch, settings)?;
         preparation_from_plan(&branch, settings, &plan)
+    }
+
+    /// [`SessionTree::prepare_compaction`] with its three message lists as
+    /// [`MessageRef`]s (`messagesToSummarize`, `turnPrefixMessages`, `recentMessages`): the
+    /// preparation with those lists left empty, and the lists, whose
+    /// [`MessageRef::Entry`] indices are **entry indices** of the session (the `message` of that
+    /// entry; [`SessionTree::message_text`] gives its stored text). For a host that keeps its
+    /// own objects per entry (the wasm binding). O(entries since the latest compaction's kept
+    /// region). SPEC §5, §12.
+    pub fn prepare_compaction_refs(
+        &self,
+        settings: &CompactionSettings,
+    ) -> Option<(CompactionPreparation, [Vec<MessageRef>; 3])> {
+        let start = self.compaction_window_start();
+        let window = Selection::new(self, &self.branch[start..]);
+        let plan = plan_compaction(&window, settings)?;
+        let (shell, mut lists) = crate::plan::prepare::preparation_refs_of(&window, settings, plan)?;
+        for r in lists.iter_mut().flatten() {
+            if let MessageRef::Entry(pos) = r {
+                *pos = self.branch[start + *pos];
+            }
+        }
+        Some((shell, lists))
     }
 
     /// The preparation `session_before_compact` sees on the current branch: the full
@@ -466,7 +577,7 @@ impl SessionTree {
         prune: &PruneConfig,
         templates: &crate::prompt::templates::PromptTemplates,
     ) -> Result<crate::plan::preview::CompactionPreviews> {
-        crate::summarize::preview::compaction_previews(&self.branch_source(), settings, prune, templates)
+        crate::summarize::preview::compaction_previews(&self.compaction_window(), settings, prune, templates)
     }
 
     /// [`SessionTree::plan_compaction`] with its `preview` filled in
@@ -499,9 +610,11 @@ impl SessionTree {
         settings: &CompactionSettings,
         preview: Option<&crate::plan::preview::CompactionPreviews>,
     ) -> Option<String> {
-        let branch = self.branch_source();
-        let plan = plan_compaction(&branch, settings)?;
-        let parts = crate::plan::prepare::preparation_parts(&branch, &plan, |pos| self.branch_message_text(pos))?;
+        let start = self.compaction_window_start();
+        let window = Selection::new(self, &self.branch[start..]);
+        let plan = plan_compaction(&window, settings)?;
+        let parts =
+            crate::plan::prepare::preparation_parts(&window, &plan, |pos| self.branch_message_text(start + pos))?;
         #[derive(serde::Serialize)]
         #[serde(rename_all = "camelCase")]
         struct Rest<'a> {
@@ -594,13 +707,17 @@ impl SessionTree {
     /// The latest compaction on the current branch and where its kept region starts (branch
     /// positions), or `None` without one. SPEC §5, §12.1.
     pub fn previous_compaction(&self) -> Option<PreviousCompaction> {
-        crate::plan::prepare::previous_compaction(&self.branch_source())
+        let start = self.compaction_window_start();
+        let mut prev = crate::plan::prepare::previous_compaction(&self.compaction_window())?;
+        prev.branch_position += start;
+        prev.kept_start += start;
+        Some(prev)
     }
 
     /// The context of the current branch (SPEC §6): messages as stored, with the repairs their
     /// provider-valid form needs (§13.1).
     pub fn build_session_context(&self) -> SessionContext {
-        crate::context::build_context_for_path(self, &self.branch)
+        self.context_plan().materialize(self)
     }
 
     /// The context of the current branch with its messages in provider-valid form (SPEC
@@ -632,18 +749,14 @@ impl SessionTree {
     /// repairs of its provider-valid form; pair it with [`SessionTree::build_session_context_json`]
     /// or [`SessionTree::stored_context_json`]. Metadata only.
     pub fn build_session_context_settings(&self) -> SessionContext {
-        let plan = plan_context(self, &self.branch);
-        let repairs = plan.repair_plan(self).repairs;
-        let mut ctx = plan.settings;
-        ctx.repairs = repairs;
-        ctx
+        self.context_plan().settings
     }
 
     /// The repairs the provider-valid context of the current branch needs (SPEC §13.1), from
     /// metadata only: what [`SessionTree::build_session_context_json`] and
     /// [`SessionTree::build_llm_messages`] change.
     pub fn context_repairs(&self) -> Vec<ContextRepair> {
-        plan_context(self, &self.branch).repair_plan(self).repairs
+        self.fold.plan().repair_plan(self).repairs
     }
 
     /// The messages of the current branch's context as one JSON array text in provider-valid
@@ -660,7 +773,7 @@ impl SessionTree {
     }
 
     fn context_json(&self, repair: bool) -> String {
-        let plan = plan_context(self, &self.branch);
+        let plan = self.fold.plan();
         let steps: Vec<RepairStep> = if repair {
             plan.repair_plan(self).steps
         } else {
@@ -779,8 +892,12 @@ impl SessionTree {
                 Some(t) => t,
                 None => pruned_entry(&self.entry(c.index), &c.notice, now_ms).to_string(),
             };
-            self.replace_entry_json(c.index, &text);
+            self.put_entry_json(c.index, &text);
             changed.push(text);
+        }
+        if !changed.is_empty() {
+            self.fold = ContextFold::default();
+            self.extend_fold();
         }
         (plan, changed)
     }
@@ -887,6 +1004,14 @@ impl SessionTree {
 }
 
 /// The raw text of the `message` value inside an entry's JSON text.
+impl SessionTree {
+    /// The stored JSON text of entry `i`'s `message` (`None`: no such entry, or it has no
+    /// `message`, or it is `null`), without parsing the rest of the entry.
+    pub fn message_text(&self, i: usize) -> Option<&str> {
+        message_span(self.raws.get(i).map(|r| self.text_of(r))?)
+    }
+}
+
 fn message_span(raw: &str) -> Option<&str> {
     #[derive(serde::Deserialize)]
     struct M<'a> {

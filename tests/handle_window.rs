@@ -1,0 +1,236 @@
+//! The session handle decides its per-turn answers from what it keeps up to date (its context
+//! fold) and from the part of the branch after the latest compaction's kept region (its
+//! compaction window). This checks, over random sessions and random host operations (appends
+//! on and off the leaf, compactions appended, leaf moves, pruning, rollbacks), that every such
+//! answer is what the one-shot functions decide over the whole branch.
+
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use session_compaction::context::{build_context_for_path, plan_context};
+use session_compaction::entry::EntrySource;
+use session_compaction::plan::prepare::{self, CompactionSettings, MessageRef};
+use session_compaction::plan::prune::PruneConfig;
+use session_compaction::plan::tokens::TokenCalibration;
+use session_compaction::prompt::templates::PromptTemplates;
+use session_compaction::session::SessionTree;
+use session_compaction::summarize::preview::compaction_previews;
+
+/// What one step adds to the session or does to it.
+#[derive(Debug, Clone)]
+enum Step {
+    /// Append an entry of this kind (see [`entry_of`]) under the leaf, or under an earlier entry.
+    Append { kind: u8, size: usize, pick: usize, off_leaf: bool },
+    /// Move the leaf to an entry picked by this number.
+    Leaf(usize),
+    /// Prune old tool outputs.
+    Prune,
+    /// Remove the entries after the first `n % len`.
+    Truncate(usize),
+    /// Remove one entry.
+    Remove(usize),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        12 => (0u8..12, 0usize..4000, any::<usize>(), prop::bool::weighted(0.08))
+            .prop_map(|(kind, size, pick, off_leaf)| Step::Append { kind, size, pick, off_leaf }),
+        1 => any::<usize>().prop_map(Step::Leaf),
+        1 => Just(Step::Prune),
+        1 => any::<usize>().prop_map(Step::Truncate),
+        1 => any::<usize>().prop_map(Step::Remove),
+    ]
+}
+
+/// An entry without `id`/`parentId`: messages of every role, tool calls and their results,
+/// compactions keeping an earlier entry (or one not on the branch), settings entries.
+fn entry_of(kind: u8, size: usize, pick: usize, n: usize, ids: &[String]) -> Value {
+    let message = |m: Value| json!({"type": "message", "message": m});
+    let call = format!("call{}", n.saturating_sub(1));
+    match kind {
+        0 | 1 => message(json!({"role": "user", "content": format!("question {n} {}", "q".repeat(size))})),
+        2 => message(json!({"role": "assistant", "content": [{"type": "text", "text": "t".repeat(size)}],
+            "provider": "prov", "model": format!("m{}", pick % 3), "stopReason": "stop",
+            "usage": {"input": size + pick % 5000, "output": 9, "cacheRead": pick % 700, "cacheWrite": 0}})),
+        3 => message(json!({"role": "assistant", "content": [{"type": "toolCall", "id": format!("call{n}"),
+            "name": (["read", "bash", "edit"][pick % 3]), "arguments": {"path": format!("src/f{}.rs", pick % 4)}}],
+            "provider": "prov", "model": "m0", "stopReason": "toolUse",
+            "usage": {"input": size * 2, "output": 4, "cacheRead": 0, "cacheWrite": 0}})),
+        4 | 5 => message(json!({"role": "toolResult", "toolCallId": call, "toolName": "bash",
+            "content": [{"type": "text", "text": "o".repeat(size * 8)}], "isError": false})),
+        6 => {
+            let kept = match (pick % 6, ids.len()) {
+                (0, _) | (_, 0) => Value::from("not-on-the-branch"),
+                (_, len) => Value::from(ids[len - 1 - pick % len.min(12)].clone()),
+            };
+            json!({"type": "compaction", "summary": format!("summary {n}"), "firstKeptEntryId": kept,
+                "tokensBefore": 5000, "details": {"readFiles": ["a.rs"], "modifiedFiles": ["b.rs"]}})
+        }
+        7 => json!({"type": "model_change", "model": format!("prov/m{}", pick % 3), "role": (["", "smol"][pick % 2])}),
+        8 => json!({"type": "thinking_level_change", "thinkingLevel": (["low", "high"][pick % 2])}),
+        9 => json!({"type": "branch_summary", "fromId": "x", "summary": "left behind"}),
+        10 => json!({"type": "custom_message", "customType": "note", "content": "a note", "display": true}),
+        _ => json!({"type": "ttsr_injection", "injectedRules": [format!("rule{}", pick % 2)]}),
+    }
+}
+
+/// Applies `step` to `tree` through its public operations (errors are allowed: a refused
+/// operation must leave the handle consistent too).
+fn apply(tree: &mut SessionTree, step: &Step, n: usize) {
+    let ids: Vec<String> = tree.branch_indices().iter().filter_map(|&i| tree.meta(i).id.clone()).collect();
+    match *step {
+        Step::Append { kind, size, pick, off_leaf } => {
+            let mut e = entry_of(kind, size, pick, n, &ids);
+            e["id"] = Value::from(format!("e{n}"));
+            e["timestamp"] = Value::from("2026-01-01T00:00:00.000Z");
+            if off_leaf && !ids.is_empty() {
+                e["parentId"] = Value::from(ids[pick % ids.len()].clone());
+            }
+            tree.append_entry(e).expect("a new id under a known parent");
+        }
+        Step::Leaf(pick) if tree.entry_count() > 0 => {
+            let id = tree.meta(pick % tree.entry_count()).id.clone();
+            tree.set_leaf(id.as_deref()).expect("a known id");
+        }
+        Step::Prune => {
+            let config = PruneConfig { protect_tokens: 500, minimum_savings: 100, ..PruneConfig::default() };
+            tree.prune_tool_outputs(&config, 1_767_225_600_000.0);
+        }
+        Step::Truncate(k) if tree.entry_count() > 0 => {
+            let len = k % tree.entry_count();
+            let leaf = (len > 0).then(|| tree.meta(len - 1).id.clone()).flatten();
+            tree.truncate(len, leaf.as_deref()).expect("an entry that stays");
+        }
+        Step::Remove(k) if tree.entry_count() > 0 => {
+            let i = k % tree.entry_count();
+            let parent = tree.meta(i).parent_id.clone();
+            tree.remove_entry(i, parent.as_deref()).expect("an entry that exists");
+        }
+        _ => {}
+    }
+}
+
+/// The message a [`MessageRef`] of `prepare_compaction_refs` stands for.
+fn message_of(tree: &SessionTree, r: &MessageRef) -> Option<Value> {
+    match r {
+        MessageRef::Entry(i) => tree.entry(*i).get("message").cloned(),
+        MessageRef::Derived(v) => Some(v.clone()),
+    }
+}
+
+/// Every per-turn answer of the handle against the one-shot functions over the whole branch.
+fn check(tree: &SessionTree, settings: &CompactionSettings) -> Result<(), TestCaseError> {
+    let branch = tree.branch_indices().to_vec();
+    let whole = tree.branch_source();
+    let start = tree.compaction_window_start();
+    prop_assert!(start <= branch.len());
+
+    prop_assert_eq!(tree.build_session_context(), build_context_for_path(tree, &branch));
+    let plan = plan_context(tree, &branch);
+    let fast = tree.context_plan();
+    prop_assert_eq!(&fast.items, &plan.items);
+    prop_assert_eq!(&fast.settings.repairs, &plan.repair_plan(tree).repairs);
+
+    let expected = prepare::prepare_compaction(&whole, settings);
+    prop_assert_eq!(&tree.prepare_compaction(settings), &expected);
+    match (tree.prepare_compaction_refs(settings), &expected) {
+        (None, None) => {}
+        (Some((shell, lists)), Some(prep)) => {
+            let got: Vec<Vec<Value>> =
+                lists.iter().map(|l| l.iter().filter_map(|r| message_of(tree, r)).collect()).collect();
+            prop_assert_eq!(&got[0], &prep.messages_to_summarize);
+            prop_assert_eq!(&got[1], &prep.turn_prefix_messages);
+            prop_assert_eq!(&got[2], &prep.recent_messages);
+            prop_assert_eq!(&shell.first_kept_entry_id, &prep.first_kept_entry_id);
+            prop_assert_eq!(shell.tokens_before, prep.tokens_before);
+            prop_assert_eq!(&shell.previous_summary, &prep.previous_summary);
+            prop_assert_eq!(shell.token_calibration_factor, prep.token_calibration_factor);
+        }
+        (got, _) => prop_assert!(false, "refs {:?} against {:?}", got.map(|g| g.0), expected),
+    }
+    prop_assert_eq!(tree.previous_compaction(), prepare::previous_compaction(&whole));
+
+    let templates = PromptTemplates::default();
+    let prune = PruneConfig { protect_tokens: 300, minimum_savings: 50, ..PruneConfig::default() };
+    let previews =
+        tree.compaction_previews(settings, &prune, &templates).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let full =
+        compaction_previews(&whole, settings, &prune, &templates).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    prop_assert_eq!(&previews, &full);
+
+    // The JSON text path (what the JS handle parses) says what the value path says.
+    let text = tree.prepare_compaction_json_with_preview(settings, &prune, &templates).expect("templates render");
+    match (text, &expected) {
+        (None, None) => {}
+        (Some(text), Some(prep)) => {
+            let v: Value = serde_json::from_str(&text).expect("valid JSON");
+            prop_assert_eq!(&v["messagesToSummarize"], &Value::from(prep.messages_to_summarize.clone()));
+            prop_assert_eq!(&v["recentMessages"], &Value::from(prep.recent_messages.clone()));
+            prop_assert_eq!(&v["firstKeptEntryId"], &Value::from(prep.first_kept_entry_id.clone()));
+            prop_assert_eq!(&v["preview"], &serde_json::to_value(&full).expect("serializable"));
+        }
+        (got, _) => prop_assert!(false, "text {:?} against {:?}", got, expected),
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 160, ..ProptestConfig::default() })]
+
+    #[test]
+    fn per_turn_answers_are_those_of_the_whole_branch(
+        steps in prop::collection::vec(step(), 1..90),
+        keep in 1u64..9000,
+        calibrated in any::<bool>(),
+    ) {
+        let settings = CompactionSettings {
+            keep_recent_tokens: keep,
+            token_calibration: calibrated.then_some(TokenCalibration::Usage),
+            ..CompactionSettings::default()
+        };
+        let mut tree = SessionTree::new(None);
+        for (n, s) in steps.iter().enumerate() {
+            apply(&mut tree, s, n);
+            check(&tree, &settings)?;
+        }
+    }
+}
+
+#[test]
+fn the_window_starts_at_the_kept_region_of_the_latest_compaction() {
+    let mut tree = SessionTree::new(None);
+    let add = |tree: &mut SessionTree, id: &str, e: Value| {
+        let mut e = e;
+        e["id"] = Value::from(id);
+        tree.append_entry(e).expect("appended");
+    };
+    add(&mut tree, "a", json!({"type": "message", "message": {"role": "user", "content": "one"}}));
+    add(&mut tree, "b", json!({"type": "message", "message": {"role": "user", "content": "two"}}));
+    assert_eq!(tree.compaction_window_start(), 0);
+    add(&mut tree, "c", json!({"type": "compaction", "summary": "s", "firstKeptEntryId": "b", "tokensBefore": 9}));
+    assert_eq!(tree.compaction_window_start(), 1, "from the first kept entry, b");
+    add(&mut tree, "d", json!({"type": "message", "message": {"role": "user", "content": "three"}}));
+    add(&mut tree, "e", json!({"type": "compaction", "summary": "s2", "firstKeptEntryId": "zz", "tokensBefore": 9}));
+    assert_eq!(tree.compaction_window_start(), 4, "a kept entry not on the branch: from the compaction");
+    assert_eq!(tree.compaction_window().len(), 1);
+    tree.set_leaf(Some("d")).expect("known");
+    assert_eq!(tree.compaction_window_start(), 1, "moving the leaf folds the new branch");
+}
+
+#[test]
+fn the_revision_changes_when_an_existing_entry_changes_and_not_on_append() {
+    let mut tree = SessionTree::new(None);
+    let first = tree.revision();
+    let user = |id: &str| json!({"type": "message", "id": id, "message": {"role": "user", "content": "hi"}});
+    tree.append_entry(user("a")).expect("appended");
+    tree.append_entry(user("b")).expect("appended");
+    assert_eq!(tree.revision(), first, "appending keeps it");
+    tree.set_leaf(Some("a")).expect("known");
+    assert_eq!(tree.revision(), first, "moving the leaf keeps it");
+    let clone = tree.clone();
+    assert_ne!(clone.revision(), tree.revision(), "a clone is another session");
+    tree.remove_entry(1, Some("a")).expect("exists");
+    let removed = tree.revision();
+    assert_ne!(removed, first);
+    tree.truncate(0, None).expect("empty");
+    assert_ne!(tree.revision(), removed);
+}
