@@ -8,6 +8,7 @@
 mod api;
 mod convert;
 mod host;
+mod messages;
 mod options;
 mod reader;
 mod safe;

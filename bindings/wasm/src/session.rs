@@ -7,13 +7,14 @@ use super::convert::{
     to_typed, to_value, to_values,
 };
 use super::host::JsClock;
+use super::messages::{MessageObjects, Want};
 use super::options::to_options;
 use super::tokens::{
     compaction_options, counter_of, counter_option, on_branch, prune_options, with_branch_counts, COUNT_TOKENS,
 };
 use session_compaction::entry::EntrySource;
 use session_compaction::io::ParseOptions;
-use session_compaction::plan::prepare::CompactionSettings;
+use session_compaction::plan::prepare::{CompactionSettings, MessageRef};
 use session_compaction::session::engine::Clock;
 use session_compaction::session::engine::SessionEngine;
 use session_compaction::session::SessionTree as Core;
@@ -32,6 +33,8 @@ export type NewSessionEntry = SessionEntry extends infer E ? (E extends unknown 
 pub struct SessionTree {
     pub(crate) engine: Rc<SessionEngine>,
     load_errors: Vec<session_compaction::io::LineError>,
+    /// The message objects handed out by `prepareCompaction` and `buildSessionContext`, by entry.
+    messages: std::cell::RefCell<MessageObjects>,
 }
 
 /// Grows the wasm memory once, by the input's length, before a load. The allocator (dlmalloc)
@@ -64,7 +67,7 @@ fn byte_count(n: f64, what: &str) -> Result<usize, JsValue> {
 }
 
 fn wrap((inner, load_errors): (Core, Vec<session_compaction::io::LineError>)) -> SessionTree {
-    SessionTree { engine: Rc::new(SessionEngine::new(inner)), load_errors }
+    SessionTree { engine: Rc::new(SessionEngine::new(inner)), load_errors, messages: Default::default() }
 }
 
 impl SessionTree {
@@ -247,8 +250,12 @@ impl SessionTree {
         #[wasm_bindgen(unchecked_param_type = "NewSessionEntry")] entry: JsValue,
     ) -> Result<String, JsValue> {
         let v = to_value(&entry, "entry")?;
+        let message = js_sys::Reflect::get(&entry, &JsValue::from_str("message")).unwrap_or(JsValue::UNDEFINED);
         self.s_mut(|s| {
             let i = s.append_entry(v).map_err(error_js)?;
+            if s.meta(i).kind == session_compaction::entry::EntryKind::Message {
+                self.messages.borrow_mut().adopt(s, i, message);
+            }
             Ok(s.meta(i).id.clone().unwrap_or_default())
         })
     }
@@ -265,8 +272,20 @@ impl SessionTree {
         #[wasm_bindgen(unchecked_param_type = "AgentMessage")] message: JsValue,
     ) -> Result<JsValue, JsValue> {
         let v = to_value(&message, "message")?;
-        let entry = self.s_mut(|s| s.append_message(v, JsClock.now_ms())).map_err(error_js)?;
-        from_serde(&entry)
+        let entry = self.s_mut(|s| {
+            let entry = s.append_message(v, JsClock.now_ms())?;
+            if let Some(i) = s.entry_count().checked_sub(1) {
+                self.messages.borrow_mut().adopt(s, i, message.clone());
+            }
+            Ok(entry)
+        });
+        let out = from_serde(&entry.map_err(error_js)?)?;
+        // The entry holds the caller's message object: the one prepareCompaction and
+        // buildSessionContext hand back for it.
+        if message.is_object() {
+            js_sys::Reflect::set(&out, &JsValue::from_str("message"), &message)?;
+        }
+        Ok(out)
     }
 
     /// The entry with this id, or `undefined`.
@@ -346,10 +365,23 @@ impl SessionTree {
                 from_serde(&prep)
             });
         }
-        match self.s(|s| s.prepare_compaction_json_with_preview(&settings, &prune, &templates())).map_err(error_js)? {
-            Some(text) => parse_js(&text),
-            None => Ok(JsValue::UNDEFINED),
-        }
+        self.s(|s| {
+            let Some((mut shell, lists)) = s.prepare_compaction_refs(&settings) else { return Ok(JsValue::UNDEFINED) };
+            shell.preview = Some(s.compaction_previews(&settings, &prune, &templates()).map_err(error_js)?);
+            let out = from_serde(&shell)?;
+            let mut objects = self.messages.borrow_mut();
+            for (key, list) in ["messagesToSummarize", "turnPrefixMessages", "recentMessages"].iter().zip(&lists) {
+                let wants: Vec<Want<'_>> = list
+                    .iter()
+                    .map(|r| match r {
+                        MessageRef::Entry(i) => Want::Entry(*i),
+                        MessageRef::Derived(v) => Want::Value(v),
+                    })
+                    .collect();
+                js_sys::Reflect::set(&out, &JsValue::from_str(key), &objects.array(s, &wants)?.into())?;
+            }
+            Ok(out)
+        })
     }
 
     /// The compaction decision of the current branch without materializing messages: boundary,
@@ -385,7 +417,14 @@ impl SessionTree {
     /// provider-valid form changes (§13.1).
     #[wasm_bindgen(js_name = buildSessionContext, unchecked_return_type = "SessionContext")]
     pub fn build_session_context(&self) -> Result<JsValue, JsValue> {
-        self.s(|s| parse_js(&s.build_session_context_text()))
+        self.s(|s| {
+            let plan = s.context_plan();
+            let out = from_serde(&plan.settings)?;
+            let wants: Vec<Want<'_>> = plan.items.iter().map(|&item| Want::Item(item)).collect();
+            let messages = self.messages.borrow_mut().array(s, &wants)?;
+            js_sys::Reflect::set(&out, &JsValue::from_str("messages"), &messages)?;
+            Ok(out)
+        })
     }
 
     /// The messages of the current branch's context in provider-valid form (SPEC §13.1; the

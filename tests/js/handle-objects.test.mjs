@@ -1,0 +1,89 @@
+// The handle builds each message object once: prepareCompaction and buildSessionContext hand
+// back the same objects call after call (and to each other), an entry appended from JS keeps the
+// caller's message object, and what pruning or a rollback changes is built again from the
+// stored entries. The results are those of the pure functions over the same entries.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import * as sc from '../../pkg/index.node.mjs';
+
+const SAMPLE = new URL('../../examples/sessions/pi-session-with-compactions.jsonl', import.meta.url);
+
+/** The sample session: a handle and the parsed entries of its current branch. */
+function load() {
+  const tree = sc.SessionTree.fromBytes(readFileSync(SAMPLE));
+  return { tree, branch: tree.getBranch() };
+}
+
+describe('the handle hands back the message objects it built', () => {
+  test('prepareCompaction and buildSessionContext return the same objects on every call', () => {
+    const { tree, branch } = load();
+    const settings = { keepRecentTokens: 2000 };
+    const first = tree.prepareCompaction(settings);
+    const context = tree.buildSessionContext();
+    assert.ok(first.messagesToSummarize.length > 0 && context.messages.length > 0);
+    const again = tree.prepareCompaction(settings);
+    for (const key of ['messagesToSummarize', 'turnPrefixMessages', 'recentMessages']) {
+      assert.equal(again[key].length, first[key].length);
+      again[key].forEach((m, k) => assert.equal(m, first[key][k], `${key}[${k}] is the same object`));
+    }
+    const later = tree.buildSessionContext();
+    later.messages.forEach((m, k) => assert.equal(m, context.messages[k], `messages[${k}] is the same object`));
+    // The kept messages of the preparation are the context's own objects.
+    const last = first.recentMessages.at(-1);
+    assert.equal(context.messages.at(-1), last);
+    // Equal to the pure functions over the same entries (deep equality, not identity).
+    const pure = sc.prepareCompaction(branch, settings);
+    assert.deepEqual(first.messagesToSummarize, pure.messagesToSummarize);
+    assert.deepEqual(first.recentMessages, pure.recentMessages);
+    assert.equal(first.firstKeptEntryId, pure.firstKeptEntryId);
+    assert.deepEqual(context.messages, sc.buildSessionContext(branch).messages);
+    tree.free();
+  });
+
+  test('an appended entry keeps the caller’s message object; appendMessage too', () => {
+    const { tree } = load();
+    const before = tree.buildSessionContext().messages;
+    const message = { role: 'user', content: 'one more thing', timestamp: 1 };
+    tree.appendEntry({ type: 'message', id: 'appended-1', timestamp: '2026-01-01T00:00:00.000Z', message });
+    const after = tree.buildSessionContext().messages;
+    assert.equal(after.length, before.length + 1);
+    assert.equal(after.at(-1), message, 'the caller’s own object');
+    before.forEach((m, k) => assert.equal(after[k], m, `messages[${k}] unchanged`));
+    const reply = { role: 'assistant', content: [{ type: 'text', text: 'done' }], stopReason: 'stop' };
+    const entry = tree.appendMessage(reply);
+    assert.equal(entry.message, reply, 'the returned entry holds the caller’s message');
+    assert.equal(tree.buildSessionContext().messages.at(-1), reply);
+    assert.deepEqual(tree.getEntry(entry.id).message, reply, 'stored as given');
+    tree.free();
+  });
+
+  test('pruned entries are built again from their new text; the others stay', () => {
+    const { tree } = load();
+    const context = tree.buildSessionContext().messages;
+    const outcome = tree.pruneToolOutputs({ protectTokens: 0, minimumSavings: 0 });
+    assert.ok(outcome.prunedCount > 0, 'the sample has old tool outputs');
+    const after = tree.buildSessionContext().messages;
+    assert.equal(after.length, context.length);
+    const pruned = after.filter((m) => m.role === 'toolResult' && JSON.stringify(m.content).includes('truncated'));
+    assert.ok(pruned.length > 0, 'the context shows the pruned outputs');
+    for (const m of pruned) assert.ok(!context.includes(m), 'a pruned message is a new object');
+    assert.deepEqual(after, sc.buildSessionContext(tree.getBranch()).messages, 'what the stored entries say');
+    tree.free();
+  });
+
+  test('moving the leaf and back gives the same objects; a message without `message` is left out', () => {
+    const { tree } = load();
+    const context = tree.buildSessionContext().messages;
+    const leaf = tree.leafId;
+    const branch = tree.getBranch();
+    tree.setLeaf(branch[Math.floor(branch.length / 2)].id);
+    const half = tree.buildSessionContext().messages;
+    assert.ok(half.length < context.length);
+    tree.setLeaf(leaf);
+    tree.buildSessionContext().messages.forEach((m, k) => assert.equal(m, context[k]));
+    tree.appendEntry({ type: 'message', id: 'no-message', timestamp: '2026-01-01T00:00:00.000Z' });
+    assert.equal(tree.buildSessionContext().messages.length, context.length, 'nothing to show for it');
+    tree.free();
+  });
+});
