@@ -25,10 +25,11 @@ describe('the handle hands back the message objects it built', () => {
     const again = tree.prepareCompaction(settings);
     for (const key of ['messagesToSummarize', 'turnPrefixMessages', 'recentMessages']) {
       assert.equal(again[key].length, first[key].length);
-      again[key].forEach((m, k) => assert.equal(m, first[key][k], `${key}[${k}] is the same object`));
+      for (const [k, m] of again[key].entries()) assert.equal(m, first[key][k], `${key}[${k}] is the same object`);
     }
     const later = tree.buildSessionContext();
-    later.messages.forEach((m, k) => assert.equal(m, context.messages[k], `messages[${k}] is the same object`));
+    for (const [k, m] of later.messages.entries())
+      assert.equal(m, context.messages[k], `messages[${k}] is the same object`);
     // The kept messages of the preparation are the context's own objects.
     const last = first.recentMessages.at(-1);
     assert.equal(context.messages.at(-1), last);
@@ -49,7 +50,7 @@ describe('the handle hands back the message objects it built', () => {
     const after = tree.buildSessionContext().messages;
     assert.equal(after.length, before.length + 1);
     assert.equal(after.at(-1), message, 'the caller’s own object');
-    before.forEach((m, k) => assert.equal(after[k], m, `messages[${k}] unchanged`));
+    for (const [k, m] of before.entries()) assert.equal(after[k], m, `messages[${k}] unchanged`);
     const reply = { role: 'assistant', content: [{ type: 'text', text: 'done' }], stopReason: 'stop' };
     const entry = tree.appendMessage(reply);
     assert.equal(entry.message, reply, 'the returned entry holds the caller’s message');
@@ -81,7 +82,7 @@ describe('the handle hands back the message objects it built', () => {
     const half = tree.buildSessionContext().messages;
     assert.ok(half.length < context.length);
     tree.setLeaf(leaf);
-    tree.buildSessionContext().messages.forEach((m, k) => assert.equal(m, context[k]));
+    for (const [k, m] of tree.buildSessionContext().messages.entries()) assert.equal(m, context[k]);
     tree.appendEntry({ type: 'message', id: 'no-message', timestamp: '2026-01-01T00:00:00.000Z' });
     assert.equal(tree.buildSessionContext().messages.length, context.length, 'nothing to show for it');
     tree.free();
