@@ -7,9 +7,9 @@
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use session_compaction::context::{build_context_for_path, plan_context};
-use session_compaction::entry::EntrySource;
+use session_compaction::entry::{EntryList, EntrySource};
 use session_compaction::plan::prepare::{self, CompactionSettings, MessageRef};
-use session_compaction::plan::prune::PruneConfig;
+use session_compaction::plan::prune::{plan_prune, PruneConfig};
 use session_compaction::plan::tokens::TokenCalibration;
 use session_compaction::prompt::templates::PromptTemplates;
 use session_compaction::session::SessionTree;
@@ -157,6 +157,12 @@ fn check(tree: &SessionTree, settings: &CompactionSettings) -> Result<(), TestCa
         compaction_previews(&whole, settings, &prune, &templates).map_err(|e| TestCaseError::fail(e.to_string()))?;
     prop_assert_eq!(&previews, &full);
 
+    // Pruning's staleness rule reads the tool-call arguments the handle kept (read once per
+    // entry, dropped when an entry changes): the same plan as over parsed values, read afresh.
+    let values: Vec<Value> = branch.iter().map(|&i| tree.entry(i).into_owned()).collect();
+    let fresh = plan_prune(&EntryList::new(&values), &prune);
+    prop_assert_eq!(&plan_prune(&whole, &prune), &fresh);
+
     // The JSON text path (what the JS handle parses) says what the value path says.
     let text = tree.prepare_compaction_json_with_preview(settings, &prune, &templates).expect("templates render");
     match (text, &expected) {
@@ -233,4 +239,29 @@ fn the_revision_changes_when_an_existing_entry_changes_and_not_on_append() {
     assert_ne!(removed, first);
     tree.truncate(0, None).expect("empty");
     assert_ne!(tree.revision(), removed);
+}
+
+#[test]
+fn kept_tool_call_arguments_are_dropped_when_entries_change() {
+    let call = |id: &str, n: usize, path: &str| {
+        json!({"type": "message", "id": id, "message": {"role": "assistant", "stopReason": "toolUse",
+            "content": [{"type": "toolCall", "id": format!("c{n}"), "name": "read", "arguments": {"path": path}}]}})
+    };
+    let result = |id: &str, n: usize| {
+        json!({"type": "message", "id": id, "message": {"role": "toolResult", "toolCallId": format!("c{n}"),
+            "toolName": "read", "content": [{"type": "text", "text": "x".repeat(4000)}]}})
+    };
+    let mut tree = SessionTree::new(None);
+    for e in [call("a1", 1, "f.rs"), result("r1", 1), call("a2", 2, "f.rs"), result("r2", 2)] {
+        tree.append_entry(e).expect("appended");
+    }
+    let config = PruneConfig { protected_tools: Vec::new(), minimum_savings: 0, ..PruneConfig::default() };
+    let superseded =
+        |tree: &SessionTree| tree.plan_prune(&config).candidates.iter().filter(|c| c.superseded_by.is_some()).count();
+    assert_eq!(superseded(&tree), 1, "the first read of f.rs is superseded by the second");
+    tree.truncate(2, Some("r1")).expect("rolled back");
+    for e in [call("a3", 2, "g.rs"), result("r3", 2)] {
+        tree.append_entry(e).expect("appended");
+    }
+    assert_eq!(superseded(&tree), 0, "the entries now at those positions read another file");
 }

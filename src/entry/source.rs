@@ -44,6 +44,12 @@ pub trait EntrySource {
             _ => 0,
         }
     }
+    /// The arguments of the `toolCall` blocks of entry `i`, as the staleness rule of pruning
+    /// reads them ([`crate::plan::prune::call_arguments`]), when the source keeps them from call
+    /// to call (the session handle); `None` (the default): read them from the entry. SPEC §13.6.
+    fn call_arguments(&self, _i: usize) -> Option<std::sync::Arc<[crate::plan::prune::CallArguments]>> {
+        None
+    }
 }
 
 /// A reference to a source is a source (every method forwards), so code that takes
@@ -63,6 +69,9 @@ impl<S: EntrySource + ?Sized> EntrySource for &S {
     }
     fn entry_text(&self, i: usize) -> Option<&str> {
         (**self).entry_text(i)
+    }
+    fn call_arguments(&self, i: usize) -> Option<std::sync::Arc<[crate::plan::prune::CallArguments]>> {
+        (**self).call_arguments(i)
     }
     fn summary_tokens(&self, i: usize) -> u64 {
         (**self).summary_tokens(i)
@@ -131,5 +140,8 @@ impl<S: EntrySource + ?Sized> EntrySource for Selection<'_, S> {
     }
     fn summary_tokens(&self, i: usize) -> u64 {
         self.source.summary_tokens(self.indices[i])
+    }
+    fn call_arguments(&self, i: usize) -> Option<std::sync::Arc<[crate::plan::prune::CallArguments]>> {
+        self.source.call_arguments(self.indices[i])
     }
 }

@@ -161,19 +161,70 @@ struct Target {
     full_read: bool,
 }
 
-impl Target {
-    fn of(tool: &str, args: &Value) -> Self {
-        let read_path = (tool == "read")
-            .then(|| args.get("path").and_then(Value::as_str).filter(|p| !p.is_empty()).map(str::to_owned))
-            .flatten();
-        let ranged = ["offset", "limit"].iter().any(|k| args.get(*k).is_some_and(|v| !v.is_null()));
+/// What the staleness rule (SPEC §13.6) reads of one `toolCall` block: its id and arguments.
+/// [`call_arguments`] gives those of an entry; a source may keep them
+/// ([`EntrySource::call_arguments`]) so that planning a prune after every turn reads each
+/// assistant entry once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallArguments {
+    /// The block's `id`.
+    id: String,
+    /// `JSON.stringify(arguments)` (`null` when absent).
+    json: String,
+    /// `arguments.path` when it is a non-empty string.
+    path: Option<String>,
+    /// `arguments.offset` or `arguments.limit` is present and not `null`.
+    ranged: bool,
+}
+
+impl CallArguments {
+    fn new(id: String, args: &Value) -> Self {
         Self {
+            id,
+            json: crate::js::json_stringify(args),
+            path: args.get("path").and_then(Value::as_str).filter(|p| !p.is_empty()).map(str::to_owned),
+            ranged: ["offset", "limit"].iter().any(|k| args.get(*k).is_some_and(|v| !v.is_null())),
+        }
+    }
+
+    /// The target of this call for a result of `tool` (the result's `toolName`).
+    fn target(&self, tool: &str) -> Target {
+        let read_path = if tool == "read" { self.path.clone() } else { None };
+        Target {
             tool: tool.to_string(),
-            args: crate::js::json_stringify(args),
-            full_read: read_path.is_some() && !ranged,
+            args: self.json.clone(),
+            full_read: read_path.is_some() && !self.ranged,
             read_path,
         }
     }
+}
+
+/// The [`CallArguments`] of each `toolCall` block with a string `id` in entry `i`'s
+/// `message.content`, in order: read from the stored text when the source keeps one (only the
+/// tool-call blocks are parsed), else from the entry's value. SPEC §13.6.
+pub fn call_arguments<S: EntrySource + ?Sized>(entries: &S, i: usize) -> std::sync::Arc<[CallArguments]> {
+    if let Some(calls) = entries.entry_text(i).and_then(tool_calls_of_text) {
+        return calls
+            .into_iter()
+            .map(|(id, arguments)| {
+                let args = arguments
+                    .map_or(Value::Null, |r| crate::io::parse_line_value(r.get().as_bytes()).unwrap_or(Value::Null));
+                CallArguments::new(id, &args)
+            })
+            .collect();
+    }
+    let entry = entries.entry(i);
+    let Some(blocks) = entry.get("message").and_then(|m| m.get("content")).and_then(Value::as_array) else {
+        return std::sync::Arc::new([]);
+    };
+    blocks
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
+        .filter_map(|b| {
+            let id = b.get("id").and_then(Value::as_str)?;
+            Some(CallArguments::new(id.to_string(), b.get("arguments").unwrap_or(&Value::Null)))
+        })
+        .collect()
 }
 
 /// The `(id, arguments)` of each `toolCall` block of an entry's `message.content`, in order,
@@ -245,29 +296,10 @@ fn superseded<S: EntrySource + ?Sized>(entries: &S, results: &[usize]) -> HashMa
     }
     let mut targets: HashMap<usize, Target> = HashMap::new();
     for a in holders {
-        // From the stored text when the source has one (only the tool-call blocks are read),
-        // else from the entry's value.
-        if let Some(calls) = entries.entry_text(a).and_then(tool_calls_of_text) {
-            for (id, arguments) in calls {
-                let Some(&result) = wanted.get(id.as_str()) else { continue };
-                let tool = tool_of(result).unwrap_or_default();
-                targets.entry(result).or_insert_with(|| {
-                    let args = arguments.map_or(Value::Null, |r| {
-                        crate::io::parse_line_value(r.get().as_bytes()).unwrap_or(Value::Null)
-                    });
-                    Target::of(tool, &args)
-                });
-            }
-            continue;
-        }
-        let entry = entries.entry(a);
-        let Some(blocks) = entry.get("message").and_then(|m| m.get("content")).and_then(Value::as_array) else {
-            continue;
-        };
-        for b in blocks.iter().filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall")) {
-            let Some(&result) = b.get("id").and_then(Value::as_str).and_then(|id| wanted.get(id)) else { continue };
-            let tool = tool_of(result).unwrap_or_default();
-            targets.entry(result).or_insert_with(|| Target::of(tool, b.get("arguments").unwrap_or(&Value::Null)));
+        let calls = entries.call_arguments(a).unwrap_or_else(|| call_arguments(entries, a));
+        for call in calls.iter() {
+            let Some(&result) = wanted.get(call.id.as_str()) else { continue };
+            targets.entry(result).or_insert_with(|| call.target(tool_of(result).unwrap_or_default()));
         }
     }
     // Newest first, remembering the newest result per full-read path and per identical call.

@@ -14,7 +14,7 @@ use crate::plan::prepare::{
     plan_compaction, preparation_from_plan, CompactionPreparation, CompactionSettings, MessageRef, NothingToCompact,
     PreparationPlan, PreviousCompaction,
 };
-use crate::plan::prune::{pruned_entry, pruned_entry_json, PruneConfig, PrunePlan};
+use crate::plan::prune::{pruned_entry, pruned_entry_json, CallArguments, PruneConfig, PrunePlan};
 use crate::tree::TreeIndex;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -23,6 +23,23 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The source of [`Revision`] numbers (one counter for every session of the process).
 static NEXT_REVISION: AtomicU64 = AtomicU64::new(1);
+
+/// What [`EntrySource::call_arguments`] kept of the session's entries, by entry index (dropped
+/// whenever an entry changes; a clone starts empty).
+#[derive(Default)]
+struct CallArgumentsCache(std::sync::Mutex<std::collections::HashMap<usize, std::sync::Arc<[CallArguments]>>>);
+
+impl Clone for CallArgumentsCache {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl std::fmt::Debug for CallArgumentsCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CallArgumentsCache")
+    }
+}
 
 /// A number naming one state of a session's existing entries ([`SessionTree::revision`]): a
 /// new one is taken whenever an entry the session had is changed or removed, and for every new
@@ -81,6 +98,8 @@ pub struct SessionTree {
     fold: ContextFold,
     /// See [`SessionTree::revision`].
     revision: Revision,
+    /// The tool-call arguments read for pruning's staleness rule (SPEC §13.6), by entry.
+    call_args: CallArgumentsCache,
 }
 
 impl EntrySource for SessionTree {
@@ -95,6 +114,16 @@ impl EntrySource for SessionTree {
     }
     fn entry_text(&self, i: usize) -> Option<&str> {
         Some(self.raw(i))
+    }
+    /// Read once per entry and kept until the entry changes.
+    fn call_arguments(&self, i: usize) -> Option<std::sync::Arc<[CallArguments]>> {
+        let kept = self.call_args.0.lock().unwrap_or_else(|e| e.into_inner()).get(&i).cloned();
+        if kept.is_some() {
+            return kept;
+        }
+        let read = crate::plan::prune::call_arguments(self, i);
+        self.call_args.0.lock().unwrap_or_else(|e| e.into_inner()).insert(i, read.clone());
+        Some(read)
     }
 }
 
@@ -116,6 +145,7 @@ impl SessionTree {
             migrated: false,
             fold: ContextFold::default(),
             revision: Revision::fresh(),
+            call_args: CallArgumentsCache::default(),
         }
     }
 
@@ -207,6 +237,13 @@ impl SessionTree {
         let mut fold = std::mem::take(&mut self.fold);
         fold.extend(&*self, &self.branch);
         self.fold = fold;
+    }
+
+    /// An entry the session had changed or was removed: a new revision, and what was kept per
+    /// entry is dropped.
+    fn entries_changed(&mut self) {
+        self.revision = Revision::fresh();
+        self.call_args.0.get_mut().unwrap_or_else(|e| e.into_inner()).clear();
     }
 
     /// A number that names the current state of the session's existing entries: it changes
@@ -420,7 +457,7 @@ impl SessionTree {
         self.metas.truncate(len);
         self.raws.truncate(len);
         self.lines.truncate(len);
-        self.revision = Revision::fresh();
+        self.entries_changed();
         self.reindex();
         self.set_leaf(leaf)
     }
@@ -452,7 +489,7 @@ impl SessionTree {
         self.metas.remove(i);
         self.raws.remove(i);
         self.lines.remove(i);
-        self.revision = Revision::fresh();
+        self.entries_changed();
         self.index = TreeIndex::new(&*self);
         if self.leaf == Some(i) {
             self.set_leaf(leaf_id.as_deref())
@@ -476,7 +513,7 @@ impl SessionTree {
     fn put_entry(&mut self, i: usize, entry: Value) {
         self.metas[i] = EntryMeta::from_value(&entry);
         self.raws[i] = Raw::Owned(entry.to_string().into_boxed_str());
-        self.revision = Revision::fresh();
+        self.entries_changed();
     }
 
     /// [`SessionTree::put_entry`] from the entry's JSON text (one valid JSON object, as
@@ -484,7 +521,7 @@ impl SessionTree {
     fn put_entry_json(&mut self, i: usize, text: &str) {
         self.metas[i] = EntryMeta::from_json(text.as_bytes()).unwrap_or_default();
         self.raws[i] = Raw::Owned(text.into());
-        self.revision = Revision::fresh();
+        self.entries_changed();
     }
 
     /// The current branch as an [`EntrySource`].
