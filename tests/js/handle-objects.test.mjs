@@ -21,9 +21,10 @@ describe('the handle hands back the message objects it built', () => {
     const settings = { keepRecentTokens: 2000 };
     const first = tree.prepareCompaction(settings);
     const context = tree.buildSessionContext();
-    assert.ok(first.messagesToSummarize.length > 0 && context.messages.length > 0);
+    assert.ok(first && first.messagesToSummarize.length > 0 && context.messages.length > 0);
     const again = tree.prepareCompaction(settings);
-    for (const key of ['messagesToSummarize', 'turnPrefixMessages', 'recentMessages']) {
+    assert.ok(again);
+    for (const key of /** @type {const} */ (['messagesToSummarize', 'turnPrefixMessages', 'recentMessages'])) {
       assert.equal(again[key].length, first[key].length);
       for (const [k, m] of again[key].entries()) assert.equal(m, first[key][k], `${key}[${k}] is the same object`);
     }
@@ -35,6 +36,7 @@ describe('the handle hands back the message objects it built', () => {
     assert.equal(context.messages.at(-1), last);
     // Equal to the pure functions over the same entries (deep equality, not identity).
     const pure = sc.prepareCompaction(branch, settings);
+    assert.ok(pure);
     assert.deepEqual(first.messagesToSummarize, pure.messagesToSummarize);
     assert.deepEqual(first.recentMessages, pure.recentMessages);
     assert.equal(first.firstKeptEntryId, pure.firstKeptEntryId);
@@ -45,17 +47,26 @@ describe('the handle hands back the message objects it built', () => {
   test('an appended entry keeps the caller’s message object; appendMessage too', () => {
     const { tree } = load();
     const before = tree.buildSessionContext().messages;
+    /** @type {import('../../pkg/index.node.mjs').AgentMessage} */
     const message = { role: 'user', content: 'one more thing', timestamp: 1 };
     tree.appendEntry({ type: 'message', id: 'appended-1', timestamp: '2026-01-01T00:00:00.000Z', message });
     const after = tree.buildSessionContext().messages;
     assert.equal(after.length, before.length + 1);
     assert.equal(after.at(-1), message, 'the caller’s own object');
     for (const [k, m] of before.entries()) assert.equal(after[k], m, `messages[${k}] unchanged`);
-    const reply = { role: 'assistant', content: [{ type: 'text', text: 'done' }], stopReason: 'stop' };
+    /** @type {import('../../pkg/index.node.mjs').AgentMessage} */
+    const reply = {
+      role: 'assistant',
+      content: [{ type: 'text', text: 'done' }],
+      provider: 'p',
+      model: 'm',
+      timestamp: 2,
+      stopReason: 'stop',
+    };
     const entry = tree.appendMessage(reply);
     assert.equal(entry.message, reply, 'the returned entry holds the caller’s message');
     assert.equal(tree.buildSessionContext().messages.at(-1), reply);
-    assert.deepEqual(tree.getEntry(entry.id).message, reply, 'stored as given');
+    assert.deepEqual(tree.getEntry(entry.id)?.message, reply, 'stored as given');
     tree.free();
   });
 
@@ -81,9 +92,10 @@ describe('the handle hands back the message objects it built', () => {
     tree.setLeaf(branch[Math.floor(branch.length / 2)].id);
     const half = tree.buildSessionContext().messages;
     assert.ok(half.length < context.length);
-    tree.setLeaf(leaf);
+    tree.setLeaf(leaf ?? null);
     for (const [k, m] of tree.buildSessionContext().messages.entries()) assert.equal(m, context[k]);
-    tree.appendEntry({ type: 'message', id: 'no-message', timestamp: '2026-01-01T00:00:00.000Z' });
+    const bare = { type: 'message', id: 'no-message', timestamp: '2026-01-01T00:00:00.000Z' };
+    tree.appendEntry(/** @type {import('../../pkg/index.node.mjs').SessionEntry} */ (/** @type {unknown} */ (bare)));
     assert.equal(tree.buildSessionContext().messages.length, context.length, 'nothing to show for it');
     tree.free();
   });
