@@ -70,6 +70,17 @@ describe('the handle hands back the message objects it built', () => {
     tree.free();
   });
 
+  test('a handle built fromEntries hands back the entries’ own message objects', () => {
+    const { branch } = load();
+    const tree = sc.SessionTree.fromEntries(branch);
+    const context = tree.buildSessionContext().messages;
+    const own = new Set(branch.map((e) => (e.type === 'message' ? e.message : undefined)));
+    const derived = context.filter((m) => !own.has(m));
+    assert.ok(context.length > derived.length, 'most messages are the entries’ own');
+    for (const m of derived) assert.ok(['compactionSummary', 'branchSummary', 'custom'].includes(m.role), m.role);
+    tree.free();
+  });
+
   test('pruned entries are built again from their new text; the others stay', () => {
     const { tree } = load();
     const context = tree.buildSessionContext().messages;

@@ -159,7 +159,17 @@ impl SessionTree {
         let header = to_value(&header, "header")?;
         let header =
             if header.is_null() { session_compaction::io::new_session_header(JsClock.now_ms()) } else { header };
-        Ok(wrap((Core::from_values(Some(header), &values), Vec::new())))
+        let tree = wrap((Core::from_values(Some(header), &values), Vec::new()));
+        // Each message entry keeps the caller's own message object, as appendEntry does.
+        tree.s(|s| {
+            let mut objects = tree.messages.borrow_mut();
+            let key = JsValue::from_str("message");
+            for i in (0..s.entry_count()).filter(|&i| s.meta(i).kind == session_compaction::entry::EntryKind::Message) {
+                let entry = js_sys::Reflect::get_u32(&entries, i as u32).unwrap_or(JsValue::UNDEFINED);
+                objects.adopt(s, i, js_sys::Reflect::get(&entry, &key).unwrap_or(JsValue::UNDEFINED));
+            }
+        });
+        Ok(tree)
     }
 
     /// The bad lines found while loading (empty for `fromEntries`).
