@@ -79,8 +79,39 @@ pub fn render_template(name: &str, source: &str, vars: &Value) -> Result<String>
 /// # Errors
 /// [`Error::Template`](crate::error::Error::Template) when `source` is not a valid template of the supported subset.
 pub fn render_handlebars(name: &str, source: &str, vars: &Value) -> Result<String> {
-    let program = parse(name, source)?;
+    let program = parsed(name, source)?;
     Ok(render(&program, vars, source.len()))
+}
+
+/// How many parsed templates [`parsed`] keeps (a session renders a handful of templates, each
+/// after every turn for the compaction preview).
+const PARSED_KEPT: usize = 16;
+
+thread_local! {
+    /// The templates parsed last, by name and source, most recent last.
+    static PARSED: std::cell::RefCell<Vec<(Box<str>, Box<str>, std::rc::Rc<ast::Program>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// [`parse`], remembered for the last [`PARSED_KEPT`] templates (name and source are the key,
+/// so a changed template is parsed again); errors are not remembered.
+fn parsed(name: &str, source: &str) -> Result<std::rc::Rc<ast::Program>> {
+    let hit = PARSED.with(|p| {
+        let p = p.borrow();
+        p.iter().rev().find(|(n, s, _)| &**n == name && &**s == source).map(|(_, _, prog)| prog.clone())
+    });
+    if let Some(program) = hit {
+        return Ok(program);
+    }
+    let program = std::rc::Rc::new(parse(name, source)?);
+    PARSED.with(|p| {
+        let mut p = p.borrow_mut();
+        if p.len() >= PARSED_KEPT {
+            p.remove(0);
+        }
+        p.push((name.into(), source.into(), program.clone()));
+    });
+    Ok(program)
 }
 
 /// Checks that `source` parses as a template of the supported subset, without rendering it
@@ -100,6 +131,20 @@ mod tests {
 
     fn rt(src: &str, vars: Value) -> String {
         render_template("t.md", src, &vars).expect("renders")
+    }
+
+    #[test]
+    fn parsed_templates_are_remembered_by_name_and_source() {
+        assert_eq!(rt("a {{x}}", json!({"x": 1})), "a 1");
+        assert_eq!(rt("a {{x}}", json!({"x": 2})), "a 2", "the same template, other values");
+        assert_eq!(rt("b {{x}}", json!({"x": 2})), "b 2", "a changed source is parsed again");
+        assert!(render_template("t.md", "{{#if}}", &json!({})).is_err());
+        assert!(render_template("t.md", "{{#if}}", &json!({})).is_err(), "errors are not remembered");
+        for n in 0..(PARSED_KEPT + 3) {
+            assert_eq!(rt(&format!("{n} {{{{x}}}}"), json!({"x": "y"})), format!("{n} y"));
+        }
+        PARSED.with(|p| assert_eq!(p.borrow().len(), PARSED_KEPT, "at most PARSED_KEPT are kept"));
+        assert_eq!(rt("a {{x}}", json!({"x": 3})), "a 3");
     }
 
     fn err(src: &str) -> String {
