@@ -87,10 +87,12 @@ pub fn render_handlebars(name: &str, source: &str, vars: &Value) -> Result<Strin
 /// after every turn for the compaction preview).
 const PARSED_KEPT: usize = 16;
 
+/// A parsed template with its name and source.
+type Parsed = (Box<str>, Box<str>, std::rc::Rc<ast::Program>);
+
 thread_local! {
     /// The templates parsed last, by name and source, most recent last.
-    static PARSED: std::cell::RefCell<Vec<(Box<str>, Box<str>, std::rc::Rc<ast::Program>)>> =
-        const { std::cell::RefCell::new(Vec::new()) };
+    static PARSED: std::cell::RefCell<Vec<Parsed>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// [`parse`], remembered for the last [`PARSED_KEPT`] templates (name and source are the key,
