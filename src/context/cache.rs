@@ -1,10 +1,12 @@
 //! The context of an entry list that grows at its end between calls, decided again in
 //! O(new entries) plus the size of the context: what a host that calls `buildSessionContext`
 //! after every turn on the same (or an extended) list needs. The decision is
-//! [`super::session_context_plan`]'s; only the work is kept from call to call. SPEC §6.
+//! [`super::session_context_plan`]'s; only the work is kept from call to call. The tree and
+//! the fold over the branch read only the entries' heads ([`EntrySource::head`]); the messages
+//! of the context alone are read whole (for its repairs). SPEC §6.
 
 use super::{resolve_leaf, ContextFold, ContextPlan, LeafSelector, SessionContext};
-use crate::entry::EntrySource;
+use crate::entry::{EntrySource, Heads};
 use crate::tree::TreeIndex;
 
 /// Position of an entry that is not on the cached branch.
@@ -57,7 +59,7 @@ impl ContextCache {
             *self = Self::default();
         }
         for i in self.index.len()..entries.len() {
-            if self.index.push(entries.meta(i)) {
+            if self.index.push(entries.head(i)) {
                 self.forget_path();
             }
         }
@@ -80,7 +82,9 @@ impl ContextCache {
         let Some(leaf_index) = resolve_leaf(entries, &self.index, leaf) else {
             return ContextPlan { items: Vec::new(), settings: SessionContext::empty() };
         };
-        let (keep, tail) = self.branch_change(entries, leaf_index);
+        // The tree and the fold read only heads: no message outside the context is read.
+        let heads = Heads(entries);
+        let (keep, tail) = self.branch_change(&heads, leaf_index);
         let extends = keep == self.path.len() && self.fold.len() == self.path.len();
         for &i in &self.path[keep..] {
             self.on_path[i] = NOT_ON_PATH;
@@ -91,11 +95,11 @@ impl ContextCache {
         for (pos, &i) in self.path.iter().enumerate().skip(keep) {
             self.on_path[i] = pos as u32;
         }
-        self.path_valid = self.path.first().is_some_and(|&root| self.index.parent(entries, root).is_none());
+        self.path_valid = self.path.first().is_some_and(|&root| self.index.parent(&heads, root).is_none());
         if !extends {
             self.fold = ContextFold::default();
         }
-        self.fold.extend(entries, &self.path);
+        self.fold.extend(&heads, &self.path);
         let mut plan = self.fold.plan();
         plan.settings.repairs = plan.repair_plan(entries).repairs;
         plan

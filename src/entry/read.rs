@@ -320,6 +320,18 @@ impl<R: JsonRead> ContentBlock for ReadBlock<R> {
     }
 }
 
+/// The role of a message object and, for an assistant message, `` `${provider}/${model}` ``
+/// ([`MessageMeta::provider_model`]): the part of a message that [`read_entry_head`] reads.
+fn message_head<R: JsonRead>(m: &R) -> Result<(Role, Option<String>), R::Error> {
+    let role = str_of(m, Field::Role)?.as_deref().map_or(Role::Other, Role::from_name);
+    let provider_model = if role == Role::Assistant {
+        Some(format!("{}/{}", shown(m, Field::Provider)?, shown(m, Field::Model)?))
+    } else {
+        None
+    };
+    Ok((role, provider_model))
+}
+
 /// The metadata of a message (any role; a value that is not an object has none of the fields
 /// and counts 0 tokens). The estimate is `MessageShape::count` (SPEC §3), the rule every reader
 /// shares, the byte scanner included.
@@ -327,7 +339,7 @@ pub fn read_message<R: JsonRead>(m: &R) -> Result<MessageMeta, R::Error> {
     if m.shape()? != Shape::Object {
         return Ok(MessageMeta::default());
     }
-    let role = str_of(m, Field::Role)?.as_deref().map_or(Role::Other, Role::from_name);
+    let (role, provider_model) = message_head(m)?;
     let content = match m.field(Field::Content)? {
         None => ContentShape::None,
         Some(c) => match c.shape()? {
@@ -367,8 +379,6 @@ pub fn read_message<R: JsonRead>(m: &R) -> Result<MessageMeta, R::Error> {
         }),
         _ => None,
     };
-    let provider_model =
-        if assistant { Some(format!("{}/{}", shown(m, Field::Provider)?, shown(m, Field::Model)?)) } else { None };
     Ok(MessageMeta {
         role,
         tokens,
@@ -386,16 +396,50 @@ pub fn read_message<R: JsonRead>(m: &R) -> Result<MessageMeta, R::Error> {
 
 /// The metadata of an entry (a value that is not an object is an entry of kind
 /// [`EntryKind::Other`] without id). Settings entries keep their whole value
-/// ([`EntryMeta::settings`]).
+/// ([`EntryMeta::settings`]). Equal to [`complete_entry`] of the entry's [`read_entry_head`].
 pub fn read_entry<R: JsonRead>(e: &R) -> Result<EntryMeta, R::Error> {
+    read_entry_with(e, true)
+}
+
+/// The head of an entry's metadata: every field of [`read_entry`] except what lies in the
+/// content of a message, so that a reader that must look at every entry of a long session (its
+/// tree of ids, its kinds, the settings along a branch) need not read every message. The fields
+/// of the entry itself (kind, ids, compaction and label fields, the settings value) are those
+/// of [`read_entry`]; for a `message` entry [`EntryMeta::message`] holds only the role and
+/// [`MessageMeta::provider_model`] (the other message fields are their defaults: 0 tokens, no
+/// usage, no tool calls). [`complete_entry`] reads the rest. SPEC §1, §6.
+pub fn read_entry_head<R: JsonRead>(e: &R) -> Result<EntryMeta, R::Error> {
+    read_entry_with(e, false)
+}
+
+/// The whole metadata of the entry `e` whose [`read_entry_head`] is `head`: `head` with the
+/// message read ([`read_message`]); equal to [`read_entry`] of `e` (an entry of another kind
+/// has nothing more to read).
+pub fn complete_entry<R: JsonRead>(e: &R, head: &EntryMeta) -> Result<EntryMeta, R::Error> {
+    let mut meta = head.clone();
+    if meta.kind == EntryKind::Message {
+        meta.message = Some(match e.field(Field::Message)? {
+            Some(m) => read_message(&m)?,
+            None => MessageMeta::default(),
+        });
+    }
+    Ok(meta)
+}
+
+/// [`read_entry`] (`body`) or [`read_entry_head`].
+fn read_entry_with<R: JsonRead>(e: &R, body: bool) -> Result<EntryMeta, R::Error> {
     if e.shape()? != Shape::Object {
         return Ok(EntryMeta::default());
     }
     let kind = str_of(e, Field::Type)?.as_deref().map_or(EntryKind::Other, EntryKind::from_type);
     let message = match kind {
         EntryKind::Message => Some(match e.field(Field::Message)? {
-            Some(m) => read_message(&m)?,
-            None => MessageMeta::default(),
+            Some(m) if body => read_message(&m)?,
+            Some(m) if m.shape()? == Shape::Object => {
+                let (role, provider_model) = message_head(&m)?;
+                MessageMeta { role, provider_model, ..MessageMeta::default() }
+            }
+            _ => MessageMeta::default(),
         }),
         _ => None,
     };

@@ -19,6 +19,16 @@ pub trait EntrySource {
     }
     /// Metadata of entry `i` (`i < len()`).
     fn meta(&self, i: usize) -> &EntryMeta;
+    /// The head of entry `i`'s metadata (`i < len()`): a metadata whose entry fields (kind, ids,
+    /// compaction, summary and label fields, settings) and message role and
+    /// [`crate::entry::MessageMeta::provider_model`] are those of [`EntrySource::meta`], and
+    /// whose other message fields may be defaults ([`crate::entry::read_entry_head`]). What reads
+    /// every entry of a session (its tree, the kinds and settings along a branch) reads this, so
+    /// that a source that reads entries on demand (the wasm binding's) reads the messages only
+    /// where they are needed. Default: [`EntrySource::meta`].
+    fn head(&self, i: usize) -> &EntryMeta {
+        self.meta(i)
+    }
     /// The full entry `i` as JSON (`i < len()`).
     fn entry(&self, i: usize) -> Cow<'_, Value>;
     /// The stored JSON text of entry `i` when the source keeps one (the session handle), so a
@@ -63,6 +73,9 @@ impl<S: EntrySource + ?Sized> EntrySource for &S {
     }
     fn meta(&self, i: usize) -> &EntryMeta {
         (**self).meta(i)
+    }
+    fn head(&self, i: usize) -> &EntryMeta {
+        (**self).head(i)
     }
     fn entry(&self, i: usize) -> Cow<'_, Value> {
         (**self).entry(i)
@@ -132,6 +145,9 @@ impl<S: EntrySource + ?Sized> EntrySource for Selection<'_, S> {
     fn meta(&self, i: usize) -> &EntryMeta {
         self.source.meta(self.indices[i])
     }
+    fn head(&self, i: usize) -> &EntryMeta {
+        self.source.head(self.indices[i])
+    }
     fn entry(&self, i: usize) -> Cow<'_, Value> {
         self.source.entry(self.indices[i])
     }
@@ -143,5 +159,33 @@ impl<S: EntrySource + ?Sized> EntrySource for Selection<'_, S> {
     }
     fn call_arguments(&self, i: usize) -> Option<std::sync::Arc<[crate::plan::prune::CallArguments]>> {
         self.source.call_arguments(self.indices[i])
+    }
+}
+
+/// Another source seen through its heads: [`EntrySource::meta`] of entry `i` is the source's
+/// [`EntrySource::head`]. For the algorithms that read only the fields a head has (the tree
+/// index and branch walks of [`crate::tree::TreeIndex`], the settings and message order of
+/// [`crate::context::ContextFold`]), so that they read no message of a source that reads
+/// messages on demand.
+pub struct Heads<'a, S: EntrySource + ?Sized>(pub &'a S);
+
+impl<S: EntrySource + ?Sized> EntrySource for Heads<'_, S> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn meta(&self, i: usize) -> &EntryMeta {
+        self.0.head(i)
+    }
+    fn entry(&self, i: usize) -> Cow<'_, Value> {
+        self.0.entry(i)
+    }
+    fn entry_text(&self, i: usize) -> Option<&str> {
+        self.0.entry_text(i)
+    }
+    fn summary_tokens(&self, i: usize) -> u64 {
+        self.0.summary_tokens(i)
+    }
+    fn message_of_tokens(&self, i: usize) -> u64 {
+        self.0.message_of_tokens(i)
     }
 }

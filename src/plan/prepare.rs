@@ -236,16 +236,16 @@ pub fn last_assistant_usage<S: EntrySource + ?Sized>(entries: &S, from: usize) -
     })
 }
 
-/// Index of the last `compaction` entry, if any.
+/// Index of the last `compaction` entry, if any (from the entries' heads, [`EntrySource::head`]).
 pub fn last_compaction_index<S: EntrySource + ?Sized>(entries: &S) -> Option<usize> {
-    (0..entries.len()).rev().find(|&i| entries.meta(i).kind == EntryKind::Compaction)
+    (0..entries.len()).rev().find(|&i| entries.head(i).kind == EntryKind::Compaction)
 }
 
 /// Where the kept region of the compaction at `p` starts: the index of its `firstKeptEntryId`
-/// before `p`, or `p + 1` when that entry is not found there (SPEC §12.1).
+/// before `p`, or `p + 1` when that entry is not found there (from the heads; SPEC §12.1).
 pub fn kept_start<S: EntrySource + ?Sized>(path: &S, p: usize) -> usize {
-    let kept = path.meta(p).first_kept_entry_id.as_deref();
-    kept.and_then(|id| (0..p).find(|&i| path.meta(i).id.as_deref() == Some(id))).unwrap_or(p + 1)
+    let kept = path.head(p).first_kept_entry_id.as_deref();
+    kept.and_then(|id| (0..p).find(|&i| path.head(i).id.as_deref() == Some(id))).unwrap_or(p + 1)
 }
 
 /// The latest compaction of a branch and the region it kept verbatim (SPEC §5, §12.1).
@@ -358,7 +358,7 @@ pub fn plan_compaction_with<S: EntrySource + ?Sized>(
     kept: &dyn Fn(usize) -> usize,
 ) -> Option<PreparationPlan> {
     let len = path.len();
-    if len == 0 || path.meta(len - 1).kind == EntryKind::Compaction {
+    if len == 0 || path.head(len - 1).kind == EntryKind::Compaction {
         return None;
     }
     let prev = last_compaction_index(path);

@@ -183,7 +183,9 @@ pub fn prepare_compaction(
     let (entries, known) = state.entries(&path_entries, "pathEntries", unchanged.unwrap_or(0.0) as usize)?;
     let source: &dyn EntrySource = &entries;
     state.prepare.sync(source, known);
-    let out = match state.prepare.prepare_refs(source, &settings) {
+    let refs = state.prepare.prepare_refs(source, &settings);
+    entries.check()?;
+    let out = match refs {
         Some((shell, lists)) => preparation_js(&shell, &lists, &entries)?,
         None => JsValue::UNDEFINED,
     };
@@ -299,7 +301,9 @@ pub fn build_context(
     let (list, known) = state.entries(&entries, "entries", unchanged.unwrap_or(0.0) as usize)?;
     let source: &dyn EntrySource = &list;
     state.context.sync(source, known);
-    let out = context_js(state.context.plan(source, &leaf), &list)?;
+    let plan = state.context.plan(source, &leaf);
+    list.check()?;
+    let out = context_js(plan, &list)?;
     if unchanged.is_some() {
         state.keep(Channel::Context, list);
     }

@@ -11,11 +11,13 @@ use super::convert::{bad_arg, from_serde, to_value};
 use js_sys::{Function, JsString, Reflect};
 use serde_json::Value;
 use session_compaction::context::ContextCache;
-use session_compaction::entry::{read_entry, EntryMeta, EntrySource, Field, JsonRead, Shape};
+use session_compaction::entry::{
+    complete_entry, read_entry, read_entry_head, EntryMeta, EntrySource, Field, JsonRead, Shape,
+};
 use session_compaction::plan::prepare::MessageRef;
 use session_compaction::plan::prepare_cache::PrepareCache;
 use std::borrow::Cow;
-use std::cell::RefCell;
+use std::cell::{Cell, OnceCell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -145,12 +147,12 @@ struct Slot {
 }
 
 /// The per-object metadata cache: a `WeakMap` from entry object to a slot number; the slot
-/// holds the metadata (here) and the entry's `message` object as it was read (in the JS array
-/// `messages`). A `FinalizationRegistry` frees a slot when its object is collected.
+/// holds the whole metadata of an entry read whole (here) and the entry's `message` object as it
+/// was read (in the JS array `messages`). A `FinalizationRegistry` frees a slot when its object
+/// is collected. Only entries read whole are cached (heads are kept per list, [`ListState`]).
 ///
-/// The per-call work is done by built-in functions over the whole array, not one call from
-/// wasm per entry: `Array.prototype.map` with the map's bound `get` looks up every entry, and
-/// `Array.from(slots, Reflect.get bound to messages)` builds a result's message array.
+/// A result's message array is built by one built-in call, not one call from wasm per message:
+/// `Array.from(slots, Reflect.get bound to messages)`.
 struct MetaCache {
     map: js_sys::WeakMap,
     registry: js_sys::FinalizationRegistry,
@@ -158,15 +160,9 @@ struct MetaCache {
     free: Vec<u32>,
     /// Slot → the entry's `message` (JS array).
     messages: js_sys::Array,
-    /// `Array.prototype.map`.
-    array_map: JsValue,
     /// `Array.from`.
     array_from: JsValue,
-    /// `Array.prototype.slice`.
-    array_slice: JsValue,
     array_ctor: JsValue,
-    /// `WeakMap.prototype.get` bound to `map`.
-    lookup: JsValue,
     /// `Reflect.get` bound to `messages` (`slot → message`).
     message_of_slot: JsValue,
     /// The finalization callback (kept alive as long as the registry).
@@ -178,7 +174,7 @@ const NO_SLOT: u32 = u32::MAX;
 
 impl MetaCache {
     /// The cache, or `None` where the runtime lacks a built-in it needs (then every call reads
-    /// every entry).
+    /// every entry it needs).
     fn new() -> Option<Self> {
         let global = js_sys::global();
         for name in ["WeakMap", "FinalizationRegistry"] {
@@ -195,7 +191,6 @@ impl MetaCache {
         let map = js_sys::WeakMap::new();
         let messages = js_sys::Array::new();
         let bind = builtin("Function", true, "bind").ok()?;
-        let lookup = apply(&bind, &builtin("WeakMap", true, "get").ok()?, &[&map]).ok()?;
         let reflect_get = builtin("Reflect", false, "get").ok()?;
         let message_of_slot = apply(&bind, &reflect_get, &[&JsValue::NULL, &messages]).ok()?;
         Some(Self {
@@ -204,39 +199,21 @@ impl MetaCache {
             slots: Vec::new(),
             free: Vec::new(),
             messages,
-            array_map: builtin("Array", true, "map").ok()?,
             array_from: builtin("Array", false, "from").ok()?,
-            array_slice: builtin("Array", true, "slice").ok()?,
             array_ctor: Reflect::get(&global, &JsValue::from_str("Array")).ok()?,
-            lookup,
             message_of_slot,
             _cleanup: cleanup,
         })
     }
 
-    /// The slot number of every element of `entries` (`NaN` for those not cached), in one
-    /// call: `Array.prototype.map.call(entries, map.get)`.
-    fn lookup_all(&self, entries: &JsValue) -> Result<Vec<f64>, JsValue> {
-        let found = apply(&self.array_map, entries, &[&self.lookup])?;
-        Ok(js_sys::Float64Array::new(&found).to_vec())
-    }
-
-    /// [`MetaCache::lookup_all`] of the elements from index `from` on (`Array.prototype.slice`
-    /// first): the result's element `k` is entry `from + k`'s.
-    fn lookup_from(&self, entries: &JsValue, from: usize) -> Result<Vec<f64>, JsValue> {
-        if from == 0 {
-            return self.lookup_all(entries);
-        }
-        let tail = apply(&self.array_slice, entries, &[&JsValue::from(from as u32)])?;
-        self.lookup_all(&tail)
-    }
-
-    fn slot(&self, slot: f64) -> Option<(u32, &Slot)> {
+    /// The slot and metadata cached for the object `entry`, if any.
+    fn lookup(&self, entry: &JsValue) -> Option<(u32, Rc<EntryMeta>)> {
+        let slot = self.map.get(entry.unchecked_ref()).as_f64()?;
         if !(slot >= 0.0 && slot < self.slots.len() as f64) {
             return None;
         }
         let s = slot as u32;
-        self.slots[s as usize].as_ref().map(|x| (s, x))
+        self.slots[s as usize].as_ref().map(|x| (s, x.meta.clone()))
     }
 
     /// Caches `meta` for `entry` (and its `message`); returns the slot.
@@ -278,107 +255,175 @@ impl MetaCache {
     }
 }
 
-/// Reads one entry object in place; an entry whose properties cannot be read in place (a
-/// getter throws) is read through `JSON.stringify`, whose failure is the error, naming `what`.
-fn read_one(entry: &JsValue, what: &dyn Fn() -> String) -> Result<EntryMeta, JsValue> {
-    match read_entry(&JsRead(entry.clone())) {
-        Ok(m) => Ok(m),
-        Err(_) => Ok(EntryMeta::from_value(&to_value(entry, &what())?)),
+/// Runs `f` on the metadata cache (created on first use; `None` where the runtime cannot have
+/// one). The cache is borrowed only while `f` runs, which never calls into JavaScript code of
+/// the caller (only built-ins).
+fn with_cache<T>(f: impl FnOnce(Option<&mut MetaCache>) -> T) -> T {
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.is_none() {
+            *c = MetaCache::new();
+        }
+        f(c.as_mut())
+    })
+}
+
+/// What is known of one entry of a [`JsEntries`]: its head ([`read_entry_head`]) and its whole
+/// metadata, each read on first need, and its cache slot ([`NO_SLOT`] when not cached).
+#[derive(Default)]
+pub struct Known {
+    head: OnceCell<Rc<EntryMeta>>,
+    full: OnceCell<Rc<EntryMeta>>,
+    slot: Cell<u32>,
+}
+
+impl Known {
+    fn new() -> Self {
+        Self { head: OnceCell::new(), full: OnceCell::new(), slot: Cell::new(NO_SLOT) }
     }
 }
 
-/// An array of the caller's entry objects as an [`EntrySource`]: the array and the entries'
-/// metadata. [`EntrySource::entry`] converts one entry to JSON when an algorithm needs all of it
+/// An array of the caller's entry objects as an [`EntrySource`]. Each entry is read on first
+/// need, through the core's one rule: its head ([`EntrySource::head`]: type, ids, settings, the
+/// message's role and model) when only that is asked, its whole metadata
+/// ([`EntrySource::meta`]) when that is (the cache of whole metadata by object is looked up
+/// first). [`EntrySource::entry`] converts one entry to JSON when an algorithm needs all of it
 /// (a previous compaction's details, a custom message); [`JsEntries::messages`] hands back the
 /// entries' own `message` objects.
+///
+/// An entry that can be read neither in place nor through `JSON.stringify` reads as an entry of
+/// no known type, and the error is kept: [`JsEntries::check`] returns it (the one of the lowest
+/// index read), so a result computed over such an entry is never returned.
 pub struct JsEntries {
     array: JsValue,
-    metas: Vec<Rc<EntryMeta>>,
-    /// The cache slot of each entry ([`NO_SLOT`] when not cached).
-    slots: Vec<u32>,
+    /// The argument's name, for errors (`pathEntries[3] …`).
+    what: String,
+    known: Vec<Known>,
+    /// The first error met, by entry index.
+    error: RefCell<Option<(usize, JsValue)>>,
 }
 
 impl JsEntries {
-    /// Reads the array argument `what` (`E_INVALID_ARGUMENT` when it is not an array, or an
-    /// entry can be read neither in place nor through `JSON.stringify`).
+    /// Reads the array argument `what` whole: every entry's metadata
+    /// (`E_INVALID_ARGUMENT` when it is not an array, or an entry can be read neither in place
+    /// nor through `JSON.stringify`, naming the first such entry).
     pub fn read(v: &JsValue, what: &str) -> Result<Self, JsValue> {
-        Self::read_after(v, what, Vec::new(), Vec::new())
+        let entries = Self::lazy(v, what, Vec::new())?;
+        for i in 0..entries.len() {
+            entries.meta(i);
+        }
+        entries.check()?;
+        Ok(entries)
     }
 
-    /// [`JsEntries::read`] of an array whose first `metas.len()` entries are known: `metas` and
-    /// `slots` are theirs (from the last call on the same objects, [`ListState`]); only the
-    /// entries after them are looked up or read.
-    fn read_after(
-        v: &JsValue,
-        what: &str,
-        mut metas: Vec<Rc<EntryMeta>>,
-        mut slots: Vec<u32>,
-    ) -> Result<Self, JsValue> {
+    /// The array argument `what` as entries read on demand, of which the first `known.len()`
+    /// are known (from the last call on the same objects, [`ListState`]). `E_INVALID_ARGUMENT`
+    /// when it is not an array or its length cannot be read; the errors of entries come from
+    /// [`JsEntries::check`].
+    fn lazy(v: &JsValue, what: &str, mut known: Vec<Known>) -> Result<Self, JsValue> {
         if is_array(v) != Ok(true) {
             return Err(bad_arg(what, "expected an array of entries"));
         }
         let len = KEYS.with(|k| Reflect::get(v, &k.length)).map_err(|_| bad_arg(what, "cannot read its length"))?;
         let len = len.as_f64().filter(|n| n.is_finite() && *n >= 0.0).unwrap_or(0.0).min(u32::MAX as f64) as usize;
-        let known = metas.len().min(slots.len()).min(len);
-        metas.truncate(known);
-        slots.truncate(known);
-        let item =
-            |i: usize| Reflect::get_u32(v, i as u32).map_err(|_| bad_arg(&format!("{what}[{i}]"), "cannot be read"));
-        let name = |i: usize| move || format!("{what}[{i}]");
-        CACHE.with(|c| {
-            let mut c = c.borrow_mut();
-            if c.is_none() {
-                *c = MetaCache::new();
+        known.truncate(len);
+        known.resize_with(len, Known::new);
+        with_cache(|c| {
+            if let Some(c) = c {
+                c.release_collected();
             }
-            metas.reserve(len - known);
-            slots.reserve(len - known);
-            match c.as_mut() {
-                Some(cache) => {
-                    cache.release_collected();
-                    let found = if known < len {
-                        cache.lookup_from(v, known).map_err(|_| bad_arg(what, "cannot be read"))?
-                    } else {
-                        Vec::new()
-                    };
-                    for i in known..len {
-                        if let Some((s, slot)) = found.get(i - known).and_then(|&f| cache.slot(f)) {
-                            metas.push(slot.meta.clone());
-                            slots.push(s);
-                            continue;
-                        }
-                        let e = item(i)?;
-                        let meta = Rc::new(read_one(&e, &name(i))?);
-                        metas.push(meta.clone());
-                        if e.is_object() {
-                            let message = KEYS.with(|k| Reflect::get(&e, &k.message)).unwrap_or(JsValue::UNDEFINED);
-                            slots.push(cache.insert(&e, meta, &message));
-                        } else {
-                            slots.push(NO_SLOT);
-                        }
-                    }
-                }
-                None => {
-                    for i in known..len {
-                        metas.push(Rc::new(read_one(&item(i)?, &name(i))?));
-                        slots.push(NO_SLOT);
-                    }
-                }
-            }
-            Ok(Self { array: v.clone(), metas, slots })
-        })
+        });
+        Ok(Self { array: v.clone(), what: what.to_owned(), known, error: RefCell::new(None) })
+    }
+
+    /// The error of the entry of lowest index that could not be read (of those read so far).
+    pub fn check(&self) -> Result<(), JsValue> {
+        match &*self.error.borrow() {
+            Some((_, e)) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+
+    /// Keeps `error` for entry `i` (the one of the lowest index wins); the entry reads as an
+    /// entry of no known type.
+    fn fail(&self, i: usize, error: JsValue) -> Rc<EntryMeta> {
+        let mut e = self.error.borrow_mut();
+        if !e.as_ref().is_some_and(|(j, _)| *j <= i) {
+            *e = Some((i, error));
+        }
+        Rc::new(EntryMeta::default())
+    }
+
+    /// The argument's name for entry `i`.
+    fn name(&self, i: usize) -> String {
+        format!("{}[{i}]", self.what)
+    }
+
+    /// Element `i` of the array.
+    fn element(&self, i: usize) -> Result<JsValue, JsValue> {
+        Reflect::get_u32(&self.array, i as u32).map_err(|_| bad_arg(&self.name(i), "cannot be read"))
+    }
+
+    /// Entry `i` read by `read` in place, or through `JSON.stringify` when its properties
+    /// cannot be read in place (a getter throws): then its whole metadata, and the second value
+    /// is true. An error names the entry.
+    fn read_with(
+        &self,
+        i: usize,
+        e: &JsValue,
+        read: impl FnOnce(&JsRead) -> Result<EntryMeta, JsValue>,
+    ) -> Result<(EntryMeta, bool), JsValue> {
+        match read(&JsRead(e.clone())) {
+            Ok(m) => Ok((m, false)),
+            Err(_) => Ok((EntryMeta::from_value(&to_value(e, &self.name(i))?), true)),
+        }
+    }
+
+    /// Reads the head of entry `i` (its whole metadata when it was read through JSON).
+    fn read_head(&self, i: usize) -> Result<(Rc<EntryMeta>, bool), JsValue> {
+        let e = self.element(i)?;
+        if !e.is_object() {
+            return Ok((Rc::new(EntryMeta::default()), true));
+        }
+        let (meta, whole) = self.read_with(i, &e, read_entry_head)?;
+        let whole = whole || !meta_has_body(&meta);
+        Ok((Rc::new(meta), whole))
+    }
+
+    /// Reads the whole metadata of entry `i`: from the cache by object, else completing its
+    /// head when that was read, else whole; then caches it by object.
+    fn read_full(&self, i: usize) -> Result<Rc<EntryMeta>, JsValue> {
+        let e = self.element(i)?;
+        if !e.is_object() {
+            return Ok(Rc::new(EntryMeta::default()));
+        }
+        if let Some((s, meta)) = with_cache(|c| c.and_then(|c| c.lookup(&e))) {
+            self.known[i].slot.set(s);
+            return Ok(meta);
+        }
+        let (meta, _) = match self.known[i].head.get() {
+            Some(head) => self.read_with(i, &e, |r| complete_entry(r, head))?,
+            None => self.read_with(i, &e, read_entry)?,
+        };
+        let meta = Rc::new(meta);
+        let message = KEYS.with(|k| Reflect::get(&e, &k.message)).unwrap_or(JsValue::UNDEFINED);
+        if let Some(s) = with_cache(|c| c.map(|c| c.insert(&e, meta.clone(), &message))) {
+            self.known[i].slot.set(s);
+        }
+        Ok(meta)
     }
 
     /// The messages of `refs` as one JS array: for [`MessageRef::Entry`] the entry's own
-    /// `message` object (as it was when the entry was first read; an entry without one is left
-    /// out), the derived messages built from their JSON.
+    /// `message` object (as it was when the entry was first read whole; an entry without one is
+    /// left out), the derived messages built from their JSON.
     pub fn messages<'a>(&self, refs: impl IntoIterator<Item = &'a MessageRef>) -> Result<js_sys::Array, JsValue> {
         let mut order: Vec<u32> = Vec::new();
         let mut fixups: Vec<(u32, JsValue)> = Vec::new();
-        let cached = CACHE.with(|c| c.borrow().is_some());
         for r in refs {
             match r {
                 MessageRef::Entry(i) => {
-                    let s = self.slots[*i];
+                    self.meta(*i);
+                    let s = self.known[*i].slot.get();
                     if s != NO_SLOT {
                         let has = CACHE.with(|c| {
                             c.borrow().as_ref().and_then(|c| c.slots.get(s as usize)?.as_ref().map(|x| x.has_message))
@@ -397,11 +442,9 @@ impl JsEntries {
                 }
             }
         }
-        let out = if cached {
-            CACHE.with(|c| c.borrow().as_ref().map(|c| c.messages_of(&order)).transpose())?.unwrap_or_default()
-        } else {
-            js_sys::Array::new_with_length(order.len() as u32)
-        };
+        self.check()?;
+        let out = CACHE.with(|c| c.borrow().as_ref().map(|c| c.messages_of(&order)).transpose())?;
+        let out = out.unwrap_or_else(|| js_sys::Array::new_with_length(order.len() as u32));
         for (k, m) in fixups {
             out.set(k, m);
         }
@@ -416,15 +459,19 @@ impl JsEntries {
     }
 }
 
+/// False for the heads that are the whole metadata (every kind but `message`).
+fn meta_has_body(head: &EntryMeta) -> bool {
+    head.message.is_some()
+}
+
 /// What the engine keeps of the last call of one per-turn function (the glue's cache: see
-/// `pkg-template/shared/pure.js`): the entries' metadata and cache slots in list order, and the
-/// core's cache of the decision over them ([`ContextCache`] for `buildSessionContext`,
+/// `pkg-template/shared/pure.js`): what it read of the entries, in list order, and the core's
+/// cache of the decision over them ([`ContextCache`] for `buildSessionContext`,
 /// [`PrepareCache`] for `prepareCompaction`). The glue tells how many leading entries are the
-/// same objects as in that call ([`ListState::entries`]); the rest is read.
+/// same objects as in that call ([`ListState::entries`]); the rest is read on demand.
 #[derive(Default)]
 pub struct ListState {
-    metas: Vec<Rc<EntryMeta>>,
-    slots: Vec<u32>,
+    known: Vec<Known>,
     /// The context cache (`buildSessionContext`).
     pub context: ContextCache,
     /// The preparation cache (`prepareCompaction`).
@@ -451,35 +498,52 @@ impl ListState {
         LISTS.with(|l| l.borrow_mut()[channel as usize].take()).unwrap_or_default()
     }
 
-    /// Keeps this state (and `entries`' metadata) for the next call on `channel`.
+    /// Keeps this state (and what was read of `entries`) for the next call on `channel`.
     pub fn keep(mut self, channel: Channel, entries: JsEntries) {
-        self.metas = entries.metas;
-        self.slots = entries.slots;
+        self.known = entries.known;
         LISTS.with(|l| l.borrow_mut()[channel as usize] = Some(self));
     }
 
-    /// Reads `v` (see [`JsEntries::read`]) of which the first `unchanged` elements are the
-    /// same objects as in the last call (the glue compared them): their metadata is this
-    /// state's. Returns the entries and how many of them were known (`unchanged`, or fewer
-    /// when this state holds fewer); the core caches take that count.
+    /// `v` as entries read on demand (see [`JsEntries`]), of which the first `unchanged`
+    /// elements are the same objects as in the last call (the glue compared them): what was read
+    /// of them is this state's. Returns the entries and how many of them were known
+    /// (`unchanged`, or fewer when this state holds fewer); the core caches take that count.
+    /// Call [`JsEntries::check`] before using a result computed over them.
     pub fn entries(&mut self, v: &JsValue, what: &str, unchanged: usize) -> Result<(JsEntries, usize), JsValue> {
-        let mut metas = std::mem::take(&mut self.metas);
-        let mut slots = std::mem::take(&mut self.slots);
-        let known = unchanged.min(metas.len());
-        metas.truncate(known);
-        slots.truncate(known);
-        let entries = JsEntries::read_after(v, what, metas, slots)?;
-        let known = known.min(entries.metas.len());
-        Ok((entries, known))
+        let mut known = std::mem::take(&mut self.known);
+        known.truncate(unchanged);
+        let count = known.len();
+        let entries = JsEntries::lazy(v, what, known)?;
+        let count = count.min(entries.len());
+        Ok((entries, count))
     }
 }
 
 impl EntrySource for JsEntries {
     fn len(&self) -> usize {
-        self.metas.len()
+        self.known.len()
     }
     fn meta(&self, i: usize) -> &EntryMeta {
-        &self.metas[i]
+        let k = &self.known[i];
+        if let Some(m) = k.full.get() {
+            return m;
+        }
+        let m = self.read_full(i).unwrap_or_else(|e| self.fail(i, e));
+        k.full.get_or_init(|| m)
+    }
+    fn head(&self, i: usize) -> &EntryMeta {
+        let k = &self.known[i];
+        if let Some(m) = k.full.get().or_else(|| k.head.get()) {
+            return m;
+        }
+        match self.read_head(i) {
+            Ok((m, true)) => k.full.get_or_init(|| m),
+            Ok((m, false)) => k.head.get_or_init(|| m),
+            Err(e) => {
+                let m = self.fail(i, e);
+                k.full.get_or_init(|| m)
+            }
+        }
     }
     /// Entry `i` as JSON (`null` when it cannot be converted: its metadata was read, so only a
     /// value deep inside, a BigInt or a cycle, can make `JSON.stringify` fail).
