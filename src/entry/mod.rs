@@ -8,6 +8,7 @@
 //! held elsewhere (the wasm binding reads the host's JavaScript objects in place). Fields of an unexpected JSON type are read the
 //! way the JavaScript reference reads them: they simply do not count. SPEC §1–§3.
 
+pub mod batch;
 mod bytes16;
 mod kind;
 pub mod message_of;

@@ -245,7 +245,7 @@ pub fn last_compaction_index<S: EntrySource + ?Sized>(entries: &S) -> Option<usi
 /// before `p`, or `p + 1` when that entry is not found there (from the heads; SPEC §12.1).
 pub fn kept_start<S: EntrySource + ?Sized>(path: &S, p: usize) -> usize {
     let kept = path.head(p).first_kept_entry_id.as_deref();
-    kept.and_then(|id| (0..p).find(|&i| path.head(i).id.as_deref() == Some(id))).unwrap_or(p + 1)
+    kept.and_then(|id| path.find_id(id, 0..p)).unwrap_or(p + 1)
 }
 
 /// The latest compaction of a branch and the region it kept verbatim (SPEC §5, §12.1).

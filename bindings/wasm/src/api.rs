@@ -299,6 +299,8 @@ pub fn build_context(
         None => ListState::default(),
     };
     let (list, known) = state.entries(&entries, "entries", unchanged.unwrap_or(0.0) as usize)?;
+    // The context's tree reads the head of every entry not known from the last call.
+    list.read_heads(known);
     let source: &dyn EntrySource = &list;
     state.context.sync(source, known);
     let plan = state.context.plan(source, &leaf);

@@ -11,6 +11,7 @@ use super::convert::{bad_arg, from_serde, to_value};
 use js_sys::{Function, JsString, Reflect};
 use serde_json::Value;
 use session_compaction::context::ContextCache;
+use session_compaction::entry::batch::{head_of_restricted, metas_of_json_array, HEAD_FIELDS};
 use session_compaction::entry::{
     complete_entry, read_entry, read_entry_head, EntryMeta, EntrySource, Field, JsonRead, Shape,
 };
@@ -29,6 +30,21 @@ struct Keys {
     message: JsValue,
     /// `Array.isArray`.
     is_array: Option<Function>,
+    /// The names of [`HEAD_FIELDS`] (a JS array: `JSON.stringify`'s list of keys).
+    head_keys: JsValue,
+    /// `["id"]`.
+    id_keys: JsValue,
+    /// `Array.prototype.slice`.
+    slice: JsValue,
+}
+
+/// Entries whose heads are not known from which [`JsEntries::read_heads`] and
+/// [`EntrySource::find_id`] read them in one `JSON.stringify` (fewer are read one by one).
+const BATCH: usize = 32;
+
+/// The names of `fields` as a JS array.
+fn names(fields: &[Field]) -> JsValue {
+    fields.iter().map(|f| JsValue::from_str(f.name())).collect::<js_sys::Array>().into()
 }
 
 thread_local! {
@@ -40,6 +56,9 @@ thread_local! {
             .and_then(|a| Reflect::get(&a, &JsValue::from_str("isArray")))
             .ok()
             .and_then(|f| f.dyn_into::<Function>().ok()),
+        head_keys: names(&HEAD_FIELDS),
+        id_keys: names(&[Field::Id]),
+        slice: builtin("Array", true, "slice").unwrap_or(JsValue::UNDEFINED),
     };
     static CACHE: RefCell<Option<MetaCache>> = const { RefCell::new(None) };
     /// Slots whose entry object was collected, freed at the start of the next read (the
@@ -336,6 +355,48 @@ impl JsEntries {
         Ok(Self { array: v.clone(), what: what.to_owned(), known, error: RefCell::new(None) })
     }
 
+    /// Reads the heads of the entries from `from` on that are not known yet, when there are at
+    /// least [`BATCH`] of them, in one call: `JSON.stringify` of those entries restricted to the
+    /// keys the head reads ([`HEAD_FIELDS`], every depth), read by the core's byte reader
+    /// ([`metas_of_json_array`], [`head_of_restricted`]). What reads every head (the tree of
+    /// `buildSessionContext`) calls it first. Nothing is read when the text cannot be had (a
+    /// getter throws, a BigInt, a Proxy): those entries are read one by one on demand, which
+    /// reports their errors. Settings entries are always read one by one (their head is the
+    /// whole entry). An entry with a `toJSON` method is read as `JSON.stringify` sees it.
+    pub fn read_heads(&self, from: usize) {
+        let unknown =
+            self.known[from.min(self.len())..].iter().filter(|k| k.head.get().is_none() && k.full.get().is_none());
+        if unknown.count() < BATCH {
+            return;
+        }
+        let Some(metas) = self.restricted(from, self.len(), false) else { return };
+        for (k, meta) in self.known[from..].iter().zip(metas) {
+            if k.head.get().is_some() || k.full.get().is_some() {
+                continue;
+            }
+            if let Some(head) = head_of_restricted(meta) {
+                // Every kind but `message` has nothing more than its head.
+                let _ = if head.message.is_some() { k.head.set(Rc::new(head)) } else { k.full.set(Rc::new(head)) };
+            }
+        }
+    }
+
+    /// The metadata of the JSON of entries `from..to` restricted to the head keys (`ids`: to
+    /// `id` alone), one per entry; `None` when it cannot be had.
+    fn restricted(&self, from: usize, to: usize, ids: bool) -> Option<Vec<EntryMeta>> {
+        let (keys, slice) = KEYS.with(|k| (if ids { k.id_keys.clone() } else { k.head_keys.clone() }, k.slice.clone()));
+        let part = if from == 0 && to == self.len() {
+            self.array.clone()
+        } else {
+            if !slice.is_function() {
+                return None;
+            }
+            apply(&slice, &self.array, &[&JsValue::from(from as u32), &JsValue::from(to as u32)]).ok()?
+        };
+        let text = js_sys::JSON::stringify_with_replacer(&part, &keys).ok()?.as_string()?;
+        metas_of_json_array(text.as_bytes()).filter(|m| m.len() == to - from)
+    }
+
     /// The error of the entry of lowest index that could not be read (of those read so far).
     pub fn check(&self) -> Result<(), JsValue> {
         match &*self.error.borrow() {
@@ -544,6 +605,18 @@ impl EntrySource for JsEntries {
                 k.full.get_or_init(|| m)
             }
         }
+    }
+    /// The first entry of `range` with id `id`: from the known heads, or (with at least
+    /// [`BATCH`] unknown) from one `JSON.stringify` of the range restricted to `id`.
+    fn find_id(&self, id: &str, range: std::ops::Range<usize>) -> Option<usize> {
+        let range = range.start.min(self.len())..range.end.min(self.len());
+        let unknown = self.known[range.clone()].iter().filter(|k| k.head.get().is_none() && k.full.get().is_none());
+        if unknown.count() >= BATCH {
+            if let Some(metas) = self.restricted(range.start, range.end, true) {
+                return metas.iter().position(|m| m.id.as_deref() == Some(id)).map(|k| range.start + k);
+            }
+        }
+        range.into_iter().find(|&i| self.head(i).id.as_deref() == Some(id))
     }
     /// Entry `i` as JSON (`null` when it cannot be converted: its metadata was read, so only a
     /// value deep inside, a BigInt or a cycle, can make `JSON.stringify` fail).
