@@ -83,8 +83,10 @@ impl ContextCache {
             return ContextPlan { items: Vec::new(), settings: SessionContext::empty() };
         };
         // The tree and the fold read only heads: no message outside the context is read.
+        // (As `dyn`: the one instance of the fold and the walks that every source uses.)
         let heads = Heads(entries);
-        let (keep, tail) = self.branch_change(&heads, leaf_index);
+        let heads: &dyn EntrySource = &heads;
+        let (keep, tail) = self.branch_change(heads, leaf_index);
         let extends = keep == self.path.len() && self.fold.len() == self.path.len();
         for &i in &self.path[keep..] {
             self.on_path[i] = NOT_ON_PATH;
@@ -95,11 +97,11 @@ impl ContextCache {
         for (pos, &i) in self.path.iter().enumerate().skip(keep) {
             self.on_path[i] = pos as u32;
         }
-        self.path_valid = self.path.first().is_some_and(|&root| self.index.parent(&heads, root).is_none());
+        self.path_valid = self.path.first().is_some_and(|&root| self.index.parent(heads, root).is_none());
         if !extends {
             self.fold = ContextFold::default();
         }
-        self.fold.extend(&heads, &self.path);
+        self.fold.extend(heads, &self.path);
         let mut plan = self.fold.plan();
         plan.settings.repairs = plan.repair_plan(entries).repairs;
         plan

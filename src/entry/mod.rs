@@ -19,6 +19,6 @@ pub mod source;
 
 pub use kind::{EntryKind, Role};
 pub use meta::{estimate_tokens, EntryMeta, MessageMeta, ToolCallMeta, UsageMeta, IMAGE_CHARS};
-pub use read::{complete_entry, read_entry, read_entry_head, read_message, Field, JsonRead, Shape};
+pub use read::{read_entry, read_entry_head, read_message, Field, JsonRead, Shape};
 pub(crate) use scan::{scan_entry, EntryScanner};
 pub use source::{EntryList, EntrySource, Heads, Selection};

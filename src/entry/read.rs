@@ -396,7 +396,7 @@ pub fn read_message<R: JsonRead>(m: &R) -> Result<MessageMeta, R::Error> {
 
 /// The metadata of an entry (a value that is not an object is an entry of kind
 /// [`EntryKind::Other`] without id). Settings entries keep their whole value
-/// ([`EntryMeta::settings`]). Equal to [`complete_entry`] of the entry's [`read_entry_head`].
+/// ([`EntryMeta::settings`]).
 pub fn read_entry<R: JsonRead>(e: &R) -> Result<EntryMeta, R::Error> {
     read_entry_with(e, true)
 }
@@ -407,23 +407,9 @@ pub fn read_entry<R: JsonRead>(e: &R) -> Result<EntryMeta, R::Error> {
 /// of the entry itself (kind, ids, compaction and label fields, the settings value) are those
 /// of [`read_entry`]; for a `message` entry [`EntryMeta::message`] holds only the role and
 /// [`MessageMeta::provider_model`] (the other message fields are their defaults: 0 tokens, no
-/// usage, no tool calls). [`complete_entry`] reads the rest. SPEC §1, §6.
+/// usage, no tool calls); [`read_entry`] reads all. SPEC §1, §6.
 pub fn read_entry_head<R: JsonRead>(e: &R) -> Result<EntryMeta, R::Error> {
     read_entry_with(e, false)
-}
-
-/// The whole metadata of the entry `e` whose [`read_entry_head`] is `head`: `head` with the
-/// message read ([`read_message`]); equal to [`read_entry`] of `e` (an entry of another kind
-/// has nothing more to read).
-pub fn complete_entry<R: JsonRead>(e: &R, head: &EntryMeta) -> Result<EntryMeta, R::Error> {
-    let mut meta = head.clone();
-    if meta.kind == EntryKind::Message {
-        meta.message = Some(match e.field(Field::Message)? {
-            Some(m) => read_message(&m)?,
-            None => MessageMeta::default(),
-        });
-    }
-    Ok(meta)
 }
 
 /// [`read_entry`] (`body`) or [`read_entry_head`].

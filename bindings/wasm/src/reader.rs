@@ -12,9 +12,7 @@ use js_sys::{Function, JsString, Reflect};
 use serde_json::Value;
 use session_compaction::context::ContextCache;
 use session_compaction::entry::batch::{head_of_restricted, metas_of_json_array, HEAD_FIELDS};
-use session_compaction::entry::{
-    complete_entry, read_entry, read_entry_head, EntryMeta, EntrySource, Field, JsonRead, Shape,
-};
+use session_compaction::entry::{read_entry, EntryMeta, EntrySource, Field, JsonRead, Shape};
 use session_compaction::plan::prepare::MessageRef;
 use session_compaction::plan::prepare_cache::PrepareCache;
 use std::borrow::Cow;
@@ -181,7 +179,11 @@ struct MetaCache {
     messages: js_sys::Array,
     /// `Array.from`.
     array_from: JsValue,
+    /// `Array.prototype.map`.
+    array_map: JsValue,
     array_ctor: JsValue,
+    /// `WeakMap.prototype.get` bound to `map`.
+    lookup: JsValue,
     /// `Reflect.get` bound to `messages` (`slot → message`).
     message_of_slot: JsValue,
     /// The finalization callback (kept alive as long as the registry).
@@ -210,6 +212,7 @@ impl MetaCache {
         let map = js_sys::WeakMap::new();
         let messages = js_sys::Array::new();
         let bind = builtin("Function", true, "bind").ok()?;
+        let lookup = apply(&bind, &builtin("WeakMap", true, "get").ok()?, &[&map]).ok()?;
         let reflect_get = builtin("Reflect", false, "get").ok()?;
         let message_of_slot = apply(&bind, &reflect_get, &[&JsValue::NULL, &messages]).ok()?;
         Some(Self {
@@ -219,20 +222,39 @@ impl MetaCache {
             free: Vec::new(),
             messages,
             array_from: builtin("Array", false, "from").ok()?,
+            array_map: builtin("Array", true, "map").ok()?,
+            lookup,
             array_ctor: Reflect::get(&global, &JsValue::from_str("Array")).ok()?,
             message_of_slot,
             _cleanup: cleanup,
         })
     }
 
-    /// The slot and metadata cached for the object `entry`, if any.
-    fn lookup(&self, entry: &JsValue) -> Option<(u32, Rc<EntryMeta>)> {
-        let slot = self.map.get(entry.unchecked_ref()).as_f64()?;
+    /// The slot number of every element of `entries` from index `from` on (`NaN` for those
+    /// not cached), in one call: `Array.prototype.map.call(entries.slice(from), map.get)`; the
+    /// result's element `k` is entry `from + k`'s.
+    fn lookup_from(&self, entries: &JsValue, from: usize) -> Result<Vec<f64>, JsValue> {
+        let tail = if from == 0 {
+            entries.clone()
+        } else {
+            apply(&KEYS.with(|k| k.slice.clone()), entries, &[&JsValue::from(from as u32)])?
+        };
+        let found = apply(&self.array_map, &tail, &[&self.lookup])?;
+        Ok(js_sys::Float64Array::new(&found).to_vec())
+    }
+
+    /// The slot `slot` (a number [`MetaCache::lookup_from`] gave) and its metadata, if cached.
+    fn slot(&self, slot: f64) -> Option<(u32, Rc<EntryMeta>)> {
         if !(slot >= 0.0 && slot < self.slots.len() as f64) {
             return None;
         }
         let s = slot as u32;
         self.slots[s as usize].as_ref().map(|x| (s, x.meta.clone()))
+    }
+
+    /// The slot and metadata cached for the object `entry`, if any.
+    fn lookup(&self, entry: &JsValue) -> Option<(u32, Rc<EntryMeta>)> {
+        self.slot(self.map.get(entry.unchecked_ref()).as_f64()?)
     }
 
     /// Caches `meta` for `entry` (and its `message`); returns the slot.
@@ -364,9 +386,23 @@ impl JsEntries {
     /// reports their errors. Settings entries are always read one by one (their head is the
     /// whole entry). An entry with a `toJSON` method is read as `JSON.stringify` sees it.
     pub fn read_heads(&self, from: usize) {
-        let unknown =
-            self.known[from.min(self.len())..].iter().filter(|k| k.head.get().is_none() && k.full.get().is_none());
-        if unknown.count() < BATCH {
+        let from = from.min(self.len());
+        let unknown = |k: &&Known| k.head.get().is_none() && k.full.get().is_none();
+        if self.known[from..].iter().filter(unknown).count() < BATCH {
+            return;
+        }
+        // The entries read whole before (by the other function, or an earlier list): from the
+        // cache by object, looked up by one built-in pass.
+        let found = with_cache(|c| c.and_then(|c| c.lookup_from(&self.array, from).ok()));
+        for (k, slot) in self.known[from..].iter().zip(found.unwrap_or_default()) {
+            if unknown(&k) {
+                if let Some((s, meta)) = with_cache(|c| c.and_then(|c| c.slot(slot))) {
+                    k.slot.set(s);
+                    let _ = k.full.set(meta);
+                }
+            }
+        }
+        if self.known[from..].iter().filter(unknown).count() < BATCH {
             return;
         }
         let Some(metas) = self.restricted(from, self.len(), false) else { return };
@@ -394,7 +430,7 @@ impl JsEntries {
             apply(&slice, &self.array, &[&JsValue::from(from as u32), &JsValue::from(to as u32)]).ok()?
         };
         let text = js_sys::JSON::stringify_with_replacer(&part, &keys).ok()?.as_string()?;
-        metas_of_json_array(text.as_bytes()).filter(|m| m.len() == to - from)
+        metas_of_json_array(text.as_bytes(), to - from).filter(|m| m.len() == to - from)
     }
 
     /// The error of the entry of lowest index that could not be read (of those read so far).
@@ -440,19 +476,9 @@ impl JsEntries {
         }
     }
 
-    /// Reads the head of entry `i` (its whole metadata when it was read through JSON).
-    fn read_head(&self, i: usize) -> Result<(Rc<EntryMeta>, bool), JsValue> {
-        let e = self.element(i)?;
-        if !e.is_object() {
-            return Ok((Rc::new(EntryMeta::default()), true));
-        }
-        let (meta, whole) = self.read_with(i, &e, read_entry_head)?;
-        let whole = whole || !meta_has_body(&meta);
-        Ok((Rc::new(meta), whole))
-    }
-
-    /// Reads the whole metadata of entry `i`: from the cache by object, else completing its
-    /// head when that was read, else whole; then caches it by object.
+    /// Reads the whole metadata of entry `i`: from the cache by object, else in place (whole:
+    /// the entry's own fields again, a few property reads, and its message); then caches it by
+    /// object.
     fn read_full(&self, i: usize) -> Result<Rc<EntryMeta>, JsValue> {
         let e = self.element(i)?;
         if !e.is_object() {
@@ -462,10 +488,7 @@ impl JsEntries {
             self.known[i].slot.set(s);
             return Ok(meta);
         }
-        let (meta, _) = match self.known[i].head.get() {
-            Some(head) => self.read_with(i, &e, |r| complete_entry(r, head))?,
-            None => self.read_with(i, &e, read_entry)?,
-        };
+        let (meta, _) = self.read_with(i, &e, read_entry)?;
         let meta = Rc::new(meta);
         let message = KEYS.with(|k| Reflect::get(&e, &k.message)).unwrap_or(JsValue::UNDEFINED);
         if let Some(s) = with_cache(|c| c.map(|c| c.insert(&e, meta.clone(), &message))) {
@@ -518,11 +541,6 @@ impl JsEntries {
         let m = KEYS.with(|k| Reflect::get(&e, &k.message)).ok()?;
         (!m.is_undefined()).then_some(m)
     }
-}
-
-/// False for the heads that are the whole metadata (every kind but `message`).
-fn meta_has_body(head: &EntryMeta) -> bool {
-    head.message.is_some()
 }
 
 /// What the engine keeps of the last call of one per-turn function (the glue's cache: see
@@ -592,18 +610,14 @@ impl EntrySource for JsEntries {
         let m = self.read_full(i).unwrap_or_else(|e| self.fail(i, e));
         k.full.get_or_init(|| m)
     }
+    /// The head read in one call ([`JsEntries::read_heads`]), else the whole metadata (read
+    /// now): what reads one head alone reads that entry's messages next in practice (the search
+    /// for the latest compaction from the end of a branch, an appended entry).
     fn head(&self, i: usize) -> &EntryMeta {
         let k = &self.known[i];
-        if let Some(m) = k.full.get().or_else(|| k.head.get()) {
-            return m;
-        }
-        match self.read_head(i) {
-            Ok((m, true)) => k.full.get_or_init(|| m),
-            Ok((m, false)) => k.head.get_or_init(|| m),
-            Err(e) => {
-                let m = self.fail(i, e);
-                k.full.get_or_init(|| m)
-            }
+        match k.full.get().or_else(|| k.head.get()) {
+            Some(m) => m,
+            None => self.meta(i),
         }
     }
     /// The first entry of `range` with id `id`: from the known heads, or (with at least
