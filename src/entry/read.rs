@@ -412,7 +412,8 @@ pub fn read_entry_head<R: JsonRead>(e: &R) -> Result<EntryMeta, R::Error> {
     read_entry_with(e, false)
 }
 
-/// [`read_entry`] (`body`) or [`read_entry_head`].
+/// [`read_entry`] (`body`) or [`read_entry_head`] (inlined: each keeps only its own branch).
+#[inline(always)]
 fn read_entry_with<R: JsonRead>(e: &R, body: bool) -> Result<EntryMeta, R::Error> {
     if e.shape()? != Shape::Object {
         return Ok(EntryMeta::default());

@@ -8,7 +8,6 @@
 use crate::entry::EntryMeta;
 use serde_json::Value;
 use std::borrow::Cow;
-use std::ops::Range;
 
 /// Indexed entries with their metadata.
 pub trait EntrySource {
@@ -32,12 +31,6 @@ pub trait EntrySource {
     }
     /// The full entry `i` as JSON (`i < len()`).
     fn entry(&self, i: usize) -> Cow<'_, Value>;
-    /// The first entry of `range` (within `0..len()`) whose id is `id`, from the heads. A
-    /// source that reads entries on demand may answer without reading each head (the wasm
-    /// binding reads the ids of the range in one call). Default: the heads in order.
-    fn find_id(&self, id: &str, range: Range<usize>) -> Option<usize> {
-        range.into_iter().find(|&i| self.head(i).id.as_deref() == Some(id))
-    }
     /// The stored JSON text of entry `i` when the source keeps one (the session handle), so a
     /// reader that needs a few fields can skip the rest without building a value; `None` (the
     /// default): use [`EntrySource::entry`].
@@ -86,9 +79,6 @@ impl<S: EntrySource + ?Sized> EntrySource for &S {
     }
     fn entry(&self, i: usize) -> Cow<'_, Value> {
         (**self).entry(i)
-    }
-    fn find_id(&self, id: &str, range: Range<usize>) -> Option<usize> {
-        (**self).find_id(id, range)
     }
     fn entry_text(&self, i: usize) -> Option<&str> {
         (**self).entry_text(i)
@@ -189,9 +179,6 @@ impl<S: EntrySource + ?Sized> EntrySource for Heads<'_, S> {
     fn entry(&self, i: usize) -> Cow<'_, Value> {
         self.0.entry(i)
     }
-    fn find_id(&self, id: &str, range: Range<usize>) -> Option<usize> {
-        self.0.find_id(id, range)
-    }
     fn entry_text(&self, i: usize) -> Option<&str> {
         self.0.entry_text(i)
     }
@@ -200,5 +187,8 @@ impl<S: EntrySource + ?Sized> EntrySource for Heads<'_, S> {
     }
     fn message_of_tokens(&self, i: usize) -> u64 {
         self.0.message_of_tokens(i)
+    }
+    fn call_arguments(&self, i: usize) -> Option<std::sync::Arc<[crate::plan::prune::CallArguments]>> {
+        self.0.call_arguments(i)
     }
 }

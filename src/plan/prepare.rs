@@ -244,8 +244,18 @@ pub fn last_compaction_index<S: EntrySource + ?Sized>(entries: &S) -> Option<usi
 /// Where the kept region of the compaction at `p` starts: the index of its `firstKeptEntryId`
 /// before `p`, or `p + 1` when that entry is not found there (from the heads; SPEC §12.1).
 pub fn kept_start<S: EntrySource + ?Sized>(path: &S, p: usize) -> usize {
-    let kept = path.head(p).first_kept_entry_id.as_deref();
-    kept.and_then(|id| path.find_id(id, 0..p)).unwrap_or(p + 1)
+    kept_start_by(path, p, &|id, p| (0..p).find(|&i| path.head(i).id.as_deref() == Some(id)))
+}
+
+/// [`kept_start`] with the search answered by `find`: `find(id, p)` is the first index below
+/// `p` whose entry has the id `id` (a host may answer it without reading every head: the wasm
+/// binding reads the ids of the branch in one call).
+pub fn kept_start_by<S: EntrySource + ?Sized>(
+    path: &S,
+    p: usize,
+    find: &dyn Fn(&str, usize) -> Option<usize>,
+) -> usize {
+    path.head(p).first_kept_entry_id.as_deref().and_then(|id| find(id, p)).unwrap_or(p + 1)
 }
 
 /// The latest compaction of a branch and the region it kept verbatim (SPEC §5, §12.1).

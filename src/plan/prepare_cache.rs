@@ -5,7 +5,7 @@
 //! work on the region since the latest compaction. SPEC §5, §12.1–§12.3.
 
 use super::prepare::{
-    kept_start, plan_compaction_with, preparation_refs_of, CompactionPreparation, CompactionSettings, MessageRef,
+    kept_start_by, plan_compaction_with, preparation_refs_of, CompactionPreparation, CompactionSettings, MessageRef,
 };
 use crate::entry::EntrySource;
 use std::cell::Cell;
@@ -39,12 +39,13 @@ impl PrepareCache {
         }
     }
 
-    /// [`kept_start`] of the compaction at `p`, from the cache when it was asked before.
-    pub fn kept_start(&self, path: &dyn EntrySource, p: usize) -> usize {
+    /// [`super::prepare::kept_start`] of the compaction at `p`, from the cache when it was
+    /// asked before (else searched by `find`, see [`kept_start_by`]).
+    pub fn kept_start(&self, path: &dyn EntrySource, p: usize, find: &dyn Fn(&str, usize) -> Option<usize>) -> usize {
         match self.kept.get() {
             Some((q, k)) if q == p => k,
             _ => {
-                let k = kept_start(path, p);
+                let k = kept_start_by(path, p, find);
                 self.kept.set(Some((p, k)));
                 k
             }
@@ -58,7 +59,18 @@ impl PrepareCache {
         path: &dyn EntrySource,
         settings: &CompactionSettings,
     ) -> Option<(CompactionPreparation, [Vec<MessageRef>; 3])> {
-        let plan = plan_compaction_with(path, settings, &|p| self.kept_start(path, p))?;
+        self.prepare_refs_by(path, settings, &|id, p| (0..p).find(|&i| path.head(i).id.as_deref() == Some(id)))
+    }
+
+    /// [`PrepareCache::prepare_refs`] with the search of the previous compaction's kept entry
+    /// answered by `find` (see [`kept_start_by`]).
+    pub fn prepare_refs_by(
+        &mut self,
+        path: &dyn EntrySource,
+        settings: &CompactionSettings,
+        find: &dyn Fn(&str, usize) -> Option<usize>,
+    ) -> Option<(CompactionPreparation, [Vec<MessageRef>; 3])> {
+        let plan = plan_compaction_with(path, settings, &|p| self.kept_start(path, p, find))?;
         preparation_refs_of(path, settings, plan)
     }
 }

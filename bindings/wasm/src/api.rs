@@ -183,7 +183,7 @@ pub fn prepare_compaction(
     let (entries, known) = state.entries(&path_entries, "pathEntries", unchanged.unwrap_or(0.0) as usize)?;
     let source: &dyn EntrySource = &entries;
     state.prepare.sync(source, known);
-    let refs = state.prepare.prepare_refs(source, &settings);
+    let refs = state.prepare.prepare_refs_by(source, &settings, &|id, p| entries.find_id(id, p));
     entries.check()?;
     let out = match refs {
         Some((shell, lists)) => preparation_js(&shell, &lists, &entries)?,

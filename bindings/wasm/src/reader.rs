@@ -16,7 +16,7 @@ use session_compaction::entry::{read_entry, EntryMeta, EntrySource, Field, JsonR
 use session_compaction::plan::prepare::MessageRef;
 use session_compaction::plan::prepare_cache::PrepareCache;
 use std::borrow::Cow;
-use std::cell::{Cell, OnceCell, RefCell};
+use std::cell::{OnceCell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -157,41 +157,27 @@ fn builtin(a: &str, proto: bool, b: &str) -> Result<JsValue, JsValue> {
     Reflect::get(&o, &JsValue::from_str(b))
 }
 
-/// One cached entry: its metadata and whether it had a `message` when it was read.
+/// One cached entry: its whole metadata.
 struct Slot {
     meta: Rc<EntryMeta>,
-    has_message: bool,
 }
 
 /// The per-object metadata cache: a `WeakMap` from entry object to a slot number; the slot
-/// holds the whole metadata of an entry read whole (here) and the entry's `message` object as it
-/// was read (in the JS array `messages`). A `FinalizationRegistry` frees a slot when its object
-/// is collected. Only entries read whole are cached (heads are kept per list, [`ListState`]).
-///
-/// A result's message array is built by one built-in call, not one call from wasm per message:
-/// `Array.from(slots, Reflect.get bound to messages)`.
+/// holds the whole metadata of an entry read whole. A `FinalizationRegistry` frees a slot when
+/// its object is collected. Only entries read whole are cached (heads are kept per list,
+/// [`ListState`]).
 struct MetaCache {
     map: js_sys::WeakMap,
     registry: js_sys::FinalizationRegistry,
     slots: Vec<Option<Slot>>,
     free: Vec<u32>,
-    /// Slot → the entry's `message` (JS array).
-    messages: js_sys::Array,
-    /// `Array.from`.
-    array_from: JsValue,
     /// `Array.prototype.map`.
     array_map: JsValue,
-    array_ctor: JsValue,
     /// `WeakMap.prototype.get` bound to `map`.
     lookup: JsValue,
-    /// `Reflect.get` bound to `messages` (`slot → message`).
-    message_of_slot: JsValue,
     /// The finalization callback (kept alive as long as the registry).
     _cleanup: Closure<dyn FnMut(JsValue)>,
 }
-
-/// A slot number no slot has: `messages[NO_SLOT]` is `undefined`.
-const NO_SLOT: u32 = u32::MAX;
 
 impl MetaCache {
     /// The cache, or `None` where the runtime lacks a built-in it needs (then every call reads
@@ -210,22 +196,15 @@ impl MetaCache {
         });
         let registry = js_sys::FinalizationRegistry::new(cleanup.as_ref().unchecked_ref());
         let map = js_sys::WeakMap::new();
-        let messages = js_sys::Array::new();
         let bind = builtin("Function", true, "bind").ok()?;
         let lookup = apply(&bind, &builtin("WeakMap", true, "get").ok()?, &[&map]).ok()?;
-        let reflect_get = builtin("Reflect", false, "get").ok()?;
-        let message_of_slot = apply(&bind, &reflect_get, &[&JsValue::NULL, &messages]).ok()?;
         Some(Self {
             map,
             registry,
             slots: Vec::new(),
             free: Vec::new(),
-            messages,
-            array_from: builtin("Array", false, "from").ok()?,
             array_map: builtin("Array", true, "map").ok()?,
             lookup,
-            array_ctor: Reflect::get(&global, &JsValue::from_str("Array")).ok()?,
-            message_of_slot,
             _cleanup: cleanup,
         })
     }
@@ -244,22 +223,21 @@ impl MetaCache {
     }
 
     /// The slot `slot` (a number [`MetaCache::lookup_from`] gave) and its metadata, if cached.
-    fn slot(&self, slot: f64) -> Option<(u32, Rc<EntryMeta>)> {
+    fn slot(&self, slot: f64) -> Option<Rc<EntryMeta>> {
         if !(slot >= 0.0 && slot < self.slots.len() as f64) {
             return None;
         }
-        let s = slot as u32;
-        self.slots[s as usize].as_ref().map(|x| (s, x.meta.clone()))
+        self.slots[slot as usize].as_ref().map(|x| x.meta.clone())
     }
 
-    /// The slot and metadata cached for the object `entry`, if any.
-    fn lookup(&self, entry: &JsValue) -> Option<(u32, Rc<EntryMeta>)> {
+    /// The metadata cached for the object `entry`, if any.
+    fn lookup(&self, entry: &JsValue) -> Option<Rc<EntryMeta>> {
         self.slot(self.map.get(entry.unchecked_ref()).as_f64()?)
     }
 
-    /// Caches `meta` for `entry` (and its `message`); returns the slot.
-    fn insert(&mut self, entry: &JsValue, meta: Rc<EntryMeta>, message: &JsValue) -> u32 {
-        let slot = Slot { meta, has_message: !message.is_undefined() };
+    /// Caches `meta` for `entry`.
+    fn insert(&mut self, entry: &JsValue, meta: Rc<EntryMeta>) {
+        let slot = Slot { meta };
         let s = match self.free.pop() {
             Some(s) => {
                 self.slots[s as usize] = Some(slot);
@@ -270,11 +248,9 @@ impl MetaCache {
                 (self.slots.len() - 1) as u32
             }
         };
-        self.messages.set(s, message.clone());
         let held = JsValue::from(s);
         self.map.set(entry.unchecked_ref(), &held);
         self.registry.register(entry, &held);
-        s
     }
 
     fn release_collected(&mut self) {
@@ -282,17 +258,10 @@ impl MetaCache {
         for s in freed {
             if let Some(slot) = self.slots.get_mut(s as usize) {
                 if slot.take().is_some() {
-                    self.messages.set(s, JsValue::UNDEFINED);
                     self.free.push(s);
                 }
             }
         }
-    }
-
-    /// `slots.map(s => messages[s])` as one JS array, built by `Array.from`.
-    fn messages_of(&self, slots: &[u32]) -> Result<js_sys::Array, JsValue> {
-        let list = js_sys::Uint32Array::new_from_slice(slots);
-        Ok(apply(&self.array_from, &self.array_ctor, &[&list, &self.message_of_slot])?.unchecked_into())
     }
 }
 
@@ -310,17 +279,16 @@ fn with_cache<T>(f: impl FnOnce(Option<&mut MetaCache>) -> T) -> T {
 }
 
 /// What is known of one entry of a [`JsEntries`]: its head ([`read_entry_head`]) and its whole
-/// metadata, each read on first need, and its cache slot ([`NO_SLOT`] when not cached).
+/// metadata, each read on first need.
 #[derive(Default)]
 pub struct Known {
     head: OnceCell<Rc<EntryMeta>>,
     full: OnceCell<Rc<EntryMeta>>,
-    slot: Cell<u32>,
 }
 
 impl Known {
     fn new() -> Self {
-        Self { head: OnceCell::new(), full: OnceCell::new(), slot: Cell::new(NO_SLOT) }
+        Self { head: OnceCell::new(), full: OnceCell::new() }
     }
 }
 
@@ -396,8 +364,7 @@ impl JsEntries {
         let found = with_cache(|c| c.and_then(|c| c.lookup_from(&self.array, from).ok()));
         for (k, slot) in self.known[from..].iter().zip(found.unwrap_or_default()) {
             if unknown(&k) {
-                if let Some((s, meta)) = with_cache(|c| c.and_then(|c| c.slot(slot))) {
-                    k.slot.set(s);
+                if let Some(meta) = with_cache(|c| c.and_then(|c| c.slot(slot))) {
                     let _ = k.full.set(meta);
                 }
             }
@@ -433,6 +400,20 @@ impl JsEntries {
         metas_of_json_array(text.as_bytes(), to - from).filter(|m| m.len() == to - from)
     }
 
+    /// The first entry before `end` with id `id` (the search of
+    /// [`session_compaction::plan::prepare::kept_start_by`]): from the known heads, or (with at
+    /// least [`BATCH`] unknown) from one `JSON.stringify` of those entries restricted to `id`.
+    pub fn find_id(&self, id: &str, end: usize) -> Option<usize> {
+        let range = 0..end.min(self.len());
+        let unknown = self.known[range.clone()].iter().filter(|k| k.head.get().is_none() && k.full.get().is_none());
+        if unknown.count() >= BATCH {
+            if let Some(metas) = self.restricted(range.start, range.end, true) {
+                return metas.iter().position(|m| m.id.as_deref() == Some(id)).map(|k| range.start + k);
+            }
+        }
+        range.into_iter().find(|&i| self.head(i).id.as_deref() == Some(id))
+    }
+
     /// The error of the entry of lowest index that could not be read (of those read so far).
     pub fn check(&self) -> Result<(), JsValue> {
         match &*self.error.borrow() {
@@ -461,21 +442,6 @@ impl JsEntries {
         Reflect::get_u32(&self.array, i as u32).map_err(|_| bad_arg(&self.name(i), "cannot be read"))
     }
 
-    /// Entry `i` read by `read` in place, or through `JSON.stringify` when its properties
-    /// cannot be read in place (a getter throws): then its whole metadata, and the second value
-    /// is true. An error names the entry.
-    fn read_with(
-        &self,
-        i: usize,
-        e: &JsValue,
-        read: impl FnOnce(&JsRead) -> Result<EntryMeta, JsValue>,
-    ) -> Result<(EntryMeta, bool), JsValue> {
-        match read(&JsRead(e.clone())) {
-            Ok(m) => Ok((m, false)),
-            Err(_) => Ok((EntryMeta::from_value(&to_value(e, &self.name(i))?), true)),
-        }
-    }
-
     /// Reads the whole metadata of entry `i`: from the cache by object, else in place (whole:
     /// the entry's own fields again, a few property reads, and its message); then caches it by
     /// object.
@@ -484,53 +450,36 @@ impl JsEntries {
         if !e.is_object() {
             return Ok(Rc::new(EntryMeta::default()));
         }
-        if let Some((s, meta)) = with_cache(|c| c.and_then(|c| c.lookup(&e))) {
-            self.known[i].slot.set(s);
+        if let Some(meta) = with_cache(|c| c.and_then(|c| c.lookup(&e))) {
             return Ok(meta);
         }
-        let (meta, _) = self.read_with(i, &e, read_entry)?;
+        let meta = match read_entry(&JsRead(e.clone())) {
+            Ok(m) => m,
+            // A getter threw: the entry as `JSON.stringify` sees it (its failure is the error).
+            Err(_) => EntryMeta::from_value(&to_value(&e, &self.name(i))?),
+        };
         let meta = Rc::new(meta);
-        let message = KEYS.with(|k| Reflect::get(&e, &k.message)).unwrap_or(JsValue::UNDEFINED);
-        if let Some(s) = with_cache(|c| c.map(|c| c.insert(&e, meta.clone(), &message))) {
-            self.known[i].slot.set(s);
-        }
+        with_cache(|c| c.map(|c| c.insert(&e, meta.clone())));
         Ok(meta)
     }
 
     /// The messages of `refs` as one JS array: for [`MessageRef::Entry`] the entry's own
-    /// `message` object (as it was when the entry was first read whole; an entry without one is
-    /// left out), the derived messages built from their JSON.
+    /// `message` object (an entry without one is left out), the derived messages built from
+    /// their JSON.
     pub fn messages<'a>(&self, refs: impl IntoIterator<Item = &'a MessageRef>) -> Result<js_sys::Array, JsValue> {
-        let mut order: Vec<u32> = Vec::new();
-        let mut fixups: Vec<(u32, JsValue)> = Vec::new();
+        self.check()?;
+        let out = js_sys::Array::new();
         for r in refs {
             match r {
                 MessageRef::Entry(i) => {
-                    self.meta(*i);
-                    let s = self.known[*i].slot.get();
-                    if s != NO_SLOT {
-                        let has = CACHE.with(|c| {
-                            c.borrow().as_ref().and_then(|c| c.slots.get(s as usize)?.as_ref().map(|x| x.has_message))
-                        });
-                        if has == Some(true) {
-                            order.push(s);
-                        }
-                    } else if let Some(m) = self.live_message(*i) {
-                        fixups.push((order.len() as u32, m));
-                        order.push(NO_SLOT);
+                    if let Some(m) = self.live_message(*i) {
+                        out.push(&m);
                     }
                 }
                 MessageRef::Derived(v) => {
-                    fixups.push((order.len() as u32, from_serde(v)?));
-                    order.push(NO_SLOT);
+                    out.push(&from_serde(v)?);
                 }
             }
-        }
-        self.check()?;
-        let out = CACHE.with(|c| c.borrow().as_ref().map(|c| c.messages_of(&order)).transpose())?;
-        let out = out.unwrap_or_else(|| js_sys::Array::new_with_length(order.len() as u32));
-        for (k, m) in fixups {
-            out.set(k, m);
         }
         Ok(out)
     }
@@ -619,18 +568,6 @@ impl EntrySource for JsEntries {
             Some(m) => m,
             None => self.meta(i),
         }
-    }
-    /// The first entry of `range` with id `id`: from the known heads, or (with at least
-    /// [`BATCH`] unknown) from one `JSON.stringify` of the range restricted to `id`.
-    fn find_id(&self, id: &str, range: std::ops::Range<usize>) -> Option<usize> {
-        let range = range.start.min(self.len())..range.end.min(self.len());
-        let unknown = self.known[range.clone()].iter().filter(|k| k.head.get().is_none() && k.full.get().is_none());
-        if unknown.count() >= BATCH {
-            if let Some(metas) = self.restricted(range.start, range.end, true) {
-                return metas.iter().position(|m| m.id.as_deref() == Some(id)).map(|k| range.start + k);
-            }
-        }
-        range.into_iter().find(|&i| self.head(i).id.as_deref() == Some(id))
     }
     /// Entry `i` as JSON (`null` when it cannot be converted: its metadata was read, so only a
     /// value deep inside, a BigInt or a cycle, can make `JSON.stringify` fail).
