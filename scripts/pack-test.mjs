@@ -70,11 +70,12 @@ const EXPECTED_FILES = [
  * operations brought them to 498.5 kB and 392,759 B; the handle's kept message objects to
  * 500.6 kB and 395,007 B, and the pure functions' first call reading on demand (the heads of all
  * entries in one JSON.stringify, whole entries only where a decision needs them) to 503.0 kB and
- * 397,397 B. The budgets guard those figures with a small margin (the targets are not met).
+ * 397,397 B (398,873 B with the result messages kept per object again, for the call after an
+ * append). The budgets guard those figures with a small margin (the targets are not met).
  * Lower both as the figures fall.
  */
 const MAX_PACKED_BYTES = 505_000;
-const MAX_WASM_GZIP_BYTES = 399_000;
+const MAX_WASM_GZIP_BYTES = 400_000;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
 let passed = 0;

@@ -16,7 +16,7 @@ use session_compaction::entry::{read_entry, EntryMeta, EntrySource, Field, JsonR
 use session_compaction::plan::prepare::MessageRef;
 use session_compaction::plan::prepare_cache::PrepareCache;
 use std::borrow::Cow;
-use std::cell::{OnceCell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -157,20 +157,32 @@ fn builtin(a: &str, proto: bool, b: &str) -> Result<JsValue, JsValue> {
     Reflect::get(&o, &JsValue::from_str(b))
 }
 
-/// One cached entry: its whole metadata.
+/// One cached entry: its whole metadata and whether it had a `message` when it was read.
 struct Slot {
     meta: Rc<EntryMeta>,
+    has_message: bool,
 }
 
 /// The per-object metadata cache: a `WeakMap` from entry object to a slot number; the slot
-/// holds the whole metadata of an entry read whole. A `FinalizationRegistry` frees a slot when
-/// its object is collected. Only entries read whole are cached (heads are kept per list,
+/// holds the whole metadata of an entry read whole (here) and the entry's `message` object as
+/// it was read (in the JS array `messages`). A `FinalizationRegistry` frees a slot when its
+/// object is collected. Only entries read whole are cached (heads are kept per list,
 /// [`ListState`]).
+///
+/// A result's message array is built by one built-in call, not one call from wasm per message:
+/// `Array.from(slots, Reflect.get bound to messages)`.
 struct MetaCache {
     map: js_sys::WeakMap,
     registry: js_sys::FinalizationRegistry,
     slots: Vec<Option<Slot>>,
     free: Vec<u32>,
+    /// Slot → the entry's `message` (JS array).
+    messages: js_sys::Array,
+    /// `Array.from`.
+    array_from: JsValue,
+    array_ctor: JsValue,
+    /// `Reflect.get` bound to `messages` (`slot → message`).
+    message_of_slot: JsValue,
     /// `Array.prototype.map`.
     array_map: JsValue,
     /// `WeakMap.prototype.get` bound to `map`.
@@ -198,11 +210,18 @@ impl MetaCache {
         let map = js_sys::WeakMap::new();
         let bind = builtin("Function", true, "bind").ok()?;
         let lookup = apply(&bind, &builtin("WeakMap", true, "get").ok()?, &[&map]).ok()?;
+        let messages = js_sys::Array::new();
+        let message_of_slot =
+            apply(&bind, &builtin("Reflect", false, "get").ok()?, &[&JsValue::NULL, &messages]).ok()?;
         Some(Self {
             map,
             registry,
             slots: Vec::new(),
             free: Vec::new(),
+            messages,
+            array_from: builtin("Array", false, "from").ok()?,
+            array_ctor: Reflect::get(&global, &JsValue::from_str("Array")).ok()?,
+            message_of_slot,
             array_map: builtin("Array", true, "map").ok()?,
             lookup,
             _cleanup: cleanup,
@@ -223,21 +242,22 @@ impl MetaCache {
     }
 
     /// The slot `slot` (a number [`MetaCache::lookup_from`] gave) and its metadata, if cached.
-    fn slot(&self, slot: f64) -> Option<Rc<EntryMeta>> {
+    fn slot(&self, slot: f64) -> Option<(u32, Rc<EntryMeta>)> {
         if !(slot >= 0.0 && slot < self.slots.len() as f64) {
             return None;
         }
-        self.slots[slot as usize].as_ref().map(|x| x.meta.clone())
+        let s = slot as u32;
+        self.slots[s as usize].as_ref().map(|x| (s, x.meta.clone()))
     }
 
-    /// The metadata cached for the object `entry`, if any.
-    fn lookup(&self, entry: &JsValue) -> Option<Rc<EntryMeta>> {
+    /// The slot and metadata cached for the object `entry`, if any.
+    fn lookup(&self, entry: &JsValue) -> Option<(u32, Rc<EntryMeta>)> {
         self.slot(self.map.get(entry.unchecked_ref()).as_f64()?)
     }
 
-    /// Caches `meta` for `entry`.
-    fn insert(&mut self, entry: &JsValue, meta: Rc<EntryMeta>) {
-        let slot = Slot { meta };
+    /// Caches `meta` for `entry` (and its `message`); returns the slot.
+    fn insert(&mut self, entry: &JsValue, meta: Rc<EntryMeta>, message: &JsValue) -> u32 {
+        let slot = Slot { meta, has_message: !message.is_undefined() };
         let s = match self.free.pop() {
             Some(s) => {
                 self.slots[s as usize] = Some(slot);
@@ -250,7 +270,9 @@ impl MetaCache {
         };
         let held = JsValue::from(s);
         self.map.set(entry.unchecked_ref(), &held);
+        self.messages.set(s, message.clone());
         self.registry.register(entry, &held);
+        s
     }
 
     fn release_collected(&mut self) {
@@ -258,12 +280,22 @@ impl MetaCache {
         for s in freed {
             if let Some(slot) = self.slots.get_mut(s as usize) {
                 if slot.take().is_some() {
+                    self.messages.set(s, JsValue::UNDEFINED);
                     self.free.push(s);
                 }
             }
         }
     }
+
+    /// `slots.map(s => messages[s])` as one JS array, built by `Array.from`.
+    fn messages_of(&self, slots: &[u32]) -> Result<js_sys::Array, JsValue> {
+        let list = js_sys::Uint32Array::new_from_slice(slots);
+        Ok(apply(&self.array_from, &self.array_ctor, &[&list, &self.message_of_slot])?.unchecked_into())
+    }
 }
+
+/// A slot number no slot has: `messages[NO_SLOT]` is `undefined`.
+const NO_SLOT: u32 = u32::MAX;
 
 /// Runs `f` on the metadata cache (created on first use; `None` where the runtime cannot have
 /// one). The cache is borrowed only while `f` runs, which never calls into JavaScript code of
@@ -279,16 +311,17 @@ fn with_cache<T>(f: impl FnOnce(Option<&mut MetaCache>) -> T) -> T {
 }
 
 /// What is known of one entry of a [`JsEntries`]: its head ([`read_entry_head`]) and its whole
-/// metadata, each read on first need.
+/// metadata, each read on first need, and its cache slot ([`NO_SLOT`] when not cached).
 #[derive(Default)]
 pub struct Known {
     head: OnceCell<Rc<EntryMeta>>,
     full: OnceCell<Rc<EntryMeta>>,
+    slot: Cell<u32>,
 }
 
 impl Known {
     fn new() -> Self {
-        Self { head: OnceCell::new(), full: OnceCell::new() }
+        Self { head: OnceCell::new(), full: OnceCell::new(), slot: Cell::new(NO_SLOT) }
     }
 }
 
@@ -364,7 +397,8 @@ impl JsEntries {
         let found = with_cache(|c| c.and_then(|c| c.lookup_from(&self.array, from).ok()));
         for (k, slot) in self.known[from..].iter().zip(found.unwrap_or_default()) {
             if unknown(&k) {
-                if let Some(meta) = with_cache(|c| c.and_then(|c| c.slot(slot))) {
+                if let Some((s, meta)) = with_cache(|c| c.and_then(|c| c.slot(slot))) {
+                    k.slot.set(s);
                     let _ = k.full.set(meta);
                 }
             }
@@ -450,7 +484,8 @@ impl JsEntries {
         if !e.is_object() {
             return Ok(Rc::new(EntryMeta::default()));
         }
-        if let Some(meta) = with_cache(|c| c.and_then(|c| c.lookup(&e))) {
+        if let Some((s, meta)) = with_cache(|c| c.and_then(|c| c.lookup(&e))) {
+            self.known[i].slot.set(s);
             return Ok(meta);
         }
         let meta = match read_entry(&JsRead(e.clone())) {
@@ -459,27 +494,47 @@ impl JsEntries {
             Err(_) => EntryMeta::from_value(&to_value(&e, &self.name(i))?),
         };
         let meta = Rc::new(meta);
-        with_cache(|c| c.map(|c| c.insert(&e, meta.clone())));
+        let message = KEYS.with(|k| Reflect::get(&e, &k.message)).unwrap_or(JsValue::UNDEFINED);
+        if let Some(s) = with_cache(|c| c.map(|c| c.insert(&e, meta.clone(), &message))) {
+            self.known[i].slot.set(s);
+        }
         Ok(meta)
     }
 
     /// The messages of `refs` as one JS array: for [`MessageRef::Entry`] the entry's own
-    /// `message` object (an entry without one is left out), the derived messages built from
-    /// their JSON.
+    /// `message` object (as it was when the entry was first read whole; an entry without one is
+    /// left out), the derived messages built from their JSON.
     pub fn messages<'a>(&self, refs: impl IntoIterator<Item = &'a MessageRef>) -> Result<js_sys::Array, JsValue> {
-        self.check()?;
-        let out = js_sys::Array::new();
+        let mut order: Vec<u32> = Vec::new();
+        let mut fixups: Vec<(u32, JsValue)> = Vec::new();
         for r in refs {
             match r {
                 MessageRef::Entry(i) => {
-                    if let Some(m) = self.live_message(*i) {
-                        out.push(&m);
+                    self.meta(*i);
+                    let s = self.known[*i].slot.get();
+                    if s != NO_SLOT {
+                        let has = CACHE.with(|c| {
+                            c.borrow().as_ref().and_then(|c| c.slots.get(s as usize)?.as_ref().map(|x| x.has_message))
+                        });
+                        if has == Some(true) {
+                            order.push(s);
+                        }
+                    } else if let Some(m) = self.live_message(*i) {
+                        fixups.push((order.len() as u32, m));
+                        order.push(NO_SLOT);
                     }
                 }
                 MessageRef::Derived(v) => {
-                    out.push(&from_serde(v)?);
+                    fixups.push((order.len() as u32, from_serde(v)?));
+                    order.push(NO_SLOT);
                 }
             }
+        }
+        self.check()?;
+        let out = CACHE.with(|c| c.borrow().as_ref().map(|c| c.messages_of(&order)).transpose())?;
+        let out = out.unwrap_or_else(|| js_sys::Array::new_with_length(order.len() as u32));
+        for (k, m) in fixups {
+            out.set(k, m);
         }
         Ok(out)
     }
