@@ -151,9 +151,11 @@ pub fn find_cut_point(
 }
 
 /// `prepareCompaction(pathEntries, settings?)` → the preparation or `undefined`. SPEC §5, §12.
-/// The entries are read in place ([`JsEntries`]: each object's metadata once, then cached); the
-/// message lists hold the caller's own `message` objects (custom messages and branch summaries
-/// are built). The package's entry calls it with `unchanged` (`pkg-template/shared/pure.js`):
+/// The entries are read in place and on demand ([`JsEntries`]): whole only from the latest
+/// compaction's kept region on, that region's first entry found by one `JSON.stringify` of the
+/// ids (an entry read whole that cannot be read is `E_INVALID_ARGUMENT` naming it; one never
+/// read whole is no error); the message lists hold the caller's own `message` objects (custom
+/// messages and branch summaries are built). The package's entry calls it with `unchanged` (`pkg-template/shared/pure.js`):
 /// how many leading elements of `pathEntries` are the objects of its last call, whose metadata
 /// and id index the engine kept ([`ListState`],
 /// [`session_compaction::plan::prepare_cache::PrepareCache`]), so a call after appending entries
@@ -280,8 +282,11 @@ pub fn is_context_overflow(
 }
 
 /// `buildSessionContext(entries, leafId?)`: `undefined` → last entry, `null` → empty. SPEC §6.
-/// The entries are read in place ([`JsEntries`]); `messages` holds the caller's own `message`
-/// objects (summaries and custom messages are built). The package's entry calls it with
+/// The entries are read in place and on demand ([`JsEntries`]): the heads of all of them in one
+/// `JSON.stringify` ([`JsEntries::read_heads`]), whole only the context's messages (an entry read
+/// whole that cannot be read is `E_INVALID_ARGUMENT` naming it; one never read whole is no
+/// error); `messages` holds the caller's own `message` objects (summaries and custom messages
+/// are built). The package's entry calls it with
 /// `unchanged` (`pkg-template/shared/pure.js`): how many leading elements of `entries` are the
 /// objects of its last call; the engine kept their metadata, tree index, last branch and context
 /// decision ([`ListState`], [`session_compaction::context::ContextCache`]), so a call after

@@ -2,10 +2,13 @@
 //! one metadata rule ([`session_compaction::entry::read_entry`]) with property reads
 //! (`Reflect.get`, whose exceptions come back as `Err`), a string's `length` as its UTF-16
 //! length and `JSON.stringify` only for toolCall `arguments`. [`JsEntries`] is an entry array
-//! as a core [`EntrySource`]: each entry object's metadata is computed once and cached (keyed by
-//! the object in a `WeakMap`), so a call after appending one entry costs O(that entry) plus a
-//! lookup per entry. The engine never reads an entry object again after caching its metadata:
-//! an entry changed in place is seen with its old metadata (replace the object instead).
+//! as a core [`EntrySource`] read on demand: the heads of many entries in one `JSON.stringify`
+//! restricted to the head keys ([`JsEntries::read_heads`]), an entry's whole metadata when a
+//! decision asks for it, then cached (keyed by the object in a `WeakMap`); the per-turn
+//! functions keep what they read per list ([`ListState`]), so a call after appending one entry
+//! costs O(that entry). The engine never reads an entry object again after caching its
+//! metadata: an entry changed in place is seen with its old metadata (replace the object
+//! instead).
 
 use super::convert::{bad_arg, from_serde, to_value};
 use js_sys::{Function, JsString, Reflect};
