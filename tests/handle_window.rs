@@ -6,7 +6,7 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use session_compaction::context::{build_context_for_path, plan_context};
+use session_compaction::context::{build_context_for_path, plan_context, plan_prune_in_context};
 use session_compaction::entry::{EntryList, EntrySource};
 use session_compaction::plan::prepare::{self, CompactionSettings, MessageRef};
 use session_compaction::plan::prune::{plan_prune, PruneConfig};
@@ -162,6 +162,15 @@ fn check(tree: &SessionTree, settings: &CompactionSettings) -> Result<(), TestCa
     let values: Vec<Value> = branch.iter().map(|&i| tree.entry(i).into_owned()).collect();
     let fresh = plan_prune(&EntryList::new(&values), &prune);
     prop_assert_eq!(&plan_prune(&whole, &prune), &fresh);
+    // The handle's own prune plan (from its context decision) is the one of the whole branch.
+    let handle: Vec<(usize, Option<usize>)> =
+        tree.plan_prune(&prune).candidates.iter().map(|c| (c.index, c.branch_position)).collect();
+    let in_context: Vec<(usize, Option<usize>)> = plan_prune_in_context(tree, &branch, &prune)
+        .candidates
+        .iter()
+        .map(|c| (c.index, branch.iter().position(|&i| i == c.index)))
+        .collect();
+    prop_assert_eq!(handle, in_context);
 
     // The JSON text path (what the JS handle parses) says what the value path says.
     let text = tree.prepare_compaction_json_with_preview(settings, &prune, &templates).expect("templates render");

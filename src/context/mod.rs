@@ -205,8 +205,18 @@ pub fn plan_prune_in_context<S: EntrySource + ?Sized>(
     path: &[usize],
     config: &crate::plan::prune::PruneConfig,
 ) -> crate::plan::prune::PrunePlan {
-    let visible: Vec<usize> = plan_context(entries, path)
-        .items
+    plan_prune_of_items(entries, &plan_context(entries, path).items, config)
+}
+
+/// [`plan_prune_in_context`] of a context already decided: `items` are its messages
+/// ([`ContextPlan::items`]); only the `message` entries among them are considered. Indices are
+/// indices into `entries`. SPEC §7, §13.6.
+pub fn plan_prune_of_items<S: EntrySource + ?Sized>(
+    entries: &S,
+    items: &[ContextItem],
+    config: &crate::plan::prune::PruneConfig,
+) -> crate::plan::prune::PrunePlan {
+    let visible: Vec<usize> = items
         .iter()
         .filter_map(|item| match item {
             ContextItem::Message(i) => Some(*i),
