@@ -32,7 +32,7 @@ enum Step {
 
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
-        12 => (0u8..12, 0usize..4000, any::<usize>(), prop::bool::weighted(0.08))
+        12 => (0u8..20, 0usize..4000, any::<usize>(), prop::bool::weighted(0.08))
             .prop_map(|(kind, size, pick, off_leaf)| Step::Append { kind, size, pick, off_leaf }),
         1 => any::<usize>().prop_map(Step::Leaf),
         1 => Just(Step::Prune),
@@ -41,23 +41,23 @@ fn step() -> impl Strategy<Value = Step> {
     ]
 }
 
-/// An entry without `id`/`parentId`: messages of every role, tool calls and their results,
-/// compactions keeping an earlier entry (or one not on the branch), settings entries.
-fn entry_of(kind: u8, size: usize, pick: usize, n: usize, ids: &[String]) -> Value {
+/// An entry without `id`/`parentId`: messages of every role, tool calls and their results (of
+/// `call`, the latest call on the branch), compactions keeping an earlier entry (or one not on
+/// the branch), settings entries, a `message` entry without a message.
+fn entry_of(kind: u8, size: usize, pick: usize, n: usize, ids: &[String], call: &str) -> Value {
     let message = |m: Value| json!({"type": "message", "message": m});
-    let call = format!("call{}", n.saturating_sub(1));
     match kind {
-        0 | 1 => message(json!({"role": "user", "content": format!("question {n} {}", "q".repeat(size))})),
+        0 | 1 | 18 | 19 => message(json!({"role": "user", "content": format!("question {n} {}", "q".repeat(size))})),
         2 => message(json!({"role": "assistant", "content": [{"type": "text", "text": "t".repeat(size)}],
             "provider": "prov", "model": format!("m{}", pick % 3), "stopReason": "stop",
             "usage": {"input": size + pick % 5000, "output": 9, "cacheRead": pick % 700, "cacheWrite": 0}})),
-        3 => message(json!({"role": "assistant", "content": [{"type": "toolCall", "id": format!("call{n}"),
-            "name": (["read", "bash", "edit"][pick % 3]), "arguments": {"path": format!("src/f{}.rs", pick % 4)}}],
+        3..=6 => message(json!({"role": "assistant", "content": [{"type": "toolCall", "id": format!("call{n}"),
+            "name": (["read", "bash", "edit"][pick % 3]), "arguments": {"path": format!("src/f{}.rs", pick % 3)}}],
             "provider": "prov", "model": "m0", "stopReason": "toolUse",
             "usage": {"input": size * 2, "output": 4, "cacheRead": 0, "cacheWrite": 0}})),
-        4 | 5 => message(json!({"role": "toolResult", "toolCallId": call, "toolName": "bash",
+        7..=10 => message(json!({"role": "toolResult", "toolCallId": call, "toolName": "bash",
             "content": [{"type": "text", "text": "o".repeat(size * 8)}], "isError": false})),
-        6 => {
+        11 => {
             let kept = match (pick % 6, ids.len()) {
                 (0, _) | (_, 0) => Value::from("not-on-the-branch"),
                 (_, len) => Value::from(ids[len - 1 - pick % len.min(12)].clone()),
@@ -65,10 +65,11 @@ fn entry_of(kind: u8, size: usize, pick: usize, n: usize, ids: &[String]) -> Val
             json!({"type": "compaction", "summary": format!("summary {n}"), "firstKeptEntryId": kept,
                 "tokensBefore": 5000, "details": {"readFiles": ["a.rs"], "modifiedFiles": ["b.rs"]}})
         }
-        7 => json!({"type": "model_change", "model": format!("prov/m{}", pick % 3), "role": (["", "smol"][pick % 2])}),
-        8 => json!({"type": "thinking_level_change", "thinkingLevel": (["low", "high"][pick % 2])}),
-        9 => json!({"type": "branch_summary", "fromId": "x", "summary": "left behind"}),
-        10 => json!({"type": "custom_message", "customType": "note", "content": "a note", "display": true}),
+        12 => json!({"type": "model_change", "model": format!("prov/m{}", pick % 3), "role": (["", "smol"][pick % 2])}),
+        13 => json!({"type": "thinking_level_change", "thinkingLevel": (["low", "high"][pick % 2])}),
+        14 => json!({"type": "branch_summary", "fromId": "x", "summary": "left behind"}),
+        15 => json!({"type": "custom_message", "customType": "note", "content": "a note", "display": true}),
+        17 => json!({"type": "message"}),
         _ => json!({"type": "ttsr_injection", "injectedRules": [format!("rule{}", pick % 2)]}),
     }
 }
@@ -77,9 +78,15 @@ fn entry_of(kind: u8, size: usize, pick: usize, n: usize, ids: &[String]) -> Val
 /// operation must leave the handle consistent too).
 fn apply(tree: &mut SessionTree, step: &Step, n: usize) {
     let ids: Vec<String> = tree.branch_indices().iter().filter_map(|&i| tree.meta(i).id.clone()).collect();
+    let call = tree
+        .branch_indices()
+        .iter()
+        .rev()
+        .find_map(|&i| tree.meta(i).message.as_ref()?.tool_calls.first()?.id.clone())
+        .unwrap_or_default();
     match *step {
         Step::Append { kind, size, pick, off_leaf } => {
-            let mut e = entry_of(kind, size, pick, n, &ids);
+            let mut e = entry_of(kind, size, pick, n, &ids, &call);
             e["id"] = Value::from(format!("e{n}"));
             e["timestamp"] = Value::from("2026-01-01T00:00:00.000Z");
             if off_leaf && !ids.is_empty() {

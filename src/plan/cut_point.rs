@@ -84,7 +84,8 @@ pub fn find_valid_cut_points<S: EntrySource + ?Sized>(entries: &S, start_index: 
 }
 
 /// True when the `message` entry `i` is an assistant message.
-fn is_assistant(meta: &EntryMeta) -> bool {
+/// An assistant `message` entry: where a tool exchange opens ([`tool_exchanges`]).
+pub fn is_assistant(meta: &EntryMeta) -> bool {
     meta.kind == EntryKind::Message && meta.role() == Some(Role::Assistant)
 }
 

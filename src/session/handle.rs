@@ -24,20 +24,24 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// The source of [`Revision`] numbers (one counter for every session of the process).
 static NEXT_REVISION: AtomicU64 = AtomicU64::new(1);
 
-/// What [`EntrySource::call_arguments`] kept of the session's entries, by entry index (dropped
-/// whenever an entry changes; a clone starts empty).
+/// What the handle read once from its entries' texts and keeps, by entry index: the tool-call
+/// arguments of [`EntrySource::call_arguments`], and where [`SessionTree::message_text`] lies
+/// (byte range in the entry's text). Dropped whenever an entry changes; a clone starts empty.
 #[derive(Default)]
-struct CallArgumentsCache(std::sync::Mutex<std::collections::HashMap<usize, std::sync::Arc<[CallArguments]>>>);
+struct TextCache {
+    call_arguments: std::sync::Mutex<std::collections::HashMap<usize, std::sync::Arc<[CallArguments]>>>,
+    message_spans: std::sync::Mutex<std::collections::HashMap<usize, Option<(usize, usize)>>>,
+}
 
-impl Clone for CallArgumentsCache {
+impl Clone for TextCache {
     fn clone(&self) -> Self {
         Self::default()
     }
 }
 
-impl std::fmt::Debug for CallArgumentsCache {
+impl std::fmt::Debug for TextCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("CallArgumentsCache")
+        f.write_str("TextCache")
     }
 }
 
@@ -98,8 +102,8 @@ pub struct SessionTree {
     fold: ContextFold,
     /// See [`SessionTree::revision`].
     revision: Revision,
-    /// The tool-call arguments read for pruning's staleness rule (SPEC §13.6), by entry.
-    call_args: CallArgumentsCache,
+    /// What was read once from the entries' texts (tool-call arguments, message spans).
+    texts: TextCache,
 }
 
 impl EntrySource for SessionTree {
@@ -117,12 +121,12 @@ impl EntrySource for SessionTree {
     }
     /// Read once per entry and kept until the entry changes.
     fn call_arguments(&self, i: usize) -> Option<std::sync::Arc<[CallArguments]>> {
-        let kept = self.call_args.0.lock().unwrap_or_else(|e| e.into_inner()).get(&i).cloned();
+        let kept = self.texts.call_arguments.lock().unwrap_or_else(|e| e.into_inner()).get(&i).cloned();
         if kept.is_some() {
             return kept;
         }
         let read = crate::plan::prune::call_arguments(self, i);
-        self.call_args.0.lock().unwrap_or_else(|e| e.into_inner()).insert(i, read.clone());
+        self.texts.call_arguments.lock().unwrap_or_else(|e| e.into_inner()).insert(i, read.clone());
         Some(read)
     }
 }
@@ -145,7 +149,7 @@ impl SessionTree {
             migrated: false,
             fold: ContextFold::default(),
             revision: Revision::fresh(),
-            call_args: CallArgumentsCache::default(),
+            texts: TextCache::default(),
         }
     }
 
@@ -243,7 +247,8 @@ impl SessionTree {
     /// entry is dropped.
     fn entries_changed(&mut self) {
         self.revision = Revision::fresh();
-        self.call_args.0.get_mut().unwrap_or_else(|e| e.into_inner()).clear();
+        self.texts.call_arguments.get_mut().unwrap_or_else(|e| e.into_inner()).clear();
+        self.texts.message_spans.get_mut().unwrap_or_else(|e| e.into_inner()).clear();
     }
 
     /// A number that names the current state of the session's existing entries: it changes
@@ -530,13 +535,18 @@ impl SessionTree {
     }
 
     /// The branch position from which a compaction decision of the current branch reads
-    /// anything (SPEC §5, §12.1): the latest compaction's kept region, or the compaction itself
-    /// when that starts later (its first kept entry is not on the branch before it); 0 without
-    /// a compaction. Before it lie only entries already summarized: the boundary, the usage,
-    /// the estimates, the cut point, the previous summary and the built context are the same
-    /// for the branch and for the part of it from here on (tested by `tests/handle_window.rs`).
+    /// anything (SPEC §5, §12.1, §12.7): the latest compaction's kept region, or the compaction
+    /// itself when that starts later (its first kept entry is not on the branch before it), or
+    /// the last assistant message before that (a tool exchange it opened may reach into the
+    /// kept region, and cut points never fall inside one); 0 without a compaction. Before it lie
+    /// only entries already summarized: the boundary, the usage, the estimates, the cut point,
+    /// the previous summary and the built context are the same for the branch and for the part
+    /// of it from here on (tested by `tests/handle_window.rs`).
     pub fn compaction_window_start(&self) -> usize {
-        self.fold.latest_compaction().map_or(0, |(c, kept)| c.min(kept))
+        let Some((c, kept)) = self.fold.latest_compaction() else { return 0 };
+        let start = c.min(kept);
+        let assistant = |&p: &usize| crate::plan::cut_point::is_assistant(&self.metas[self.branch[p]]);
+        (0..start).rev().find(assistant).unwrap_or(start)
     }
 
     /// The current branch from [`SessionTree::compaction_window_start`] on, as an
@@ -582,13 +592,18 @@ impl SessionTree {
         let start = self.compaction_window_start();
         let window = Selection::new(self, &self.branch[start..]);
         let plan = plan_compaction(&window, settings)?;
-        let (shell, mut lists) = crate::plan::prepare::preparation_refs_of(&window, settings, plan)?;
-        for r in lists.iter_mut().flatten() {
-            if let MessageRef::Entry(pos) = r {
-                *pos = self.branch[start + *pos];
+        // The messages the stored texts give (as the JSON text path and `nothing_to_compact`
+        // read them): a `message` entry without a message, or with `null`, gives none.
+        crate::plan::prepare::preparation_refs_with(&window, settings, plan, |pos| {
+            let i = self.branch[start + pos];
+            match self.metas[i].kind {
+                EntryKind::Message => self.message_text(i).map(|_| MessageRef::Entry(i)),
+                EntryKind::CustomMessage | EntryKind::BranchSummary => {
+                    crate::entry::message_of::message_of(&self.entry(i)).map(MessageRef::Derived)
+                }
+                _ => None,
             }
-        }
-        Some((shell, lists))
+        })
     }
 
     /// The preparation `session_before_compact` sees on the current branch: the full
@@ -705,7 +720,7 @@ impl SessionTree {
     fn branch_message_text(&self, pos: usize) -> Option<Cow<'_, str>> {
         let i = self.branch[pos];
         match self.metas[i].kind {
-            EntryKind::Message => message_span(self.raw(i)).map(Cow::Borrowed),
+            EntryKind::Message => self.message_text(i).map(Cow::Borrowed),
             EntryKind::CustomMessage | EntryKind::BranchSummary => {
                 crate::entry::message_of::message_of(&self.entry(i)).map(|m| Cow::Owned(m.to_string()))
             }
@@ -1044,8 +1059,23 @@ impl SessionTree {
 impl SessionTree {
     /// The stored JSON text of entry `i`'s `message` (`None`: no such entry, or it has no
     /// `message`, or it is `null`), without parsing the rest of the entry.
+    /// Where it lies in the entry's text is read once and kept until the entry changes.
     pub fn message_text(&self, i: usize) -> Option<&str> {
-        message_span(self.raws.get(i).map(|r| self.text_of(r))?)
+        let raw = self.raws.get(i).map(|r| self.text_of(r))?;
+        let kept = self.texts.message_spans.lock().unwrap_or_else(|e| e.into_inner()).get(&i).copied();
+        let range = match kept {
+            Some(range) => range,
+            None => {
+                // The span is a slice of `raw`: its offset is the distance between the two.
+                let range = message_span(raw).map(|m| {
+                    let from = m.as_ptr() as usize - raw.as_ptr() as usize;
+                    (from, from + m.len())
+                });
+                self.texts.message_spans.lock().unwrap_or_else(|e| e.into_inner()).insert(i, range);
+                range
+            }
+        };
+        range.and_then(|(a, b)| raw.get(a..b))
     }
 }
 
