@@ -71,11 +71,12 @@ const EXPECTED_FILES = [
  * 500.6 kB and 395,007 B, and the pure functions' first call reading on demand (the heads of all
  * entries in one JSON.stringify, whole entries only where a decision needs them) to 503.0 kB and
  * 397,397 B (398,873 B with the result messages kept per object again, for the call after an
- * append). The budgets guard those figures with a small margin (the targets are not met).
- * Lower both as the figures fall.
+ * append); the handle's compaction window, shared message objects, kept tool-call arguments and
+ * message spans and the parsed-template cache to 505.8 kB and 399,843 B. The budgets guard those
+ * figures with a small margin (the targets are not met). Lower both as the figures fall.
  */
-const MAX_PACKED_BYTES = 505_000;
-const MAX_WASM_GZIP_BYTES = 400_000;
+const MAX_PACKED_BYTES = 507_000;
+const MAX_WASM_GZIP_BYTES = 401_500;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
 let passed = 0;
