@@ -4,7 +4,9 @@
 // package's only copy) is compiled and instantiated synchronously by the first engine call,
 // so there is nothing to await. `init()` and `initSync()` exist as no-ops so that code written
 // for every runtime can call them unconditionally.
-const api = require('./node/session_compaction.js');
+// `api`: the engine's exports, from wasm-bindgen's CommonJS glue, which the build writes here
+// rather than shipping it as a module of its own (one file for Node to resolve, read and compile).
+// @generated-node-glue
 
 /** Freezes a JSON-like value and everything in it. */
 // biome-ignore lint/correctness/noUnusedVariables: build.mjs appends the constants that call it

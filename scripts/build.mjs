@@ -10,8 +10,11 @@
 //      the cargo output, a tool version or a flag changes. The package ships ONE .wasm
 //      (web/session_compaction_bg.wasm): both flavours emit the same module, and the CommonJS glue
 //      is patched to read web/'s file, and only on first use (importing the package compiles
-//      nothing). Shipped: the glue .js files and the one .d.ts the package types import
-//      (node/session_compaction.d.ts); not the web .d.ts nor the *_bg.wasm.d.ts (nothing reads them);
+//      nothing). Shipped: the web glue .js, the CommonJS glue inlined into index.node.cjs (no
+//      module of its own: one file less for Node to load on import; node/session_compaction.js
+//      only points Deno at the types and re-exports that entry), and the one .d.ts the package
+//      types import (node/session_compaction.d.ts); not the web .d.ts nor the *_bg.wasm.d.ts
+//      (nothing reads them);
 //   4. pkg/ = those outputs + pkg-template/ (package.json gets version/description/license from
 //      Cargo.toml; the entries get their export lists and the Node entry its default constants
 //      generated from the wasm module); files are written only when their content changed, stale
@@ -76,6 +79,11 @@ const DEFAULTS_MARKER = '// @generated-defaults';
  * (isSessionCompactionError), not shipped themselves.
  */
 const FREED_GUARD_MARKER = '// @generated-freed-guard';
+/**
+ * Marker line in index.node.cjs, replaced by wasm-bindgen's CommonJS glue (patched by lazyNodeGlue),
+ * wrapped so that it defines `api` (the glue's `exports`) and nothing else in the entry's scope.
+ */
+const NODE_GLUE_MARKER = '// @generated-node-glue';
 
 const log = (message) => console.log(`[build] ${message}`);
 
@@ -302,17 +310,21 @@ async function apiExportNames(staging, libName) {
 
 /**
  * Every file of pkg/: relative path → content (Buffer or string), with its mode if special.
- * From the staging dir only what something loads: the two glue modules, the one .wasm (web/) and
- * the .d.ts that index.d.ts re-exports (node/).
+ * From the staging dir only what something loads: the web glue module, the CommonJS glue (inlined
+ * into index.node.cjs), the one .wasm (web/) and the .d.ts that index.d.ts re-exports (node/).
  */
 function packageFiles({ staging, meta, exportNames, defaults }) {
   const files = new Map();
   const staged = (rel) => readFileSync(join(staging, rel));
   const lib = meta.libName;
   for (const { dir } of FLAVOURS) files.set(`${dir}/package.json`, { content: staged(`${dir}/package.json`) });
-  files.set(`node/${lib}.js`, {
-    content: withoutDocComments(lazyNodeGlue(staged(`node/${lib}.js`).toString('utf8'), lib), `node/${lib}.js`),
-  });
+  // The CommonJS glue is not shipped as a file of its own: it is inlined into index.node.cjs
+  // (below), which saves Node a second module resolution, read and compilation on every import.
+  const nodeGlue = inlinedNodeGlue(
+    withoutDocComments(lazyNodeGlue(staged(`node/${lib}.js`).toString('utf8'), lib), `node/${lib}.js`),
+    lib,
+  );
+  files.set(`node/${lib}.js`, { content: typesModule(lib) });
   files.set(`node/${lib}.d.ts`, {
     content: sameApiDeclarations(staged(`node/${lib}.d.ts`), staged(`web/${lib}.d.ts`)),
   });
@@ -333,6 +345,7 @@ function packageFiles({ staging, meta, exportNames, defaults }) {
     if (rel === 'index.web.mjs' || rel === 'index.node.cjs') {
       content = fillMarker(rel, content, FREED_GUARD_MARKER, [freedGuard]);
     }
+    if (rel === 'index.node.cjs') content = fillMarker(rel, content, NODE_GLUE_MARKER, [nodeGlue]);
     if (rel === 'package.json') content = packageJson(content, meta);
     if (rel === 'index.web.mjs') {
       content = fillExports(
@@ -388,7 +401,7 @@ function lazyNodeGlue(glue, lib) {
   ].join('\n');
   const lazy = [
     "// Patched by scripts/build.mjs: the package's one .wasm (web/), instantiated on first use.",
-    `const wasmPath = \`\${__dirname}/../web/${lib}_bg.wasm\`;`,
+    `const wasmPath = \`\${__dirname}/web/${lib}_bg.wasm\`;`,
     'let wasmModule;',
     'let wasmInstance;',
     'let wasm = new Proxy({}, {',
@@ -413,6 +426,52 @@ function lazyNodeGlue(glue, lib) {
     );
   }
   return glue.slice(0, at) + lazy + glue.slice(at + eager.length);
+}
+
+/**
+ * The CommonJS glue as the statement that index.node.cjs runs in its place: `const api = …` over
+ * the glue in a function scope of its own, with `exports` the object it fills. Its
+ * `@ts-self-types` pointer goes (index.d.ts names node/*.d.ts itself); `module` and `require`
+ * stay the entry's, which is what the glue's own uses of them (getrandom's `module.require`, the
+ * lazy `require('fs')`) expect.
+ */
+function inlinedNodeGlue(glue, lib) {
+  const selfTypes = `/* @ts-self-types="./${lib}.d.ts" */\n`;
+  if (!glue.startsWith(selfTypes)) {
+    throw new UserError(`node/${lib}.js: no leading @ts-self-types line (a new wasm-bindgen version?)`);
+  }
+  if (/^\s*(module\.exports\s*=|exports\s*=)/m.test(glue)) {
+    throw new UserError(
+      `node/${lib}.js: the glue assigns module.exports (a new wasm-bindgen version? update inlinedNodeGlue)`,
+    );
+  }
+  const body = glue.slice(selfTypes.length).trimEnd();
+  return [
+    `// wasm-bindgen's CommonJS glue (node/${lib}.js of its --target nodejs output), inlined by scripts/build.mjs.`,
+    'const api = (() => {',
+    'const exports = {};',
+    body,
+    'return exports;',
+    '})();',
+  ].join('\n');
+}
+
+/**
+ * node/<lib>.js, the module that index.d.ts names for the engine's declarations
+ * (`export * from './node/<lib>.js'`): TypeScript reads node/<lib>.d.ts beside it, Deno resolves the
+ * specifier to this file and follows its `@ts-self-types` pointer to that .d.ts, so the file must
+ * exist. The glue it used to hold is inlined into index.node.cjs; requiring this file gives that
+ * entry. Nothing loads it on `import`/`require` of the package.
+ */
+function typesModule(lib) {
+  return [
+    `/* @ts-self-types="./${lib}.d.ts" */`,
+    `// The engine's declarations are ./${lib}.d.ts (index.d.ts re-exports this module for them).`,
+    "// wasm-bindgen's CommonJS glue is inlined into ../index.node.cjs by scripts/build.mjs; this is that entry.",
+    "'use strict';",
+    "module.exports = require('../index.node.cjs');",
+    '',
+  ].join('\n');
 }
 
 /**
@@ -469,7 +528,8 @@ function fillMarker(rel, content, marker, lines) {
   if (!content.includes(marker)) {
     throw new UserError(`pkg-template/${rel}: the line "${marker}" is missing`);
   }
-  return content.replace(marker, `${marker} by scripts/build.mjs\n${lines.join('\n')}`);
+  // A function replacement: the inserted code may hold `$&`-like sequences, taken literally.
+  return content.replace(marker, () => `${marker} by scripts/build.mjs\n${lines.join('\n')}`);
 }
 
 function* walk(dir) {

@@ -188,10 +188,22 @@ function main() {
         `${MAX_WASM_GZIP_BYTES.toLocaleString('en-US')} B budget`,
     );
     ok(`wasm: ${wasmGzip.toLocaleString('en-US')} B gzipped (level 9)`);
-    for (const glue of ['node/session_compaction.js', 'web/session_compaction.js']) {
-      // build.mjs drops wasm-bindgen's copies of the Rust doc comments (the .d.ts has them).
-      assert.doesNotMatch(readFileSync(join(PKG_DIR, glue), 'utf8'), /\/\*\*/, `${glue} still holds doc comments`);
-    }
+    // build.mjs drops wasm-bindgen's copies of the Rust doc comments (the .d.ts has them), from the
+    // web glue and from the CommonJS glue it inlines into index.node.cjs (the entry's own comments stay).
+    assert.doesNotMatch(
+      readFileSync(join(PKG_DIR, 'web', 'session_compaction.js'), 'utf8'),
+      /\/\*\*/,
+      'web/session_compaction.js still holds doc comments',
+    );
+    const nodeEntry = readFileSync(join(PKG_DIR, 'index.node.cjs'), 'utf8');
+    const glueStart = nodeEntry.indexOf('// @generated-node-glue by scripts/build.mjs\n');
+    const glueEnd = nodeEntry.indexOf('\nreturn exports;\n})();\n', glueStart);
+    assert.ok(glueStart >= 0 && glueEnd > glueStart, 'index.node.cjs: the inlined CommonJS glue is missing');
+    assert.doesNotMatch(
+      nodeEntry.slice(glueStart, glueEnd),
+      /\/\*\*/,
+      'the CommonJS glue in index.node.cjs still holds doc comments',
+    );
     const tarball = join(tmp, packed.filename);
 
     const esmDir = join(tmp, 'esm');

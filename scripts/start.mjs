@@ -23,7 +23,7 @@ const SAMPLE = join(ROOT, 'examples', 'sessions', 'pi-session-with-compactions.j
 const REQUIRED = [
   CLI,
   join(PKG_DIR, 'package.json'),
-  join(PKG_DIR, 'node', 'session_compaction.js'),
+  join(PKG_DIR, 'index.node.cjs'),
   join(PKG_DIR, 'web', 'session_compaction_bg.wasm'),
 ];
 /** Sources of pkg/: when one is newer than the last build, pkg/ is stale. */

@@ -140,6 +140,9 @@ test('the package ships one engine .d.ts (node/); the web glue points at none', 
   assert.equal(existsSync(join(PKG, 'web', 'session_compaction.d.ts')), false);
   assert.equal(existsSync(join(PKG, 'web', 'session_compaction_bg.wasm.d.ts')), false);
   assert.doesNotMatch(read(join(PKG, 'web', 'session_compaction.js')), /@ts-self-types/);
+  // The CommonJS glue is inlined into index.node.cjs, without its pointer; node/session_compaction.js
+  // (what index.d.ts names) keeps it for Deno.
+  assert.doesNotMatch(read(join(PKG, 'index.node.cjs')), /@ts-self-types/);
   assert.match(read(join(PKG, 'node', 'session_compaction.js')), /@ts-self-types="\.\/session_compaction\.d\.ts"/);
   assert.match(read(join(PKG, 'index.d.ts')), /export \* from '\.\/node\/session_compaction\.js';/);
 });
