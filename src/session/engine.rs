@@ -25,8 +25,8 @@ use crate::session::events::{
 use crate::session::SessionTree;
 use crate::summarize::extractive::ExtractiveSummarizer;
 use crate::summarize::{
-    compact, generate_branch_summary, BranchSummaryOptions, CompactOptions, CompactionResult, Complete, Summarizer,
-    SummaryRequest,
+    compact, generate_branch_summary, BranchSummaryOptions, CompactOptions, CompactionResult, Complete, DynModel,
+    Summarizer, SummaryRequest,
 };
 use futures_util::future::{select, Either};
 use serde_json::{json, Value};
@@ -588,7 +588,7 @@ impl SessionEngine {
     ) -> Result<CompactOutcome> {
         let (_guard, signal) = self.begin(abort)?;
         let fallback = run.settings.falls_back(false);
-        let done = self.compact_inner(model, hooks, run, &signal, now_ms, fallback).await?;
+        let done = self.compact_inner(&DynModel(model), hooks, run, &signal, now_ms, fallback).await?;
         if !done.result.no_progress {
             // Progress made by hand closes the breaker (SPEC §13.5).
             let mut g = lock(&self.guard);
@@ -599,9 +599,9 @@ impl SessionEngine {
     }
 
     /// `fallback`: use the extractive summarizer when the model fails.
-    async fn compact_inner<C: Complete, H: Hooks>(
+    async fn compact_inner<H: Hooks>(
         &self,
-        model: &C,
+        model: &DynModel<'_>,
         hooks: &H,
         run: &CompactRun,
         signal: &AbortSignal,
@@ -1023,7 +1023,7 @@ impl SessionEngine {
             count_tokens: check.count_tokens.clone(),
         };
         let fallback = check.settings.falls_back(true);
-        let result = self.compact_inner(&model, hooks, &run, &signal, clock.now_ms(), fallback).await;
+        let result = self.compact_inner(&DynModel(&model), hooks, &run, &signal, clock.now_ms(), fallback).await;
         let progress = match &result {
             Ok(done) => Some(!done.result.no_progress),
             Err(Error::Aborted { .. }) => None,

@@ -70,13 +70,25 @@ pub trait Complete: MaybeSend + MaybeSync {
 
 /// [`Complete`] through a pointer: [`compact`] and [`generate_branch_summary`] run one copy of
 /// their code for every host model (each model's future is boxed) instead of one per model type.
-trait CompleteDyn: MaybeSend + MaybeSync {
+pub(crate) trait CompleteDyn: MaybeSend + MaybeSync {
+    /// [`Complete::complete`], its future boxed.
     fn complete_boxed(&self, request: SummaryRequest) -> MaybeBoxFuture<'_, Result<String>>;
 }
 
 impl<C: Complete> CompleteDyn for C {
     fn complete_boxed(&self, request: SummaryRequest) -> MaybeBoxFuture<'_, Result<String>> {
         Box::pin(self.complete(request))
+    }
+}
+
+/// Any [`Complete`] behind a pointer, itself a [`Complete`] of one type: code generic over the
+/// model (the session engine's compaction, called with a host model and with the retrying
+/// candidates of an automatic compaction) is compiled once when it is given this.
+pub(crate) struct DynModel<'a>(pub(crate) &'a dyn CompleteDyn);
+
+impl Complete for DynModel<'_> {
+    fn complete(&self, request: SummaryRequest) -> impl Future<Output = Result<String>> + MaybeSend {
+        self.0.complete_boxed(request)
     }
 }
 
