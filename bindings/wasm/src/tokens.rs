@@ -220,7 +220,16 @@ pub fn with_counts(
     then: impl FnOnce(Option<Vec<u64>>) -> Result<JsValue, JsValue> + 'static,
 ) -> Result<JsValue, JsValue> {
     let Some(f) = counter else { return then(None) };
-    match count_all(&f, &texts()).map_err(error_js)? {
+    counted(&f, &texts(), Box::new(then))
+}
+
+/// What runs once the tokens are known (`None` without a counter): the JS value of the call.
+type WithTokens = Box<dyn FnOnce(Option<Vec<u64>>) -> Result<JsValue, JsValue>>;
+
+/// What [`with_counts`] runs once `countTokens` is given: `then` behind a pointer, so that this
+/// code and the state machine of its Promise exist once for every caller (there are a dozen).
+fn counted(f: &Function, texts: &[CountedText], then: WithTokens) -> Result<JsValue, JsValue> {
+    match count_all(f, texts).map_err(error_js)? {
         Ok(tokens) => then(Some(tokens)),
         Err(later) => Ok(future_to_promise(async move { then(Some(later.await.map_err(error_js)?)) }).into()),
     }
