@@ -250,8 +250,18 @@ fn the_revision_changes_when_an_existing_entry_changes_and_not_on_append() {
     assert_eq!(tree.revision(), first, "moving the leaf keeps it");
     let clone = tree.clone();
     assert_ne!(clone.revision(), tree.revision(), "a clone is another session");
+    let tool = json!({"type": "message", "id": "t", "parentId": "a", "message": {"role": "toolResult",
+        "toolCallId": "c1", "toolName": "bash", "content": [{"type": "text", "text": "x".repeat(200_000)}]}});
+    tree.append_entry(tool).expect("appended");
+    tree.append_entry(user("c")).expect("appended");
+    let config = PruneConfig { protect_tokens: 0, minimum_savings: 0, ..PruneConfig::default() };
+    let (plan, _) = tree.prune_tool_outputs(&config, 1.0);
+    assert_eq!(plan.candidates.len(), 1);
+    assert_eq!(tree.revision(), first, "pruning replaces in place: the indices stay");
+    assert_eq!((tree.entry_version(2), tree.entry_version(3)), (1, 0), "the pruned entry's version goes up");
     tree.remove_entry(1, Some("a")).expect("exists");
     let removed = tree.revision();
+    assert_eq!(tree.entry_version(1), 0, "a new revision starts every version again");
     assert_ne!(removed, first);
     tree.truncate(0, None).expect("empty");
     assert_ne!(tree.revision(), removed);

@@ -45,9 +45,9 @@ impl std::fmt::Debug for TextCache {
     }
 }
 
-/// A number naming one state of a session's existing entries ([`SessionTree::revision`]): a
-/// new one is taken whenever an entry the session had is changed or removed, and for every new
-/// session and every clone (so two sessions never share one).
+/// A number naming one state of a session's entry indices ([`SessionTree::revision`]): a new
+/// one is taken whenever entries are removed, and for every new session and every clone (so two
+/// sessions never share one).
 #[derive(Debug)]
 struct Revision(u64);
 
@@ -104,6 +104,9 @@ pub struct SessionTree {
     revision: Revision,
     /// What was read once from the entries' texts (tool-call arguments, message spans).
     texts: TextCache,
+    /// Entries replaced in place since the revision was taken: how many times each was (see
+    /// [`SessionTree::entry_version`]).
+    replaced: std::collections::HashMap<usize, u32>,
 }
 
 impl EntrySource for SessionTree {
@@ -150,6 +153,7 @@ impl SessionTree {
             fold: ContextFold::default(),
             revision: Revision::fresh(),
             texts: TextCache::default(),
+            replaced: std::collections::HashMap::new(),
         }
     }
 
@@ -243,19 +247,37 @@ impl SessionTree {
         self.fold = fold;
     }
 
-    /// An entry the session had changed or was removed: a new revision, and what was kept per
-    /// entry is dropped.
+    /// Entries were removed (later indices moved): a new revision, and what was kept per entry
+    /// is dropped.
     fn entries_changed(&mut self) {
         self.revision = Revision::fresh();
         self.texts.call_arguments.get_mut().unwrap_or_else(|e| e.into_inner()).clear();
         self.texts.message_spans.get_mut().unwrap_or_else(|e| e.into_inner()).clear();
+        self.replaced.clear();
     }
 
-    /// A number that names the current state of the session's existing entries: it changes
-    /// whenever an entry the session already had is changed or removed (pruning, a rollback),
-    /// it stays when entries are appended or the leaf moves, and no two sessions (clones
-    /// included) share one. A host that keeps something per entry index (the wasm binding keeps
-    /// the message objects it returned) keeps it while the revision is unchanged.
+    /// Entry `i` was replaced in place (same index): its version goes up and what was kept of
+    /// its text is dropped.
+    fn entry_replaced(&mut self, i: usize) {
+        let v = self.replaced.entry(i).or_default();
+        *v = v.wrapping_add(1);
+        self.texts.call_arguments.get_mut().unwrap_or_else(|e| e.into_inner()).remove(&i);
+        self.texts.message_spans.get_mut().unwrap_or_else(|e| e.into_inner()).remove(&i);
+    }
+
+    /// How many times entry `i` was replaced in place (pruning rewrites entries this way) since
+    /// the [`SessionTree::revision`] was taken: a host that keeps something per entry keeps it
+    /// while both are unchanged.
+    pub fn entry_version(&self, i: usize) -> u32 {
+        self.replaced.get(&i).copied().unwrap_or(0)
+    }
+
+    /// A number that names the current state of the session's entry indices: it changes
+    /// whenever entries are removed (a rollback: later indices move), it stays when entries are
+    /// appended, replaced in place ([`SessionTree::entry_version`] tells those) or the leaf
+    /// moves, and no two sessions (clones included) share one. A host that keeps something per
+    /// entry index (the wasm binding keeps the message objects it returned) keeps it while the
+    /// revision and the entry's version are unchanged.
     pub fn revision(&self) -> u64 {
         self.revision.0
     }
@@ -506,7 +528,7 @@ impl SessionTree {
     }
 
     /// Replaces entry `i` (same id, same parent). The metadata is recomputed, the context
-    /// decision folded again (O(branch)) and a new [`SessionTree::revision`] taken.
+    /// decision folded again (O(branch)) and the entry's [`SessionTree::entry_version`] raised.
     pub fn replace_entry(&mut self, i: usize, entry: Value) {
         self.put_entry(i, entry);
         self.fold = ContextFold::default();
@@ -518,7 +540,7 @@ impl SessionTree {
     fn put_entry(&mut self, i: usize, entry: Value) {
         self.metas[i] = EntryMeta::from_value(&entry);
         self.raws[i] = Raw::Owned(entry.to_string().into_boxed_str());
-        self.entries_changed();
+        self.entry_replaced(i);
     }
 
     /// [`SessionTree::put_entry`] from the entry's JSON text (one valid JSON object, as
@@ -526,7 +548,7 @@ impl SessionTree {
     fn put_entry_json(&mut self, i: usize, text: &str) {
         self.metas[i] = EntryMeta::from_json(text.as_bytes()).unwrap_or_default();
         self.raws[i] = Raw::Owned(text.into());
-        self.entries_changed();
+        self.entry_replaced(i);
     }
 
     /// The current branch as an [`EntrySource`].

@@ -21,14 +21,16 @@ pub enum Want<'a> {
     Value(&'a Value),
 }
 
-/// The message objects built so far, by entry index, for one session [`Core::revision`]: when
-/// an entry the session had changes (pruning, a rollback) they are all dropped, and built again
-/// from the stored entries on the next call.
+/// The message objects built so far, by entry index, for one session [`Core::revision`] (when
+/// entries are removed, a rollback, they are all dropped) and each entry's
+/// [`Core::entry_version`] (an entry replaced in place, as pruning does, is built again from
+/// its new text on the next call; the others stay).
 #[derive(Default)]
 pub struct MessageObjects {
     revision: u64,
-    /// Per entry index: `None` not built yet; `Some(undefined)` the entry gives no message.
-    objects: Vec<Option<JsValue>>,
+    /// Per entry index: `None` not built yet; `Some((version, undefined))` the entry gives no
+    /// message; `version` is the entry's version when it was built.
+    objects: Vec<Option<(u32, JsValue)>>,
 }
 
 impl MessageObjects {
@@ -41,13 +43,18 @@ impl MessageObjects {
         self.objects.resize(s.entry_count(), None);
     }
 
+    /// The object built for entry `i`, if any.
+    fn built(&self, i: usize) -> Option<JsValue> {
+        self.objects.get(i).cloned().flatten().map(|(_, o)| o)
+    }
+
     /// Keeps `message` (the caller's own object) as the message of entry `i`, just appended to
     /// `s` from it. Values that are not objects are left to be built from the stored text.
     pub fn adopt(&mut self, s: &Core, i: usize, message: JsValue) {
         self.sync(s);
         if message.is_object() {
             if let Some(slot) = self.objects.get_mut(i) {
-                *slot = Some(message);
+                *slot = Some((s.entry_version(i), message));
             }
         }
     }
@@ -66,8 +73,9 @@ impl MessageObjects {
                 Want::Value(_) => continue,
             };
             match self.objects.get(i) {
-                Some(None) => {}
-                _ => continue,
+                Some(Some((v, _))) if *v == s.entry_version(i) => continue,
+                Some(_) => {}
+                None => continue,
             }
             let built: Option<std::borrow::Cow<'_, str>> = match text {
                 None => s.message_text(i).map(std::borrow::Cow::Borrowed),
@@ -81,9 +89,9 @@ impl MessageObjects {
                     batch.push_str(&t);
                     pending.push(i);
                     // Marked so that an entry wanted twice is built once.
-                    self.objects[i] = Some(JsValue::NULL);
+                    self.objects[i] = Some((s.entry_version(i), JsValue::NULL));
                 }
-                None => self.objects[i] = Some(JsValue::UNDEFINED),
+                None => self.objects[i] = Some((s.entry_version(i), JsValue::UNDEFINED)),
             }
         }
         if !pending.is_empty() {
@@ -98,14 +106,14 @@ impl MessageObjects {
                 }
             };
             for (k, &i) in pending.iter().enumerate() {
-                self.objects[i] = Some(parsed.get(k as u32));
+                self.objects[i] = Some((s.entry_version(i), parsed.get(k as u32)));
             }
         }
         let out = js_sys::Array::new();
         for want in wants {
             let object = match *want {
-                Want::Entry(i) | Want::Item(ContextItem::Message(i)) => self.objects.get(i).cloned().flatten(),
-                Want::Item(item) => self.objects.get(item.index()).cloned().flatten(),
+                Want::Entry(i) | Want::Item(ContextItem::Message(i)) => self.built(i),
+                Want::Item(item) => self.built(item.index()),
                 Want::Value(v) => Some(from_serde(v)?),
             };
             if let Some(o) = object.filter(|o| !o.is_undefined()) {
