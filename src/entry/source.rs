@@ -60,6 +60,11 @@ pub trait EntrySource {
     fn call_arguments(&self, _i: usize) -> Option<std::sync::Arc<[crate::plan::prune::CallArguments]>> {
         None
     }
+    /// True when `message` entry `i` has a message to give (SPEC §2, §12.2: an entry without one
+    /// gives nothing to summarize or keep). Default: the entry's value has a `message` field.
+    fn has_message(&self, i: usize) -> bool {
+        self.entry(i).get("message").is_some()
+    }
 }
 
 /// A reference to a source is a source (every method forwards), so code that takes
@@ -85,6 +90,9 @@ impl<S: EntrySource + ?Sized> EntrySource for &S {
     }
     fn call_arguments(&self, i: usize) -> Option<std::sync::Arc<[crate::plan::prune::CallArguments]>> {
         (**self).call_arguments(i)
+    }
+    fn has_message(&self, i: usize) -> bool {
+        (**self).has_message(i)
     }
     fn summary_tokens(&self, i: usize) -> u64 {
         (**self).summary_tokens(i)
@@ -160,6 +168,9 @@ impl<S: EntrySource + ?Sized> EntrySource for Selection<'_, S> {
     fn call_arguments(&self, i: usize) -> Option<std::sync::Arc<[crate::plan::prune::CallArguments]>> {
         self.source.call_arguments(self.indices[i])
     }
+    fn has_message(&self, i: usize) -> bool {
+        self.source.has_message(self.indices[i])
+    }
 }
 
 /// Another source seen through its heads: [`EntrySource::meta`] of entry `i` is the source's
@@ -190,5 +201,8 @@ impl<S: EntrySource + ?Sized> EntrySource for Heads<'_, S> {
     }
     fn call_arguments(&self, i: usize) -> Option<std::sync::Arc<[crate::plan::prune::CallArguments]>> {
         self.0.call_arguments(i)
+    }
+    fn has_message(&self, i: usize) -> bool {
+        self.0.has_message(i)
     }
 }

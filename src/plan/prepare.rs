@@ -547,11 +547,13 @@ pub enum MessageRef {
     Derived(Value),
 }
 
-/// `messageOf(entry i)` (SPEC §2) as a [`MessageRef`]: `message` entries by reference, custom
-/// messages and branch summaries built; `None` for the other kinds.
+/// `messageOf(entry i)` (SPEC §2) as a [`MessageRef`]: `message` entries by reference (those
+/// with a message, [`EntrySource::has_message`]), custom messages and branch summaries built;
+/// `None` for the other kinds.
 pub fn message_ref<S: EntrySource + ?Sized>(path: &S, i: usize) -> Option<MessageRef> {
     match path.meta(i).kind {
-        EntryKind::Message => Some(MessageRef::Entry(i)),
+        EntryKind::Message if path.has_message(i) => Some(MessageRef::Entry(i)),
+        EntryKind::Message => None,
         EntryKind::CustomMessage | EntryKind::BranchSummary => message_of(&path.entry(i)).map(MessageRef::Derived),
         _ => None,
     }

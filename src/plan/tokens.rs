@@ -261,6 +261,9 @@ impl<S: EntrySource + ?Sized> EntrySource for Recounted<'_, S> {
     fn summary_tokens(&self, i: usize) -> u64 {
         self.summaries[i]
     }
+    fn has_message(&self, i: usize) -> bool {
+        self.source.has_message(i)
+    }
 }
 
 /// `compaction.tokenCalibration`: how estimates are scaled to the provider's counts.

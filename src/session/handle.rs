@@ -122,6 +122,10 @@ impl EntrySource for SessionTree {
     fn entry_text(&self, i: usize) -> Option<&str> {
         Some(self.raw(i))
     }
+    /// From the stored text ([`SessionTree::message_text`]): a `null` message is none either.
+    fn has_message(&self, i: usize) -> bool {
+        self.message_text(i).is_some()
+    }
     /// Read once per entry and kept until the entry changes.
     fn call_arguments(&self, i: usize) -> Option<std::sync::Arc<[CallArguments]>> {
         let kept = self.texts.call_arguments.lock().unwrap_or_else(|e| e.into_inner()).get(&i).cloned();
@@ -617,13 +621,9 @@ impl SessionTree {
         // The messages the stored texts give (as the JSON text path and `nothing_to_compact`
         // read them): a `message` entry without a message, or with `null`, gives none.
         crate::plan::prepare::preparation_refs_with(&window, settings, plan, |pos| {
-            let i = self.branch[start + pos];
-            match self.metas[i].kind {
-                EntryKind::Message => self.message_text(i).map(|_| MessageRef::Entry(i)),
-                EntryKind::CustomMessage | EntryKind::BranchSummary => {
-                    crate::entry::message_of::message_of(&self.entry(i)).map(MessageRef::Derived)
-                }
-                _ => None,
+            match crate::plan::prepare::message_ref(&window, pos)? {
+                MessageRef::Entry(p) => Some(MessageRef::Entry(self.branch[start + p])),
+                derived => Some(derived),
             }
         })
     }

@@ -81,6 +81,42 @@ describe('the handle hands back the message objects it built', () => {
     tree.free();
   });
 
+  test('a message entry without a message gives nothing to summarize (handle and pure alike)', () => {
+    const at = (/** @type {number} */ n) => `2026-01-01T00:00:0${n}.000Z`;
+    const entries = /** @type {import('../../pkg/index.node.mjs').SessionEntry[]} */ (
+      /** @type {unknown} */ ([
+        { type: 'message', id: 'a', parentId: null, timestamp: at(1) },
+        {
+          type: 'message',
+          id: 'b',
+          parentId: 'a',
+          timestamp: at(2),
+          message: { role: 'user', content: 'q'.repeat(400), timestamp: 2 },
+        },
+        {
+          type: 'message',
+          id: 'c',
+          parentId: 'b',
+          timestamp: at(3),
+          message: {
+            role: 'assistant',
+            content: [{ type: 'text', text: 'a'.repeat(400) }],
+            provider: 'p',
+            model: 'm',
+            stopReason: 'stop',
+            timestamp: 3,
+          },
+        },
+      ])
+    );
+    const settings = { keepRecentTokens: 150 };
+    const tree = sc.SessionTree.fromEntries(entries);
+    assert.equal(tree.nothingToCompact(settings)?.reason, 'nothingToSummarize');
+    assert.equal(tree.prepareCompaction(settings), undefined, 'the handle');
+    assert.equal(sc.prepareCompaction(entries, settings), undefined, 'the pure function');
+    tree.free();
+  });
+
   test('pruned entries are built again from their new text; the others stay', () => {
     const { tree } = load();
     const context = tree.buildSessionContext().messages;

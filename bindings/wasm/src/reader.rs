@@ -512,21 +512,14 @@ impl JsEntries {
         let mut fixups: Vec<(u32, JsValue)> = Vec::new();
         for r in refs {
             match r {
-                MessageRef::Entry(i) => {
-                    self.meta(*i);
-                    let s = self.known[*i].slot.get();
-                    if s != NO_SLOT {
-                        let has = CACHE.with(|c| {
-                            c.borrow().as_ref().and_then(|c| c.slots.get(s as usize)?.as_ref().map(|x| x.has_message))
-                        });
-                        if has == Some(true) {
-                            order.push(s);
-                        }
-                    } else if let Some(m) = self.live_message(*i) {
+                MessageRef::Entry(i) => match self.entry_message(*i) {
+                    EntryMessage::Kept(s) => order.push(s),
+                    EntryMessage::Live(m) => {
                         fixups.push((order.len() as u32, m));
                         order.push(NO_SLOT);
                     }
-                }
+                    EntryMessage::None => {}
+                },
                 MessageRef::Derived(v) => {
                     fixups.push((order.len() as u32, from_serde(v)?));
                     order.push(NO_SLOT);
@@ -540,6 +533,19 @@ impl JsEntries {
             out.set(k, m);
         }
         Ok(out)
+    }
+
+    /// Where the `message` of entry `i` comes from in [`JsEntries::messages`]: the per-object
+    /// cache's slot, the entry read now, or none (the entry has no message).
+    fn entry_message(&self, i: usize) -> EntryMessage {
+        self.meta(i);
+        let s = self.known[i].slot.get();
+        if s != NO_SLOT {
+            let has = CACHE
+                .with(|c| c.borrow().as_ref().and_then(|c| c.slots.get(s as usize)?.as_ref().map(|x| x.has_message)));
+            return if has == Some(true) { EntryMessage::Kept(s) } else { EntryMessage::None };
+        }
+        self.live_message(i).map_or(EntryMessage::None, EntryMessage::Live)
     }
 
     /// The `message` property of entry `i`, read now (`None` when absent or unreadable).
@@ -605,9 +611,23 @@ impl ListState {
     }
 }
 
+/// See [`JsEntries::entry_message`].
+enum EntryMessage {
+    /// In the per-object cache, at this slot.
+    Kept(u32),
+    /// Read from the entry now.
+    Live(JsValue),
+    /// The entry has none.
+    None,
+}
+
 impl EntrySource for JsEntries {
     fn len(&self) -> usize {
         self.known.len()
+    }
+    /// As [`JsEntries::messages`] hands it back.
+    fn has_message(&self, i: usize) -> bool {
+        !matches!(self.entry_message(i), EntryMessage::None)
     }
     fn meta(&self, i: usize) -> &EntryMeta {
         let k = &self.known[i];
