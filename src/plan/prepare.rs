@@ -576,19 +576,7 @@ pub fn preparation_refs_of<S: EntrySource + ?Sized>(
     settings: &CompactionSettings,
     plan: PreparationPlan,
 ) -> Option<(CompactionPreparation, [Vec<MessageRef>; 3])> {
-    preparation_refs_with(path, settings, plan, |i| message_ref(path, i))
-}
-
-/// [`preparation_refs_of`] with the message of each path entry given by `message` (a source
-/// that can tell a `message` entry without a message from one with, such as the session handle
-/// from its stored text, leaves it out here, so that the emptiness rule of SPEC §12.2 sees it).
-pub fn preparation_refs_with<S: EntrySource + ?Sized>(
-    path: &S,
-    settings: &CompactionSettings,
-    plan: PreparationPlan,
-    message: impl Fn(usize) -> Option<MessageRef>,
-) -> Option<(CompactionPreparation, [Vec<MessageRef>; 3])> {
-    let mut parts = preparation_parts(path, &plan, message)?;
+    let mut parts = preparation_parts(path, &plan, |i| message_ref(path, i))?;
     let lists = [
         std::mem::take(&mut parts.messages_to_summarize),
         std::mem::take(&mut parts.turn_prefix_messages),

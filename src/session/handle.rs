@@ -579,7 +579,13 @@ impl SessionTree {
     /// [`EntrySource`]: what the per-turn compaction decisions read, so that they cost
     /// O(entries since the latest compaction's kept region) however long the session is.
     pub fn compaction_window(&self) -> Selection<'_, Self> {
-        Selection::new(self, &self.branch[self.compaction_window_start()..])
+        self.window().1
+    }
+
+    /// [`SessionTree::compaction_window_start`] and [`SessionTree::compaction_window`].
+    fn window(&self) -> (usize, Selection<'_, Self>) {
+        let start = self.compaction_window_start();
+        (start, Selection::new(self, &self.branch[start..]))
     }
 
     /// The context decision of the current branch (SPEC §6): which entry gives each message,
@@ -615,17 +621,15 @@ impl SessionTree {
         &self,
         settings: &CompactionSettings,
     ) -> Option<(CompactionPreparation, [Vec<MessageRef>; 3])> {
-        let start = self.compaction_window_start();
-        let window = Selection::new(self, &self.branch[start..]);
+        let (start, window) = self.window();
         let plan = plan_compaction(&window, settings)?;
-        // The messages the stored texts give (as the JSON text path and `nothing_to_compact`
-        // read them): a `message` entry without a message, or with `null`, gives none.
-        crate::plan::prepare::preparation_refs_with(&window, settings, plan, |pos| {
-            match crate::plan::prepare::message_ref(&window, pos)? {
-                MessageRef::Entry(p) => Some(MessageRef::Entry(self.branch[start + p])),
-                derived => Some(derived),
+        let (shell, mut lists) = crate::plan::prepare::preparation_refs_of(&window, settings, plan)?;
+        for r in lists.iter_mut().flatten() {
+            if let MessageRef::Entry(pos) = r {
+                *pos = self.branch[start + *pos];
             }
-        })
+        }
+        Some((shell, lists))
     }
 
     /// The preparation `session_before_compact` sees on the current branch: the full
@@ -684,8 +688,7 @@ impl SessionTree {
         settings: &CompactionSettings,
         preview: Option<&crate::plan::preview::CompactionPreviews>,
     ) -> Option<String> {
-        let start = self.compaction_window_start();
-        let window = Selection::new(self, &self.branch[start..]);
+        let (start, window) = self.window();
         let plan = plan_compaction(&window, settings)?;
         let parts =
             crate::plan::prepare::preparation_parts(&window, &plan, |pos| self.branch_message_text(start + pos))?;
@@ -781,8 +784,8 @@ impl SessionTree {
     /// The latest compaction on the current branch and where its kept region starts (branch
     /// positions), or `None` without one. SPEC §5, §12.1.
     pub fn previous_compaction(&self) -> Option<PreviousCompaction> {
-        let start = self.compaction_window_start();
-        let mut prev = crate::plan::prepare::previous_compaction(&self.compaction_window())?;
+        let (start, window) = self.window();
+        let mut prev = crate::plan::prepare::previous_compaction(&window)?;
         prev.branch_position += start;
         prev.kept_start += start;
         Some(prev)

@@ -13,8 +13,6 @@ use wasm_bindgen::prelude::*;
 /// One message of a result: the message an entry gives (its own `message`, or the summary or
 /// custom message built from it), or a message built from a value each time.
 pub enum Want<'a> {
-    /// The `message` of `message` entry `i`.
-    Entry(usize),
     /// The message of a context item (an entry's own message or one derived from the entry).
     Item(ContextItem),
     /// A message built for this result only.
@@ -68,7 +66,7 @@ impl MessageObjects {
         let mut pending: Vec<usize> = Vec::new();
         for want in wants {
             let (i, text) = match *want {
-                Want::Entry(i) | Want::Item(ContextItem::Message(i)) => (i, None),
+                Want::Item(ContextItem::Message(i)) => (i, None),
                 Want::Item(item) => (item.index(), Some(item)),
                 Want::Value(_) => continue,
             };
@@ -112,7 +110,6 @@ impl MessageObjects {
         let out = js_sys::Array::new();
         for want in wants {
             let object = match *want {
-                Want::Entry(i) | Want::Item(ContextItem::Message(i)) => self.built(i),
                 Want::Item(item) => self.built(item.index()),
                 Want::Value(v) => Some(from_serde(v)?),
             };

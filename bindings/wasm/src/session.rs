@@ -12,6 +12,7 @@ use super::options::to_options;
 use super::tokens::{
     compaction_options, counter_of, counter_option, on_branch, prune_options, with_branch_counts, COUNT_TOKENS,
 };
+use session_compaction::context::ContextItem;
 use session_compaction::entry::EntrySource;
 use session_compaction::io::ParseOptions;
 use session_compaction::plan::prepare::{CompactionSettings, MessageRef};
@@ -384,7 +385,7 @@ impl SessionTree {
                 let wants: Vec<Want<'_>> = list
                     .iter()
                     .map(|r| match r {
-                        MessageRef::Entry(i) => Want::Entry(*i),
+                        MessageRef::Entry(i) => Want::Item(ContextItem::Message(*i)),
                         MessageRef::Derived(v) => Want::Value(v),
                     })
                     .collect();
