@@ -23,6 +23,14 @@ function deepFreeze(value) {
 // @generated-freed-guard
 
 guardFreed(api.SessionTree.prototype);
+addInspect(api.SessionTree, (tree) => ({
+  entryCount: tree.entryCount,
+  leafId: tree.leafId,
+  sourceVersion: tree.sourceVersion,
+  migrated: tree.migrated,
+  loadErrors: tree.loadErrors.length,
+}));
+addInspect(api.PruneOutcome, (outcome) => outcome.toJSON());
 addFromFile(api.SessionTree, () => require('node:fs'));
 
 // `using tree = SessionTree.fromJsonl(...)`: the generated class defines Symbol.dispose when the

@@ -187,6 +187,14 @@ function guard(name, value) {
 export { isSessionCompactionError };
 
 guardFreed(raw.SessionTree.prototype);
+addInspect(raw.SessionTree, (tree) => ({
+  entryCount: tree.entryCount,
+  leafId: tree.leafId,
+  sourceVersion: tree.sourceVersion,
+  migrated: tree.migrated,
+  loadErrors: tree.loadErrors.length,
+}));
+addInspect(raw.PruneOutcome, (outcome) => outcome.toJSON());
 // Node's fs where this entry runs in Node or Bun (process.getBuiltinModule); Deno's API otherwise.
 addFromFile(raw.SessionTree, () => globalThis.process?.getBuiltinModule?.('node:fs'));
 

@@ -47,3 +47,29 @@ function guardFreed(proto) {
     Object.defineProperty(proto, key, d);
   }
 }
+
+// What `console.log`/`util.inspect` (Node, Bun) and Deno's inspector show for the engine's
+// classes: their plain figures instead of the glue's pointer field (`{ __wbg_ptr: … }`).
+const INSPECT_SYMBOLS = [Symbol.for('nodejs.util.inspect.custom'), Symbol.for('Deno.customInspect')];
+
+/**
+ * Makes `cls` instances display as `describe(instance)` under the class's name, or as
+ * `Name (freed)` once freed. `describe` only reads public getters and `toJSON`.
+ */
+// biome-ignore lint/correctness/noUnusedVariables: the entries call it once scripts/build.mjs has inlined this file
+function addInspect(cls, describe) {
+  const Shown = { [cls.name]: class {} }[cls.name];
+  for (const symbol of INSPECT_SYMBOLS) {
+    Object.defineProperty(cls.prototype, symbol, {
+      configurable: true,
+      writable: true,
+      value: function inspect(a, options, b) {
+        if (this.__wbg_ptr === 0) return `${cls.name} (freed)`;
+        const shown = Object.assign(new Shown(), describe(this));
+        // Node calls it with (depth, options, inspect), Deno with (inspect, options).
+        const inspectFn = typeof b === 'function' ? b : typeof a === 'function' ? a : null;
+        return inspectFn ? inspectFn(shown, options) : shown;
+      },
+    });
+  }
+}
