@@ -16,7 +16,8 @@ for (const message of fromModelMessages(history)) tree.appendMessage(message);
 const last = tree.buildSessionContext().messages.findLast((m) => m.role === 'assistant');
 const complete = aiSdkComplete({ generateText, model });
 const check = await tree.checkCompaction(/** @type {any} */ (last), { contextWindow: 140000, complete });
-console.log('compacted:', check.reason ?? 'no', check.errorMessage ?? '', '→', tree.estimateContextTokens(), 'tokens');
+const { summarizer: by = '', fallbackReason: why = '' } = check.result ?? {}; // the model, or the fallback and why
+console.log(`compacted: ${check.reason || 'no'} ${by} ${why}${check.errorMessage || ''}`, tree.estimateContextTokens());
 
 const user = fromModelMessages([{ role: 'user', content: check.continuePrompt ?? 'Go on.' }]);
 for (const message of user) tree.appendMessage(message);

@@ -19,7 +19,8 @@ const complete = async ({ systemPrompt: system, prompt, maxTokens, signal }) => 
   return r.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
 };
 const check = await tree.checkCompaction(/** @type {any} */ (last), { contextWindow: 190000, complete });
-console.log('compacted:', check.reason ?? 'no', check.errorMessage ?? '', '→', tree.estimateContextTokens(), 'tokens');
+const { summarizer: by = '', fallbackReason: why = '' } = check.result ?? {}; // the model, or the fallback and why
+console.log(`compacted: ${check.reason || 'no'} ${by} ${why}${check.errorMessage || ''}`, tree.estimateContextTokens());
 tree.appendMessage({ role: 'user', content: check.continuePrompt ?? 'Go on.', timestamp: Date.now() });
 const messages = toAnthropicMessages(tree.buildLlmMessages());
 const reply = await client.messages.create({ model, max_tokens: 4096, system: 'You are a coding agent.', messages });

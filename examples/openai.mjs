@@ -1,5 +1,4 @@
-// A pi session with the official `openai` client: check (compact over the threshold, the summary written
-// through the client), send the next request. npm test runs it against a local server (OPENAI_BASE_URL).
+// A pi session through the official `openai` client: check (summary by the model), next request (tested locally).
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { SessionTree } from '../pkg/index.node.mjs';
@@ -20,7 +19,8 @@ const complete = async ({ systemPrompt, prompt, maxTokens, signal }) => {
   return r.choices[0].message.content ?? '';
 };
 const check = await tree.checkCompaction(/** @type {any} */ (last), { contextWindow: 190000, complete });
-console.log('compacted:', check.reason ?? 'no', check.errorMessage ?? '', '→', tree.estimateContextTokens(), 'tokens');
+const { summarizer: by = '', fallbackReason: why = '' } = check.result ?? {}; // the model, or the fallback and why
+console.log(`compacted: ${check.reason || 'no'} ${by} ${why}${check.errorMessage || ''}`, tree.estimateContextTokens());
 tree.appendMessage({ role: 'user', content: check.continuePrompt ?? 'Go on.', timestamp: Date.now() });
 const messages = toChatMessages(tree.buildLlmMessages(), { system: 'You are a coding agent.' });
 const completion = await client.chat.completions.create({ model, messages: /** @type {any} */ (messages) });
