@@ -138,7 +138,7 @@ impl ContextItem {
     pub fn materialize<S: EntrySource + ?Sized>(self, entries: &S) -> Option<Value> {
         let entry = entries.entry(self.index());
         match self {
-            Self::Message(_) => entry.get("message").cloned(),
+            Self::Message(_) => crate::entry::message_of::entry_message(&entry).cloned(),
             Self::Custom(_) => Some(custom_message_of(&entry)),
             Self::BranchSummary(_) => Some(branch_summary_message_of(&entry)),
             Self::CompactionSummary(_) => Some(compaction_summary_message_of(&entry)),

@@ -53,11 +53,17 @@ pub fn compaction_summary_message_of(entry: &Value) -> Value {
     Value::Object(m)
 }
 
+/// The `message` of a `message` entry: `None` when the field is absent or `null` (such an entry
+/// has no message on any path: context, compaction, branch summaries; SPEC §2).
+pub fn entry_message(entry: &Value) -> Option<&Value> {
+    field(entry, "message").filter(|m| !m.is_null())
+}
+
 /// `messageOf(entry)` used by compaction (SPEC §2): `message` → its message, `custom_message`
 /// → a `custom` message, `branch_summary` → a `branchSummary` message, else nothing.
 pub fn message_of(entry: &Value) -> Option<Value> {
     match field(entry, "type").and_then(Value::as_str)? {
-        "message" => field(entry, "message").cloned(),
+        "message" => entry_message(entry).cloned(),
         "custom_message" => Some(custom_message_of(entry)),
         "branch_summary" => Some(branch_summary_message_of(entry)),
         _ => None,
@@ -69,7 +75,7 @@ pub fn message_of(entry: &Value) -> Option<Value> {
 pub fn branch_message_of(entry: &Value) -> Option<Value> {
     match field(entry, "type").and_then(Value::as_str)? {
         "message" => {
-            let msg = field(entry, "message")?;
+            let msg = entry_message(entry)?;
             if msg.get("role").and_then(Value::as_str) == Some("toolResult") {
                 None
             } else {

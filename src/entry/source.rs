@@ -61,9 +61,10 @@ pub trait EntrySource {
         None
     }
     /// True when `message` entry `i` has a message to give (SPEC §2, §12.2: an entry without one
-    /// gives nothing to summarize or keep). Default: the entry's value has a `message` field.
+    /// gives nothing to summarize or keep). Default: the entry's value has a `message` field
+    /// that is not `null` ([`crate::entry::message_of::entry_message`]).
     fn has_message(&self, i: usize) -> bool {
-        self.entry(i).get("message").is_some()
+        crate::entry::message_of::entry_message(&self.entry(i)).is_some()
     }
 }
 

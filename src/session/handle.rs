@@ -1104,13 +1104,34 @@ impl SessionTree {
     }
 }
 
+/// The text of the `message` value of the entry line `raw`, as `JSON.parse` reads the line: of
+/// duplicate `message` keys the last one (escaped key spellings included); `None` when the
+/// line is not a JSON object or has no message (absent or `null`, SPEC §2).
 fn message_span(raw: &str) -> Option<&str> {
-    #[derive(serde::Deserialize)]
-    struct M<'a> {
-        #[serde(borrow)]
-        message: Option<&'a serde_json::value::RawValue>,
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+    use serde_json::value::RawValue;
+    struct Last;
+    impl<'de> Visitor<'de> for Last {
+        type Value = Option<&'de RawValue>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an entry object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut last = None;
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                if key == "message" {
+                    last = Some(map.next_value::<&'de RawValue>()?);
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(last)
+        }
     }
-    serde_json::from_slice::<M>(raw.as_bytes()).ok()?.message.map(|m| m.get())
+    let mut de = serde_json::Deserializer::from_str(raw);
+    let message = de.deserialize_map(Last).ok()?;
+    de.end().ok()?;
+    message.map(RawValue::get).filter(|m| *m != "null")
 }
 
 #[cfg(test)]

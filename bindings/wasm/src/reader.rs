@@ -260,7 +260,7 @@ impl MetaCache {
 
     /// Caches `meta` for `entry` (and its `message`); returns the slot.
     fn insert(&mut self, entry: &JsValue, meta: Rc<EntryMeta>, message: &JsValue) -> u32 {
-        let slot = Slot { meta, has_message: !message.is_undefined() };
+        let slot = Slot { meta, has_message: !message.is_undefined() && !message.is_null() };
         let s = match self.free.pop() {
             Some(s) => {
                 self.slots[s as usize] = Some(slot);
@@ -548,11 +548,12 @@ impl JsEntries {
         self.live_message(i).map_or(EntryMessage::None, EntryMessage::Live)
     }
 
-    /// The `message` property of entry `i`, read now (`None` when absent or unreadable).
+    /// The `message` property of entry `i`, read now (`None` when absent, `null` or
+    /// unreadable: such an entry has no message, SPEC §2).
     fn live_message(&self, i: usize) -> Option<JsValue> {
         let e = Reflect::get_u32(&self.array, i as u32).ok()?;
         let m = KEYS.with(|k| Reflect::get(&e, &k.message)).ok()?;
-        (!m.is_undefined()).then_some(m)
+        (!m.is_undefined() && !m.is_null()).then_some(m)
     }
 }
 
