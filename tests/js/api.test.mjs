@@ -894,7 +894,8 @@ describe('the rules the CLI and the demo read from the handle (one source of tru
 
   test('overflow texts are matched case-insensitively by Unicode lowercasing (the host toLowerCase)', () => {
     /** @param {string} errorMessage */
-    const failed = (errorMessage) => /** @type {any} */ ({ role: 'assistant', content: [], stopReason: 'error', errorMessage });
+    const failed = (errorMessage) =>
+      /** @type {any} */ ({ role: 'assistant', content: [], stopReason: 'error', errorMessage });
     assert.equal(sc.isContextOverflow(failed('PROMPT IS TOO LONG'), 1000), true, 'ASCII');
     assert.equal(sc.isContextOverflow(failed('Ошибка: PROMPT IS TOO LONG'), 1000), true, 'beside Cyrillic');
     // KELVIN SIGN (U+212A) lowercases to an ASCII `k`: only a Unicode lowercasing finds "tokens".

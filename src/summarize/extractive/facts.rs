@@ -141,7 +141,7 @@ impl Facts {
         let pasted: Vec<&str> = error_lines(t)
             .into_iter()
             .filter(|l| {
-                let l = lowercase(&l);
+                let l = lowercase(l);
                 ["error:", "exception:", "panicked", "failed:", "error ts", "traceback"].iter().any(|m| l.contains(m))
                     || l.starts_with("error")
             })
