@@ -1,6 +1,6 @@
 //! JavaScript semantics the reference depends on: UTF-16 lengths, `JSON.stringify`,
-//! number-to-string, `Object.entries` key order, `Date` parsing, `String.prototype.trim`
-//! and the default `Array.prototype.sort` order.
+//! number-to-string, `Object.entries` key order, `Date` parsing, `String.prototype.trim`,
+//! `String.prototype.toLowerCase` and the default `Array.prototype.sort` order.
 //!
 //! The reference engine is TypeScript; its token estimates and its texts are defined by these
 //! JavaScript behaviours (SPEC §3, §8), so they are reproduced here exactly.
