@@ -1,6 +1,6 @@
 //! JavaScript semantics the reference depends on: UTF-16 lengths, `JSON.stringify`,
-//! number-to-string, `Object.entries` key order, `Date` parsing, `String.prototype.trim`
-//! and the default `Array.prototype.sort` order.
+//! number-to-string, `Object.entries` key order, `Date` parsing, `String.prototype.trim`,
+//! `String.prototype.toLowerCase` and the default `Array.prototype.sort` order.
 //!
 //! The reference engine is TypeScript; its token estimates and its texts are defined by these
 //! JavaScript behaviours (SPEC §3, §8), so they are reproduced here exactly.
@@ -290,6 +290,37 @@ pub fn js_trim(s: &str) -> &str {
     s.trim_matches(is_js_whitespace)
 }
 
+/// JavaScript `String.prototype.toLowerCase` (the Unicode default lowercase mapping, full
+/// mappings and the final sigma included; the same as [`str::to_lowercase`]): the case-insensitive
+/// comparisons of the engine (overflow and transient error texts, SPEC §11; the extractive
+/// summarizer's cue words) lowercase with it. ASCII text is lowercased here; other text, in the
+/// WebAssembly build (feature `js-host`), by the host's `toLowerCase`, so that the module carries
+/// no Unicode case tables (about 10 KB of the gzipped module, docs/BENCHMARKS.md, "Size"); natively
+/// by [`str::to_lowercase`].
+pub fn lowercase(s: &str) -> String {
+    if s.is_ascii() {
+        s.to_ascii_lowercase()
+    } else {
+        lowercase_unicode(s)
+    }
+}
+
+#[cfg(all(target_arch = "wasm32", feature = "js-host"))]
+fn lowercase_unicode(s: &str) -> String {
+    #[wasm_bindgen::prelude::wasm_bindgen]
+    extern "C" {
+        /// `String.prototype.toLowerCase.call(s)`.
+        #[wasm_bindgen(js_namespace = ["String", "prototype", "toLowerCase"], js_name = call)]
+        fn to_lower_case(s: &str) -> String;
+    }
+    to_lower_case(s)
+}
+
+#[cfg(not(all(target_arch = "wasm32", feature = "js-host")))]
+fn lowercase_unicode(s: &str) -> String {
+    s.to_lowercase()
+}
+
 /// `new Date(text).getTime()` for the ISO-8601 forms sessions use: `YYYY-MM-DD` (UTC),
 /// `YYYY-MM-DDTHH:mm[:ss[.fff…]]` with `Z` or `±HH:mm` (without an offset the time is read as
 /// UTC, the reference's runtime zone), more than 3 fraction digits truncated. Returns `None`
@@ -466,6 +497,26 @@ pub fn ms_value(ms: Option<f64>) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// [`lowercase`] is `str::to_lowercase`: ASCII, Latin-1, Cyrillic, the final sigma, a
+    /// one-to-many mapping and the KELVIN SIGN (which lowercases to an ASCII `k`).
+    #[test]
+    fn lowercase_is_unicode_lowercase() {
+        for s in [
+            "PROMPT Is Too Long",
+            "",
+            "ÜBER Straße",
+            "ОШИБКА",
+            "ΟΔΟΣ ΟΔΟΣ.",
+            "İstanbul",
+            "10 TO\u{212A}ENS",
+            "日本語 ABC",
+        ] {
+            assert_eq!(lowercase(s), s.to_lowercase(), "{s}");
+        }
+        assert_eq!(lowercase("ΟΔΟΣ"), "οδος");
+        assert_eq!(lowercase("TO\u{212A}ENS"), "tokens");
+    }
 
     /// [`parse_f64`] agrees with `f64::from_str` (value and sign, NaN with NaN, refusal with
     /// refusal) on the forms that matter: signs, leading zeros, empty parts, exponents, huge and

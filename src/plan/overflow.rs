@@ -53,7 +53,7 @@ fn is_empty_status_error(text: &str) -> bool {
 
 /// True when an error text says the context overflowed.
 pub fn is_overflow_error_text(text: &str) -> bool {
-    let lower = text.to_lowercase();
+    let lower = crate::js::lowercase(text);
     OVERFLOW_PHRASES.iter().any(|p| contains_pattern(&lower, p)) || is_empty_status_error(&lower)
 }
 

@@ -1394,7 +1394,7 @@ pub fn is_transient(error: &Error) -> bool {
     if matches!(status, Some(429 | 500 | 502 | 503 | 504)) {
         return true;
     }
-    let lower = message.to_lowercase();
+    let lower = crate::js::lowercase(message);
     TRANSIENT.iter().any(|t| lower.contains(t))
 }
 

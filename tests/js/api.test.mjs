@@ -891,4 +891,16 @@ describe('the rules the CLI and the demo read from the handle (one source of tru
     assert.equal(sc.compactionThreshold(200_000), 200_000 - sc.DEFAULT_COMPACTION_SETTINGS.reserveTokens);
     assert.equal(sc.compactionThreshold(100_000, { reserveTokens: 1000 }), 99_000);
   });
+
+  test('overflow texts are matched case-insensitively by Unicode lowercasing (the host toLowerCase)', () => {
+    /** @param {string} errorMessage */
+    const failed = (errorMessage) =>
+      /** @type {any} */ ({ role: 'assistant', content: [], stopReason: 'error', errorMessage });
+    assert.equal(sc.isContextOverflow(failed('PROMPT IS TOO LONG'), 1000), true, 'ASCII');
+    assert.equal(sc.isContextOverflow(failed('Ошибка: PROMPT IS TOO LONG'), 1000), true, 'beside Cyrillic');
+    // KELVIN SIGN (U+212A) lowercases to an ASCII `k`: only a Unicode lowercasing finds "tokens".
+    assert.equal(sc.isContextOverflow(failed('maximum context length is 10 TO\u212AENS'), 1000), true);
+    assert.equal(sc.isContextOverflow(failed('maximum context length is 10 TO\u212BENS'), 1000), false);
+    assert.equal(sc.isContextOverflow(failed('Überlastet (overloaded)'), 1000), false);
+  });
 });

@@ -56,7 +56,7 @@ fn header_pairs(headers: &JsValue) -> Vec<(String, String)> {
                 for pair in it.flatten() {
                     let arr: js_sys::Array = pair.unchecked_into();
                     if let (Some(k), Some(v)) = (arr.get(0).as_string(), arr.get(1).as_string()) {
-                        out.push((k.to_lowercase(), v));
+                        out.push((session_compaction::js::lowercase(&k), v));
                     }
                 }
             }
@@ -69,7 +69,7 @@ fn header_pairs(headers: &JsValue) -> Vec<(String, String)> {
                 let v = get(headers, &name);
                 let v = v.as_string().or_else(|| v.as_f64().map(|n| n.to_string()));
                 if let Some(v) = v {
-                    out.push((name.to_lowercase(), v));
+                    out.push((session_compaction::js::lowercase(&name), v));
                 }
             }
         }

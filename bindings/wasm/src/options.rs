@@ -124,7 +124,22 @@ pub fn to_options<T: DeserializeOwned + Default>(v: &JsValue, what: &str, js_onl
 }
 
 /// [`to_options`] for an options object that must be given.
+///
+/// The data part is read from its JSON text, by the byte reader every other typed argument uses
+/// (`serde_json::from_slice`): reading it from the `Value` would compile a second deserializer of
+/// each option struct (the figures: docs/BENCHMARKS.md, "Size"). The messages are serde's without
+/// the position in that text, which the caller never saw.
 pub fn to_required_options<T: DeserializeOwned>(v: &JsValue, what: &str, js_only: &[&str]) -> Result<T, JsValue> {
-    let value = data_part(v, what, js_only)?;
-    serde_json::from_value(value).map_err(|e| bad_arg(what, e))
+    let text = serde_json::to_vec(&data_part(v, what, js_only)?).map_err(|e| bad_arg(what, e))?;
+    serde_json::from_slice(&text).map_err(|e| bad_arg(what, without_position(&e)))
+}
+
+/// A serde_json error's message without its ` at line L column C` suffix.
+fn without_position(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    match message.strip_suffix(&suffix) {
+        Some(head) if e.line() != 0 => head.to_owned(),
+        _ => message,
+    }
 }

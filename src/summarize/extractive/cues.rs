@@ -2,6 +2,7 @@
 //! intentions, decisions, findings, constraints, error lines and viewing commands.
 
 use super::text::{has_word, one_line, starts_with_any, word_count};
+use crate::js::lowercase;
 use indexmap::IndexSet;
 
 const FILLERS: [&str; 16] = [
@@ -34,8 +35,7 @@ pub(super) fn is_wrapper(text: &str) -> bool {
 /// A message that asks a question rather than for work.
 pub(super) fn is_question(text: &str) -> bool {
     let t = text.trim();
-    let first =
-        t.split(|c: char| !c.is_alphanumeric() && c != '\'').find(|w| !w.is_empty()).unwrap_or("").to_lowercase();
+    let first = lowercase(t.split(|c: char| !c.is_alphanumeric() && c != '\'').find(|w| !w.is_empty()).unwrap_or(""));
     t.ends_with('?')
         || matches!(
             first.as_str(),
@@ -65,7 +65,7 @@ pub(super) fn is_substantive(text: &str) -> bool {
     if t.starts_with('/') && !t.contains(char::is_whitespace) {
         return false; // a slash command such as `/mode`
     }
-    let l = one_line(text).to_lowercase();
+    let l = lowercase(&one_line(text));
     let l = l.trim_matches(|c: char| !c.is_alphanumeric() && c != ' ');
     !l.is_empty() && !FILLERS.contains(&l) && (word_count(l) >= 3 || text.contains('?'))
 }
@@ -118,7 +118,7 @@ pub(super) fn is_done_sentence(s: &str) -> bool {
     if s.ends_with('?') || s.ends_with(':') || word_count(s) < 3 {
         return false;
     }
-    let l = s.to_lowercase();
+    let l = lowercase(s);
     let l = l.trim_start_matches(|c: char| !c.is_alphanumeric());
     if starts_with_any(
         l,
@@ -164,7 +164,7 @@ pub(super) fn is_done_sentence(s: &str) -> bool {
 
 /// An announced next action (`Let me …`, `Now I'll …`, `Next, …`).
 pub(super) fn is_intention(s: &str) -> bool {
-    let l = s.to_lowercase();
+    let l = lowercase(s);
     let l = l.trim_start_matches(|c: char| !c.is_alphanumeric());
     if word_count(l) < 3 || l.ends_with('?') {
         return false;
@@ -297,7 +297,7 @@ pub(super) fn constraint_score(s: &str) -> u8 {
     if t.ends_with('?') || t.ends_with(':') || word_count(t) < 4 || is_error_line(t) || t.contains("{\"") {
         return 0;
     }
-    let l = t.to_lowercase().replace('’', "'");
+    let l = lowercase(t).replace('’', "'");
     let personal = ["i don't", "i dont", "i do not"].iter().any(|p| l.contains(p))
         && !["i don't want", "i dont want", "i do not want"].iter().any(|p| l.contains(p));
     CONSTRAINT_WORDS
@@ -313,7 +313,7 @@ pub(super) fn is_error_line(line: &str) -> bool {
     if line.len() < 4 || line.len() > 400 {
         return false;
     }
-    let l = line.to_lowercase();
+    let l = lowercase(line);
     const NOT: [&str; 12] = [
         "0 errors",
         "no errors",

@@ -10,6 +10,7 @@ use super::text::{
 };
 use super::transcript::{parse_calls, Call, Role};
 use super::Opts;
+use crate::js::lowercase;
 use indexmap::{IndexMap, IndexSet};
 
 /// A tool call and the text of its result (when one followed).
@@ -131,7 +132,7 @@ impl Facts {
             if score >= 2 && s.chars().count() <= o.quote * 2 {
                 self.constraints.push((score, s.clone()));
             }
-            let l = s.to_lowercase();
+            let l = lowercase(&s);
             if DECISION_MARKERS.iter().any(|m| l.contains(m)) && !s.ends_with('?') && word_count(&s) >= 4 {
                 push_unique(&mut self.decisions, format!("User: {}", quote(&s, o.quote)));
             }
@@ -140,7 +141,7 @@ impl Facts {
         let pasted: Vec<&str> = error_lines(t)
             .into_iter()
             .filter(|l| {
-                let l = l.to_lowercase();
+                let l = lowercase(l);
                 ["error:", "exception:", "panicked", "failed:", "error ts", "traceback"].iter().any(|m| l.contains(m))
                     || l.starts_with("error")
             })
@@ -158,7 +159,7 @@ impl Facts {
             let is_item = trimmed.starts_with("- ")
                 || trimmed.starts_with("* ")
                 || trimmed.chars().next().is_some_and(|c| c.is_ascii_digit());
-            let l = trimmed.to_lowercase();
+            let l = lowercase(trimmed);
             if !is_item {
                 in_summary_list = l.ends_with(':')
                     && [
@@ -184,7 +185,7 @@ impl Facts {
             }
         }
         for s in sentences(text) {
-            let l = s.to_lowercase();
+            let l = lowercase(&s);
             if is_done_sentence(&s) {
                 push_unique(&mut self.done, quote(&s, o.quote));
             }
@@ -257,7 +258,7 @@ impl Facts {
         let command = call.and_then(|c| c.arg_str("command"));
         let viewing = command.is_some_and(is_viewing_command);
         let lines: Vec<&str> =
-            error_lines(result).into_iter().filter(|l| !viewing || l.to_lowercase().contains("no such file")).collect();
+            error_lines(result).into_iter().filter(|l| !viewing || lowercase(l).contains("no such file")).collect();
         if lines.is_empty() {
             return;
         }
@@ -323,7 +324,7 @@ impl Facts {
         self.constraints = std::mem::take(&mut self.constraints)
             .into_iter()
             .enumerate()
-            .filter(|(i, (_, s))| keep.contains(i) && seen.insert(s.to_lowercase()))
+            .filter(|(i, (_, s))| keep.contains(i) && seen.insert(lowercase(s)))
             .map(|(_, c)| c)
             .collect();
     }
@@ -423,7 +424,7 @@ fn announced_steps(text: &str, o: &Opts) -> Vec<String> {
             }
             continue;
         }
-        let l = t.to_lowercase();
+        let l = lowercase(t);
         collecting = [
             "next step",
             "next:",

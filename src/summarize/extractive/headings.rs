@@ -39,7 +39,7 @@ pub(super) struct Heading {
 }
 
 pub(super) fn classify(title: &str) -> Kind {
-    let t = title.to_lowercase();
+    let t = crate::js::lowercase(title);
     let has = |words: &[&str]| words.iter().any(|w| t.contains(w));
     if has(&["pending", "question", "open request"]) {
         Kind::Pending

@@ -92,7 +92,7 @@ fn trim_blank(lines: &mut Vec<String>) {
 }
 
 fn is_none_line(l: &str) -> bool {
-    matches!(l.trim().trim_end_matches('.').to_lowercase().as_str(), "none" | "_none_" | "n/a")
+    matches!(crate::js::lowercase(l.trim().trim_end_matches('.')).as_str(), "none" | "_none_" | "n/a")
 }
 
 /// The sections of an update: each requested section merges the previous summary's section of

@@ -113,7 +113,7 @@ pub(super) fn sentences(text: &str) -> Vec<String> {
         while let Some((i, c)) = chars.next() {
             if matches!(c, '.' | '!' | '?') && chars.peek().is_some_and(|(_, n)| n.is_whitespace()) {
                 let candidate = line[start..=i].trim();
-                let lower = candidate.to_lowercase();
+                let lower = crate::js::lowercase(candidate);
                 if lower.ends_with("e.g.") || lower.ends_with("i.e.") || lower.ends_with(" vs.") {
                     continue;
                 }
