@@ -79,9 +79,10 @@ pub struct SessionTree {
     header: Option<Value>,
     /// The header's text as loaded (`None`: written from `header`).
     header_raw: Option<Range<usize>>,
-    /// The lines kept as written (SPEC §13.3): `(position, line, text)`, by position, where
-    /// position counts the records (header included) written before the line.
-    opaque: Vec<(usize, usize, Raw)>,
+    /// The lines kept as written (SPEC §13.3), as runs of consecutive lines in `base`
+    /// ([`crate::io::OpaqueSpan`]: one per run, however many lines it has), by position, where
+    /// position counts the records (header included) written before the run.
+    opaque: Vec<crate::io::OpaqueSpan>,
     base: Vec<u8>,
     raws: Vec<Raw>,
     metas: Vec<EntryMeta>,
@@ -206,7 +207,7 @@ impl SessionTree {
         tree.source_version = raw.source_version;
         tree.migrated = raw.migrated;
         tree.header_raw = raw.header_line.filter(|_| tree.header.is_some()).map(|h| h.range);
-        tree.opaque = raw.opaque.into_iter().map(|o| (o.position, o.line, Raw::Span(o.range))).collect();
+        tree.opaque = raw.opaque;
         tree.lines = raw.entries.iter().map(|e| e.raw.line).collect();
         tree.raws = raw.entries.iter().map(|e| Raw::Span(e.raw.range.clone())).collect();
         // Collected in place: the metadata stays in the scan's allocation (no second copy of
@@ -990,7 +991,8 @@ impl SessionTree {
             None => Cow::Owned(h.to_string()),
         });
         let records = header.as_deref().into_iter().chain((0..self.metas.len()).map(|i| self.raw(i)));
-        crate::io::write_lines(&mut out, records, self.opaque.iter().map(|(p, _, r)| (*p, self.text_of(r))));
+        let opaque = self.opaque.iter().flat_map(|o| o.pieces(&self.base).map(move |t| (o.position, t)));
+        crate::io::write_lines(&mut out, records, opaque);
         out
     }
 
@@ -1023,10 +1025,11 @@ impl SessionTree {
         Ok(self.children_of(i).iter().filter_map(|&c| self.meta(c).id.clone()).collect())
     }
 
-    /// The lines of the loaded file kept as written (malformed or blank), as
-    /// `(position, line, text)`: position counts the records (header included) before it.
+    /// The lines of the loaded file kept as written (malformed or blank), one by one, as
+    /// `(position, line, text)`: position counts the records (header included) before it; the
+    /// text is without its line end.
     pub fn opaque_lines(&self) -> impl Iterator<Item = (usize, usize, &str)> + '_ {
-        self.opaque.iter().map(|(p, l, r)| (*p, *l, self.text_of(r)))
+        self.opaque.iter().flat_map(|o| o.lines(&self.base).map(move |(l, t)| (o.position, l, t)))
     }
 
     fn text_of<'a>(&'a self, raw: &'a Raw) -> &'a str {
