@@ -677,6 +677,15 @@ impl ErrorLog {
         self.kept.push(e);
     }
 
+    /// [`ErrorLog::push`] of the error `make` builds, built only when it will be listed.
+    fn push_with(&mut self, line: usize, make: impl FnOnce() -> LineError) {
+        if self.listed(line) {
+            self.push(make());
+        } else {
+            self.more += 1;
+        }
+    }
+
     /// The first line whose errors will not be listed (`usize::MAX` while none was left out).
     fn unlisted(&self) -> usize {
         if self.more > 0 {
@@ -1677,7 +1686,7 @@ fn missing_field_errors(bytes: &[u8], entries: &[MetaLine], errors: &mut ErrorLo
             None
         };
         if let Some(field) = field {
-            errors.push(missing_field(e.raw.line, field));
+            errors.push_with(e.raw.line, || missing_field(e.raw.line, field));
         }
     }
 }
@@ -1712,11 +1721,19 @@ fn raw_session_of(
     // that follow are not kept (every line is returned as one run below), only the errors.
     let mut first_parse: Option<usize> = None;
     let mut not_a_session = false;
+    // The records' list grows fallibly: an input of more records than memory holds is an error.
+    let mut full = false;
     let control = ScanControl::default();
     let utf8 = scan_lines(bytes, checked.is_some(), &control, |item| {
         match item {
             RawItem::Record(_) | RawItem::Opaque { .. } if not_a_session => {}
-            RawItem::Record(l) if first.is_some() => lines.push(l),
+            RawItem::Record(l) if first.is_some() => {
+                if lines.len() == lines.capacity() && lines.try_reserve(lines.len().max(1024)).is_err() {
+                    full = true;
+                    return false;
+                }
+                lines.push(l);
+            }
             RawItem::Record(l) => {
                 header = parse_line_value(&bytes[l.raw.range.clone()]).ok();
                 let plan = version_plan(header.as_ref());
@@ -1743,6 +1760,9 @@ fn raw_session_of(
         }
         true
     });
+    if full {
+        return Err(too_large(lines.len()));
+    }
     if !utf8 {
         return lossy(next_id);
     }
@@ -1796,6 +1816,21 @@ fn raw_session_of(
     let migrated = header.is_some() && plan.migrated;
     let source_version = header.as_ref().map(header_version);
     Ok(RawSession { header, header_line, entries, opaque, errors, migrated, text: None, source_version })
+}
+
+/// The error of a load whose records do not fit in memory (`records`: how many were read when
+/// it ran out): [`Error::Argument`] (`E_INVALID_ARGUMENT`) for the argument `input`. Under
+/// WebAssembly the memory is 4 GiB in all; the structures of a load cost some hundreds of bytes
+/// per record (and a few bytes per blank or bad line), so it takes tens of millions of tiny
+/// records (`{}` lines) to get there.
+pub fn too_large(records: usize) -> Error {
+    Error::Argument {
+        name: "input".into(),
+        reason: format!(
+            "too many records for the memory left: {records} were read when no more room could be \
+             found for their metadata; nothing was loaded"
+        ),
+    }
 }
 
 /// Loads a session without building values for its entries (raw path of [`parse_session`]):

@@ -64,6 +64,22 @@ impl Clone for Revision {
     }
 }
 
+/// A generous estimate of what the handle builds per entry beyond the scan's metadata (text
+/// reference, line, id index node and key, branch and fold), in machine words.
+const HANDLE_WORDS_PER_ENTRY: usize = 24;
+
+/// Checks that the handle's structures for `entries` entries fit in the memory left, so that a
+/// load too large for it (a WebAssembly memory is 4 GiB in all) is an error, not an allocation
+/// failure that would abort (a panic in wasm kills the module for the whole page). The block
+/// is freed at once; the handle's allocations then reuse the memory it made room for.
+fn room_for_entries(entries: usize) -> Result<()> {
+    let bytes = entries.saturating_mul(HANDLE_WORDS_PER_ENTRY * std::mem::size_of::<usize>());
+    let mut block = Vec::<u8>::new();
+    block.try_reserve_exact(bytes).map_err(|_| crate::io::too_large(entries))?;
+    std::hint::black_box(&mut block);
+    Ok(())
+}
+
 /// Where an entry's JSON text lives.
 #[derive(Debug, Clone)]
 enum Raw {
@@ -185,15 +201,24 @@ impl SessionTree {
     /// Loads a session from JSONL text (SPEC §1): one scan that keeps each line's text and
     /// metadata; v1/v2 files are migrated. Returns the handle and the bad lines (lenient mode;
     /// with `options.strict` the first bad line is an error instead).
+    ///
+    /// # Errors
+    /// In strict mode, the first bad line's error; [`Error::Argument`] (`E_INVALID_ARGUMENT`)
+    /// when the records do not fit in the memory left ([`crate::io::too_large`]).
     pub fn from_jsonl(text: String, options: &crate::io::ParseOptions) -> Result<(Self, Vec<crate::io::LineError>)> {
         let raw = crate::io::scan_session_str(&text, options)?;
+        room_for_entries(raw.entries.len())?;
         Ok(Self::from_raw_session(raw, text.into_bytes()))
     }
 
     /// Loads a session from JSONL bytes (see [`SessionTree::from_jsonl`]). Invalid UTF-8 is
     /// reported per line like any other bad line.
+    ///
+    /// # Errors
+    /// As [`SessionTree::from_jsonl`].
     pub fn from_bytes(bytes: Vec<u8>, options: &crate::io::ParseOptions) -> Result<(Self, Vec<crate::io::LineError>)> {
         let raw = crate::io::scan_session(&bytes, options)?;
+        room_for_entries(raw.entries.len())?;
         Ok(Self::from_raw_session(raw, bytes))
     }
 
