@@ -38,6 +38,19 @@ fn a_run_of_blank_lines_is_one_span_and_saves_exactly() {
 }
 
 #[test]
+fn a_blank_line_with_spaces_then_empty_lines_is_one_run() {
+    let text = format!("{HEADER}\n \t\r\n\n\n{}\n\n", entry("a", None));
+    let raw = scan_session(text.as_bytes(), &lenient()).unwrap();
+    let runs: Vec<(usize, usize, usize)> = raw.opaque.iter().map(|o| (o.line, o.position, o.count)).collect();
+    assert_eq!(runs, vec![(2, 1, 3), (6, 2, 1)]);
+    let lines: Vec<(usize, &str)> = raw.opaque[0].lines(text.as_bytes()).collect();
+    assert_eq!(lines, vec![(2, " \t"), (3, ""), (4, "")]);
+    assert_eq!(raw.entries[0].raw.line, 5);
+    let (tree, _) = SessionTree::from_jsonl(text.clone(), &lenient()).unwrap();
+    assert_eq!(tree.to_jsonl(), text.replace("\r\n", "\n"));
+}
+
+#[test]
 fn a_header_then_a_million_blank_lines_stays_usable() {
     let n = 1_000_000;
     let text = format!("{HEADER}\n{}", "\n".repeat(n));

@@ -145,18 +145,18 @@ impl OpaqueSpan {
     }
 }
 
-/// Appends opaque line `line` (text `range`, `position` records before it) to `spans`, extending
-/// the last run when the line follows it directly (the next line number, the same position, and
-/// only a line end between them in the buffer: the caller's guarantee).
-fn push_opaque(spans: &mut Vec<OpaqueSpan>, line: usize, position: usize, range: Range<usize>) {
+/// Appends the `count` opaque lines from `line` on (text `range`, `position` records before
+/// them) to `spans`, extending the last run when they follow it directly (the next line number,
+/// the same position, and only a line end between them in the buffer: the caller's guarantee).
+fn push_opaque(spans: &mut Vec<OpaqueSpan>, line: usize, position: usize, range: Range<usize>, count: usize) {
     if let Some(last) = spans.last_mut() {
         if last.position == position && last.line + last.count == line && last.range.end <= range.start {
             last.range.end = range.end;
-            last.count += 1;
+            last.count += count;
             return;
         }
     }
-    spans.push(OpaqueSpan::one(line, position, range));
+    spans.push(OpaqueSpan { line, position, range, count });
 }
 
 /// A bad line: its 1-based number and what is wrong with it.
@@ -892,7 +892,13 @@ impl Default for ScanControl {
 #[allow(clippy::large_enum_variant)]
 enum RawItem {
     Record(MetaLine),
-    Opaque { line: usize, range: Range<usize> },
+    /// `count` consecutive opaque lines from `line` on, `range` covering them (an
+    /// [`OpaqueSpan`]'s run).
+    Opaque {
+        line: usize,
+        range: Range<usize>,
+        count: usize,
+    },
     Error(LineError),
 }
 
@@ -923,11 +929,20 @@ fn scan_lines(bytes: &[u8], utf8_checked: bool, control: &ScanControl, mut f: im
             a += 1;
         }
         if a == n || bytes[a] == b'\n' {
-            // A blank line (the same JSON whitespace `trim_json_ws` drops), without the general path.
-            if !f(RawItem::Opaque { line, range: pos..line_text_end(bytes, pos, a) }) {
+            // A blank line (the same JSON whitespace `trim_json_ws` drops), without the general
+            // path; empty lines after it are taken with it at once.
+            let mut end = a;
+            let mut count = 1;
+            while end + 1 < n && bytes[end + 1] == b'\n' {
+                end += 1;
+                count += 1;
+            }
+            let text_end = if count == 1 { line_text_end(bytes, pos, a) } else { end };
+            if !f(RawItem::Opaque { line, range: pos..text_end, count }) {
                 return true;
             }
-            pos = a + 1;
+            line += count - 1;
+            pos = end + 1;
             continue;
         }
         if bytes[a] == b'{' {
@@ -958,7 +973,7 @@ fn scan_lines(bytes: &[u8], utf8_checked: bool, control: &ScanControl, mut f: im
         let seg = Segment { raw: RawLine { line, range: a..b }, full: pos..line_text_end(bytes, pos, end), terminated };
         let meta_of = |text: &[u8]| if control.metas.get() { record_meta(text, true) } else { EntryMeta::default() };
         let go = match classify(bytes, &seg, line < control.unlisted.get()) {
-            LineContent::Blank => f(RawItem::Opaque { line, range: seg.full }),
+            LineContent::Blank => f(RawItem::Opaque { line, range: seg.full, count: 1 }),
             LineContent::Record(range) => {
                 let meta = meta_of(&bytes[a..b]);
                 f(RawItem::Record(MetaLine::new(RawLine { line, range }, meta)))
@@ -975,7 +990,7 @@ fn scan_lines(bytes: &[u8], utf8_checked: bool, control: &ScanControl, mut f: im
                 go
             }
             LineContent::Malformed(error) => {
-                f(RawItem::Opaque { line, range: seg.full }) && f(RawItem::Error(LineError { line, error }))
+                f(RawItem::Opaque { line, range: seg.full, count: 1 }) && f(RawItem::Error(LineError { line, error }))
             }
         };
         if !go {
@@ -995,7 +1010,7 @@ fn metas_of_utf8(bytes: &[u8]) -> JsonlMetas {
     scan_lines(bytes, true, &control, |item| {
         match item {
             RawItem::Record(l) => out.lines.push(l),
-            RawItem::Opaque { line, range } => push_opaque(&mut out.opaque, line, out.lines.len(), range),
+            RawItem::Opaque { line, range, count } => push_opaque(&mut out.opaque, line, out.lines.len(), range, count),
             RawItem::Error(e) => {
                 log.push(e);
                 control.unlisted.set(log.unlisted());
@@ -1643,7 +1658,7 @@ fn raw_from_parsed(p: ParsedSession) -> RawSession {
     let mut flush = |push: &mut dyn FnMut(&str) -> Range<usize>, position: usize| {
         while let Some(o) = opaque.next_if(|o| o.position <= position) {
             // Consecutive lines are written one after the other: one run.
-            push_opaque(&mut spans, o.line, o.position, push(&o.text));
+            push_opaque(&mut spans, o.line, o.position, push(&o.text), 1);
         }
     };
     let mut position = 0;
@@ -1746,9 +1761,9 @@ fn raw_session_of(
                     control.metas.set(false);
                 }
             }
-            RawItem::Opaque { line, range } => {
+            RawItem::Opaque { line, range, count } => {
                 let position = lines.len() + usize::from(first.is_some());
-                push_opaque(&mut opaque, line, position, range);
+                push_opaque(&mut opaque, line, position, range, count);
             }
             RawItem::Error(e) => {
                 if matches!(e.error, Error::Parse { .. }) && first_parse.is_none() {
