@@ -29,6 +29,25 @@
 //! ended by `\n`. The only changes a load and save make are the line ends (CRLF → LF, a final line
 //! end added), a UTF-8 byte-order mark dropped, glued records written one per line, and a v1/v2
 //! file migrated to v3. Nothing here panics on any input.
+//!
+//! **Any input loads in time linear in its size**, with structures beside it bounded by a small
+//! constant times its size, whatever its shape (millions of blank, malformed or non-object
+//! lines, one huge line, nesting a million levels deep):
+//! - on the raw path, consecutive opaque lines (no record between them) are one
+//!   [`OpaqueSpan`], a run over the buffer with its first line number and its line count, and
+//!   an input that is not a session is one run: outputs that list lines ([`OpaqueSpan::lines`],
+//!   `parseSession`'s `opaqueLines`, [`parsed_session_json`]) expand runs as they write them;
+//! - at most [`MAX_LISTED_ERRORS`] bad lines are listed, the ones with the lowest line numbers,
+//!   then one error counts the others (no message is built for them); every line is kept;
+//! - nesting is only ever counted or skipped without recursion, and values are built at most
+//!   [`VALUE_MAX_DEPTH`] deep (deeper lines: an error of the value path, a record of the raw
+//!   path);
+//! - a raw load whose records do not fit in memory is an error ([`too_large`]), not an
+//!   allocation failure.
+//!
+//! The value path ([`parse_session`], [`parse_jsonl`]) still lists every opaque line as its own
+//! [`OpaqueLine`] (its text a `String`) and builds a value per record, some tens of bytes per
+//! blank line: the raw path is the one for inputs of any size.
 
 use crate::entry::EntryList;
 use crate::entry::{EntryKind, EntryMeta};
@@ -744,7 +763,8 @@ pub struct JsonlValues {
     pub lines: Vec<usize>,
     /// The lines that hold no record, in file order; `position` counts the values before them.
     pub opaque: Vec<OpaqueLine>,
-    /// The bad lines ([`Error::Parse`]), by line number.
+    /// The bad lines ([`Error::Parse`]), by line number, at most [`MAX_LISTED_ERRORS`] of them
+    /// and one counting the others.
     pub errors: Vec<LineError>,
 }
 
@@ -862,9 +882,11 @@ impl MetaLine {
 pub struct JsonlMetas {
     /// Records, in file order.
     pub lines: Vec<MetaLine>,
-    /// The lines that hold no record; `position` counts the records before them.
+    /// The lines that hold no record, as runs of consecutive lines ([`OpaqueSpan`]); `position`
+    /// counts the records before them.
     pub opaque: Vec<OpaqueSpan>,
-    /// Bad lines ([`Error::Parse`]), by line number.
+    /// Bad lines ([`Error::Parse`]), by line number, at most [`MAX_LISTED_ERRORS`] of them and
+    /// one counting the others.
     pub errors: Vec<LineError>,
     /// The input with invalid UTF-8 replaced (see [`utf8_text`]) when it was not valid UTF-8:
     /// the ranges then point into it. `None`: they point into the input.
@@ -1367,7 +1389,8 @@ pub struct ParsedSession {
     pub opaque: Vec<OpaqueLine>,
     /// Bad lines by line number: [`Error::Parse`] (malformed: kept in `opaque`; glued records:
     /// split into entries), [`Error::MissingField`] (an entry without a string `type` or `id`
-    /// after migration; kept, as the reference keeps it) and [`Error::Header`] (no valid header).
+    /// after migration; kept, as the reference keeps it) and [`Error::Header`] (no valid header);
+    /// at most [`MAX_LISTED_ERRORS`] of them, then one [`Error::Parse`] counting the others.
     pub errors: Vec<LineError>,
     /// A migration was due and applied (the reference's `migrateToCurrentVersion` result).
     pub migrated: bool,
@@ -1615,7 +1638,8 @@ pub struct RawSession {
     pub header_line: Option<RawLine>,
     /// Every record after the header, in file order, with its metadata.
     pub entries: Vec<MetaLine>,
-    /// The lines that hold no record, as in [`ParsedSession::opaque`].
+    /// The lines that hold no record, as in [`ParsedSession::opaque`] but as runs of consecutive
+    /// lines ([`OpaqueSpan`]; [`OpaqueSpan::lines`] lists a run's lines).
     pub opaque: Vec<OpaqueSpan>,
     /// Bad lines, as in [`ParsedSession::errors`].
     pub errors: Vec<LineError>,
