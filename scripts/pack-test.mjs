@@ -76,12 +76,14 @@ const EXPECTED_FILES = [
  * compaction and the counted path of countTokens compiled once (one copy for every caller) took
  * them to 499.2 kB and 393,147 B. The options read from their JSON text (no second deserializer of
  * each option struct) and `js::lowercase` through the host's `toLowerCase` (no Unicode case tables
- * in the module) took them to 488,189 B and 382,099 B (main at 135c6eb: 500,117 B and 394,044 B).
+ * in the module) took them to 488,189 B and 382,099 B (main at 135c6eb: 500,117 B and 394,044 B);
+ * loads linear in any input (runs of opaque lines, the bound on listed bad lines, the checks that
+ * a load fits in memory) added ~2.7 KB of gzipped wasm. @@FIGURES@@
  * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
  * figures fall.
  */
-const MAX_PACKED_BYTES = 489_500;
-const MAX_WASM_GZIP_BYTES = 383_500;
+const MAX_PACKED_BYTES = 492_000;
+const MAX_WASM_GZIP_BYTES = 386_000;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
 let passed = 0;

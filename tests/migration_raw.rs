@@ -34,8 +34,11 @@ fn agree(text: &str) {
         assert_eq!(&parsed, v, "line {line} of\n{text}");
         assert_eq!(format!("{:?}", m.meta), format!("{:?}", EntryMeta::from_value(v)), "line {line} of\n{text}");
     }
-    let opaque: Vec<(usize, usize, &[u8])> =
-        raw.opaque.iter().map(|o| (o.line, o.position, &buf[o.range.clone()])).collect();
+    let opaque: Vec<(usize, usize, &[u8])> = raw
+        .opaque
+        .iter()
+        .flat_map(|o| o.lines(buf).map(move |(line, text)| (line, o.position, text.as_bytes())))
+        .collect();
     let want: Vec<(usize, usize, &[u8])> =
         value.opaque.iter().map(|o| (o.line, o.position, o.text.as_bytes())).collect();
     assert_eq!(opaque, want, "{text}");

@@ -29,6 +29,25 @@
 //! ended by `\n`. The only changes a load and save make are the line ends (CRLF → LF, a final line
 //! end added), a UTF-8 byte-order mark dropped, glued records written one per line, and a v1/v2
 //! file migrated to v3. Nothing here panics on any input.
+//!
+//! **Any input loads in time linear in its size**, with structures beside it bounded by a small
+//! constant times its size, whatever its shape (millions of blank, malformed or non-object
+//! lines, one huge line, nesting a million levels deep):
+//! - on the raw path, consecutive opaque lines (no record between them) are one
+//!   [`OpaqueSpan`], a run over the buffer with its first line number and its line count, and
+//!   an input that is not a session is one run: outputs that list lines ([`OpaqueSpan::lines`],
+//!   `parseSession`'s `opaqueLines`, [`parsed_session_json`]) expand runs as they write them;
+//! - at most [`MAX_LISTED_ERRORS`] bad lines are listed, the ones with the lowest line numbers,
+//!   then one error counts the others (no message is built for them); every line is kept;
+//! - nesting is only ever counted or skipped without recursion, and values are built at most
+//!   [`VALUE_MAX_DEPTH`] deep (deeper lines: an error of the value path, a record of the raw
+//!   path);
+//! - a raw load whose records do not fit in memory is an error ([`too_large`]), not an
+//!   allocation failure.
+//!
+//! The value path ([`parse_session`], [`parse_jsonl`]) still lists every opaque line as its own
+//! [`OpaqueLine`] (its text a `String`) and builds a value per record, some tens of bytes per
+//! blank line: the raw path is the one for inputs of any size.
 
 use crate::entry::EntryList;
 use crate::entry::{EntryKind, EntryMeta};
@@ -97,15 +116,66 @@ pub struct OpaqueLine {
     pub text: String,
 }
 
-/// An opaque line of the raw path: like [`OpaqueLine`], its text a byte range of the buffer.
+/// A run of consecutive opaque lines of the raw path (no record between them, so they share one
+/// position): like [`OpaqueLine`], its text a byte range of the buffer. One span holds the whole
+/// run, however many lines it has, so that a file of a million blank lines costs one span, not a
+/// million (the structures of a load stay within a small constant of the input's size). Outputs
+/// that list lines ([`OpaqueSpan::lines`], `parseSession`'s `opaqueLines`) expand it per line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OpaqueSpan {
-    /// 1-based line number in the input.
+    /// 1-based line number in the input of the run's first line; the others follow it.
     pub line: usize,
-    /// The number of records written before it (see [`OpaqueLine::position`]).
+    /// The number of records written before the run (see [`OpaqueLine::position`]).
     pub position: usize,
-    /// The line's text in the buffer, without its line end.
+    /// The run's text in the buffer: from its first line's start to its last line's end
+    /// without that line's line end; the lines inside are separated by their own line ends
+    /// (`\n`, and the `\r`s before it, which [`OpaqueSpan::lines`] drops).
     pub range: Range<usize>,
+    /// How many lines the run holds (at least 1).
+    pub count: usize,
+}
+
+impl OpaqueSpan {
+    /// A run of one line.
+    pub fn one(line: usize, position: usize, range: Range<usize>) -> Self {
+        Self { line, position, range, count: 1 }
+    }
+
+    /// Each line of the run as `(line number, text)`, the text without its line end (the `\r`s
+    /// before a `\n` dropped, as the line splitter does). `buffer`: the one the range refers to.
+    pub fn lines<'a>(&self, buffer: &'a [u8]) -> impl Iterator<Item = (usize, &'a str)> + 'a {
+        let text = buffer.get(self.range.clone()).unwrap_or_default();
+        let first = self.line;
+        text.split(|&b| b == b'\n').enumerate().map(move |(k, l)| {
+            let end = line_text_end(l, 0, l.len());
+            (first + k, std::str::from_utf8(&l[..end]).unwrap_or_default())
+        })
+    }
+
+    /// The run's text as pieces that, each followed by `\n`, write its lines back (the
+    /// [`write_lines`] items): the whole range at once when it holds no `\r` (the common case:
+    /// one copy), else one piece per line.
+    pub fn pieces<'a>(&self, buffer: &'a [u8]) -> impl Iterator<Item = &'a str> + 'a {
+        let text = buffer.get(self.range.clone()).unwrap_or_default();
+        let whole = !text.contains(&b'\r');
+        let one = whole.then(|| std::str::from_utf8(text).unwrap_or_default());
+        let per_line = (!whole).then(|| self.lines(buffer).map(|(_, t)| t));
+        one.into_iter().chain(per_line.into_iter().flatten())
+    }
+}
+
+/// Appends the `count` opaque lines from `line` on (text `range`, `position` records before
+/// them) to `spans`, extending the last run when they follow it directly (the next line number,
+/// the same position, and only a line end between them in the buffer: the caller's guarantee).
+fn push_opaque(spans: &mut Vec<OpaqueSpan>, line: usize, position: usize, range: Range<usize>, count: usize) {
+    if let Some(last) = spans.last_mut() {
+        if last.position == position && last.line + last.count == line && last.range.end <= range.start {
+            last.range.end = range.end;
+            last.count += count;
+            return;
+        }
+    }
+    spans.push(OpaqueSpan { line, position, range, count });
 }
 
 /// A bad line: its 1-based number and what is wrong with it.
@@ -527,8 +597,9 @@ pub enum LineContent {
 /// Decides what one line holds, the one rule both paths follow (SPEC §13.3): exactly the JSON
 /// texts `JSON.parse` accepts are records, whatever their depth and number sizes (unpaired
 /// surrogate escapes included); a line of several such texts one after the other is split.
-/// `bytes` must be valid UTF-8 (see [`utf8_text`]).
-fn classify(bytes: &[u8], seg: &Segment) -> LineContent {
+/// `bytes` must be valid UTF-8 (see [`utf8_text`]). `listed`: the error of a bad line will be
+/// listed (see [`MAX_LISTED_ERRORS`]); when not, it gets no message (none would show it).
+fn classify(bytes: &[u8], seg: &Segment, listed: bool) -> LineContent {
     let Range { start: a, end: b } = seg.raw.range.clone();
     if a >= b {
         return LineContent::Blank;
@@ -545,6 +616,9 @@ fn classify(bytes: &[u8], seg: &Segment) -> LineContent {
                 let (s, e) = trim_json_ws(text, start, end);
                 ranges.push(a + s..a + e);
                 start = end;
+            }
+            Some(Err(_)) if !listed => {
+                return LineContent::Malformed(Error::Parse { line: seg.raw.line, reason: String::new() });
             }
             Some(Err(e)) => {
                 let reason = if e.is_eof() && !seg.terminated && ranges.is_empty() {
@@ -583,11 +657,98 @@ pub fn classify_line(text: &str) -> LineContent {
         full: 0..line_text_end(bytes, 0, end),
         terminated: end < bytes.len(),
     };
-    classify(bytes, &seg)
+    classify(bytes, &seg, true)
 }
 
 fn sort_errors(errors: &mut [LineError]) {
     crate::js::sort_by_key_stable(errors, |e| e.line);
+}
+
+/// The most bad lines a load lists one by one (in `errors`, `loadErrors`): the ones with the
+/// lowest line numbers. Past it, one more error closes the list: an [`Error::Parse`] on the
+/// first line not listed that says how many bad lines were left out (every line is still kept
+/// and saved as written; only the report is bounded). A file with millions of bad lines would
+/// otherwise cost a message per line, tens of times the size of the file itself (and as many
+/// objects in JavaScript), to tell the same thing over and over. Strict mode is not affected:
+/// its error is the first bad line's.
+pub const MAX_LISTED_ERRORS: usize = 10_000;
+
+/// The bad lines of a load as they are found, keeping the [`MAX_LISTED_ERRORS`] lowest lines
+/// (see there) in memory bounded by twice that many errors.
+#[derive(Debug, Default)]
+struct ErrorLog {
+    kept: Vec<LineError>,
+    /// How many errors were left out, and the lowest line among them.
+    more: usize,
+    first_more: usize,
+}
+
+impl ErrorLog {
+    fn push(&mut self, e: LineError) {
+        // Once errors were left out, a later line than the first left out can never be listed.
+        if self.more > 0 && e.line >= self.first_more {
+            self.more += 1;
+            return;
+        }
+        if self.kept.len() >= 2 * MAX_LISTED_ERRORS {
+            self.shrink();
+        }
+        self.kept.push(e);
+    }
+
+    /// [`ErrorLog::push`] of the error `make` builds, built only when it will be listed.
+    fn push_with(&mut self, line: usize, make: impl FnOnce() -> LineError) {
+        if self.listed(line) {
+            self.push(make());
+        } else {
+            self.more += 1;
+        }
+    }
+
+    /// The first line whose errors will not be listed (`usize::MAX` while none was left out).
+    fn unlisted(&self) -> usize {
+        if self.more > 0 {
+            self.first_more
+        } else {
+            usize::MAX
+        }
+    }
+
+    /// Whether an error of `line` would be listed.
+    fn listed(&self, line: usize) -> bool {
+        line < self.unlisted()
+    }
+
+    /// Sorts the kept errors by line and leaves out all but the lowest [`MAX_LISTED_ERRORS`].
+    fn shrink(&mut self) {
+        sort_errors(&mut self.kept);
+        if self.kept.len() > MAX_LISTED_ERRORS {
+            let first = self.kept[MAX_LISTED_ERRORS].line;
+            self.first_more = if self.more == 0 { first } else { self.first_more.min(first) };
+            self.more += self.kept.len() - MAX_LISTED_ERRORS;
+            self.kept.truncate(MAX_LISTED_ERRORS);
+        }
+    }
+
+    /// The lowest line of an [`Error::Parse`] kept (a malformed line or glued records).
+    fn first_parse_line(&self) -> Option<usize> {
+        self.kept.iter().filter(|e| matches!(e.error, Error::Parse { .. })).map(|e| e.line).min()
+    }
+
+    /// The list by line number, closed by the count of the ones left out, if any.
+    fn finish(mut self) -> Vec<LineError> {
+        self.shrink();
+        if self.more > 0 {
+            let line = self.first_more;
+            let reason = format!(
+                "{} more bad lines from this one on are not listed (a load lists at most {MAX_LISTED_ERRORS}); \
+                 they are kept as written like every line",
+                self.more
+            );
+            self.kept.push(LineError { line, error: Error::Parse { line, reason } });
+        }
+        self.kept
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -602,7 +763,8 @@ pub struct JsonlValues {
     pub lines: Vec<usize>,
     /// The lines that hold no record, in file order; `position` counts the values before them.
     pub opaque: Vec<OpaqueLine>,
-    /// The bad lines ([`Error::Parse`]), by line number.
+    /// The bad lines ([`Error::Parse`]), by line number, at most [`MAX_LISTED_ERRORS`] of them
+    /// and one counting the others.
     pub errors: Vec<LineError>,
 }
 
@@ -612,7 +774,14 @@ fn opaque_line(bytes: &[u8], line: usize, range: Range<usize>, position: usize) 
 
 /// The value path's line loop over UTF-8 `bytes`.
 fn values_of_utf8(bytes: &[u8]) -> JsonlValues {
+    let (out, log) = values_and_log(bytes);
+    JsonlValues { errors: log.finish(), ..out }
+}
+
+/// [`values_of_utf8`] with the bad lines still in their log (`errors` is empty).
+fn values_and_log(bytes: &[u8]) -> (JsonlValues, ErrorLog) {
     let mut out = JsonlValues::default();
+    let mut log = ErrorLog::default();
     for_each_line(bytes, |seg| {
         // The common case first: the whole line is one value.
         if !seg.raw.range.is_empty() {
@@ -643,7 +812,7 @@ fn values_of_utf8(bytes: &[u8]) -> JsonlValues {
                 }),
             }
         };
-        let bad = match classify(bytes, &seg) {
+        let bad = match classify(bytes, &seg, log.listed(line)) {
             LineContent::Blank => None,
             LineContent::Record(_) => match push_records(&mut out, std::slice::from_ref(&seg.raw.range)) {
                 None => return,
@@ -651,7 +820,7 @@ fn values_of_utf8(bytes: &[u8]) -> JsonlValues {
             },
             LineContent::Glued(ranges, warning) => match push_records(&mut out, &ranges) {
                 None => {
-                    out.errors.push(LineError { line, error: warning });
+                    log.push(LineError { line, error: warning });
                     return;
                 }
                 Some(e) => Some(e),
@@ -661,10 +830,10 @@ fn values_of_utf8(bytes: &[u8]) -> JsonlValues {
         let position = out.values.len();
         out.opaque.push(opaque_line(bytes, line, seg.full.clone(), position));
         if let Some(error) = bad {
-            out.errors.push(LineError { line, error });
+            log.push(LineError { line, error });
         }
     });
-    out
+    (out, log)
 }
 
 fn values_of(bytes: &[u8]) -> JsonlValues {
@@ -713,13 +882,31 @@ impl MetaLine {
 pub struct JsonlMetas {
     /// Records, in file order.
     pub lines: Vec<MetaLine>,
-    /// The lines that hold no record; `position` counts the records before them.
+    /// The lines that hold no record, as runs of consecutive lines ([`OpaqueSpan`]); `position`
+    /// counts the records before them.
     pub opaque: Vec<OpaqueSpan>,
-    /// Bad lines ([`Error::Parse`]), by line number.
+    /// Bad lines ([`Error::Parse`]), by line number, at most [`MAX_LISTED_ERRORS`] of them and
+    /// one counting the others.
     pub errors: Vec<LineError>,
     /// The input with invalid UTF-8 replaced (see [`utf8_text`]) when it was not valid UTF-8:
     /// the ranges then point into it. `None`: they point into the input.
     pub text: Option<String>,
+}
+
+/// What the consumer of [`scan_lines`] still wants, updated by it as the loop goes.
+struct ScanControl {
+    /// The first line whose error will not be listed ([`ErrorLog::unlisted`]): bad lines from
+    /// there on get no message.
+    unlisted: std::cell::Cell<usize>,
+    /// The records' metadata is wanted (`false`: the records of the general path are handed
+    /// on with empty metadata, which is not read).
+    metas: std::cell::Cell<bool>,
+}
+
+impl Default for ScanControl {
+    fn default() -> Self {
+        Self { unlisted: std::cell::Cell::new(usize::MAX), metas: std::cell::Cell::new(true) }
+    }
 }
 
 /// What the raw line loop hands on, in file order. Passed by value to a closure and never
@@ -727,7 +914,13 @@ pub struct JsonlMetas {
 #[allow(clippy::large_enum_variant)]
 enum RawItem {
     Record(MetaLine),
-    Opaque { line: usize, range: Range<usize> },
+    /// `count` consecutive opaque lines from `line` on, `range` covering them (an
+    /// [`OpaqueSpan`]'s run).
+    Opaque {
+        line: usize,
+        range: Range<usize>,
+        count: usize,
+    },
     Error(LineError),
 }
 
@@ -744,7 +937,9 @@ enum RawItem {
 /// classified; at the first line that is not valid UTF-8 the loop stops and returns `false`
 /// (the caller then reads the input through [`utf8_text`]). So the buffer is read once, not
 /// once more for a UTF-8 check up front.
-fn scan_lines(bytes: &[u8], utf8_checked: bool, mut f: impl FnMut(RawItem) -> bool) -> bool {
+///
+/// `control`: what `f` still wants, kept up to date by it.
+fn scan_lines(bytes: &[u8], utf8_checked: bool, control: &ScanControl, mut f: impl FnMut(RawItem) -> bool) -> bool {
     let mut scanner = crate::entry::EntryScanner::default();
     let n = bytes.len();
     let mut pos = text_start(bytes);
@@ -755,7 +950,24 @@ fn scan_lines(bytes: &[u8], utf8_checked: bool, mut f: impl FnMut(RawItem) -> bo
         while a < n && matches!(bytes[a], b' ' | b'\t' | b'\r') {
             a += 1;
         }
-        if a < n && bytes[a] == b'{' {
+        if a == n || bytes[a] == b'\n' {
+            // A blank line (the same JSON whitespace `trim_json_ws` drops), without the general
+            // path; empty lines after it are taken with it at once.
+            let mut end = a;
+            let mut count = 1;
+            while end + 1 < n && bytes[end + 1] == b'\n' {
+                end += 1;
+                count += 1;
+            }
+            let text_end = if count == 1 { line_text_end(bytes, pos, a) } else { end };
+            if !f(RawItem::Opaque { line, range: pos..text_end, count }) {
+                return true;
+            }
+            line += count - 1;
+            pos = end + 1;
+            continue;
+        }
+        if bytes[a] == b'{' {
             if let Some((meta, end, id_keys)) = scanner.scan_keys(bytes, a) {
                 let mut e = end;
                 while e < n && matches!(bytes[e], b' ' | b'\t' | b'\r') {
@@ -781,10 +993,11 @@ fn scan_lines(bytes: &[u8], utf8_checked: bool, mut f: impl FnMut(RawItem) -> bo
         }
         let (a, b) = trim_json_ws(bytes, pos, end);
         let seg = Segment { raw: RawLine { line, range: a..b }, full: pos..line_text_end(bytes, pos, end), terminated };
-        let go = match classify(bytes, &seg) {
-            LineContent::Blank => f(RawItem::Opaque { line, range: seg.full }),
+        let meta_of = |text: &[u8]| if control.metas.get() { record_meta(text, true) } else { EntryMeta::default() };
+        let go = match classify(bytes, &seg, line < control.unlisted.get()) {
+            LineContent::Blank => f(RawItem::Opaque { line, range: seg.full, count: 1 }),
             LineContent::Record(range) => {
-                let meta = record_meta(&bytes[a..b], true);
+                let meta = meta_of(&bytes[a..b]);
                 f(RawItem::Record(MetaLine::new(RawLine { line, range }, meta)))
             }
             LineContent::Glued(ranges, warning) => {
@@ -793,13 +1006,13 @@ fn scan_lines(bytes: &[u8], utf8_checked: bool, mut f: impl FnMut(RawItem) -> bo
                     if !go {
                         break;
                     }
-                    let meta = record_meta(&bytes[range.clone()], true);
+                    let meta = meta_of(&bytes[range.clone()]);
                     go = f(RawItem::Record(MetaLine::new(RawLine { line, range }, meta)));
                 }
                 go
             }
             LineContent::Malformed(error) => {
-                f(RawItem::Opaque { line, range: seg.full }) && f(RawItem::Error(LineError { line, error }))
+                f(RawItem::Opaque { line, range: seg.full, count: 1 }) && f(RawItem::Error(LineError { line, error }))
             }
         };
         if !go {
@@ -812,19 +1025,22 @@ fn scan_lines(bytes: &[u8], utf8_checked: bool, mut f: impl FnMut(RawItem) -> bo
 
 fn metas_of_utf8(bytes: &[u8]) -> JsonlMetas {
     let mut out = JsonlMetas::default();
+    let mut log = ErrorLog::default();
     // A rough guess of the entry count (lines average some hundreds of bytes), to grow less.
     out.lines.reserve(bytes.len() / 2048);
-    scan_lines(bytes, true, |item| {
+    let control = ScanControl::default();
+    scan_lines(bytes, true, &control, |item| {
         match item {
             RawItem::Record(l) => out.lines.push(l),
-            RawItem::Opaque { line, range } => {
-                out.opaque.push(OpaqueSpan { line, position: out.lines.len(), range });
+            RawItem::Opaque { line, range, count } => push_opaque(&mut out.opaque, line, out.lines.len(), range, count),
+            RawItem::Error(e) => {
+                log.push(e);
+                control.unlisted.set(log.unlisted());
             }
-            RawItem::Error(e) => out.errors.push(e),
         }
         true
     });
-    sort_errors(&mut out.errors);
+    out.errors = log.finish();
     out
 }
 
@@ -1173,7 +1389,8 @@ pub struct ParsedSession {
     pub opaque: Vec<OpaqueLine>,
     /// Bad lines by line number: [`Error::Parse`] (malformed: kept in `opaque`; glued records:
     /// split into entries), [`Error::MissingField`] (an entry without a string `type` or `id`
-    /// after migration; kept, as the reference keeps it) and [`Error::Header`] (no valid header).
+    /// after migration; kept, as the reference keeps it) and [`Error::Header`] (no valid header);
+    /// at most [`MAX_LISTED_ERRORS`] of them, then one [`Error::Parse`] counting the others.
     pub errors: Vec<LineError>,
     /// A migration was due and applied (the reference's `migrateToCurrentVersion` result).
     pub migrated: bool,
@@ -1246,14 +1463,15 @@ enum HeaderState {
     NotASession(LineError),
 }
 
-/// `first`: the first record and its line; `errors`: the line errors so far (a malformed line
-/// before the first record means the first non-blank line is not JSON).
-fn header_state(first: Option<(&Value, usize)>, errors: &[LineError]) -> HeaderState {
+/// `first`: the first record and its line; `first_parse`: the lowest line of an
+/// [`Error::Parse`] (a malformed line before the first record means the first non-blank line is
+/// not JSON).
+fn header_state(first: Option<(&Value, usize)>, first_parse: Option<usize>) -> HeaderState {
     let line = first.map_or(1, |(_, l)| l);
     let Some(reason) = header_problem(first.map(|(v, _)| v), line) else {
         return HeaderState::Valid;
     };
-    let damaged = errors.iter().find(|e| e.line < line && e.error.code() == "E_PARSE").map(|e| e.line);
+    let damaged = first_parse.filter(|&l| l < line);
     match (first, damaged) {
         (Some(_), Some(header_line)) => HeaderState::Damaged(header_error(
             header_line,
@@ -1273,12 +1491,27 @@ fn all_lines_opaque(bytes: &[u8]) -> Vec<OpaqueLine> {
     out
 }
 
-/// Sorts the errors by line; in strict mode, the first one is returned as the error.
-fn check_strict(options: &ParseOptions, errors: &mut [LineError]) -> Result<()> {
-    sort_errors(errors);
+/// Every line of `bytes` as one run of opaque lines at position 0 (an input that is not a
+/// session), without looking at the lines: from the first line's start (after a byte-order
+/// mark) to the end of the last line's text; none for an input without lines.
+fn all_lines_run(bytes: &[u8]) -> Vec<OpaqueSpan> {
+    let start = text_start(bytes);
+    if start >= bytes.len() {
+        return Vec::new();
+    }
+    let terminated = bytes.last() == Some(&b'\n');
+    let end = if terminated { bytes.len() - 1 } else { bytes.len() };
+    let newlines = bytes[start..end].iter().filter(|&&b| b == b'\n').count();
+    vec![OpaqueSpan { line: 1, position: 0, range: start..line_text_end(bytes, start, end), count: newlines + 1 }]
+}
+
+/// The errors of a load, sorted by line ([`ErrorLog::finish`]); in strict mode, the first one
+/// is returned as the error.
+fn check_strict(options: &ParseOptions, log: ErrorLog) -> Result<Vec<LineError>> {
+    let errors = log.finish();
     match errors.first() {
         Some(e) if options.strict => Err(e.error.clone()),
-        _ => Ok(()),
+        _ => Ok(errors),
     }
 }
 
@@ -1286,17 +1519,16 @@ fn string_ids<'a>(values: impl IntoIterator<Item = &'a Value>) -> Vec<String> {
     values.into_iter().filter_map(|v| v.get("id").and_then(Value::as_str).map(str::to_owned)).collect()
 }
 
-/// The session of the records of UTF-8 `bytes` (`values` = [`values_of_utf8`] of them).
+/// The session of the records of UTF-8 `bytes` (`values` = [`values_and_log`] of them).
 fn session_of(
     bytes: &[u8],
-    values: JsonlValues,
+    (values, mut errors): (JsonlValues, ErrorLog),
     options: &ParseOptions,
     next_id: Option<&mut dyn FnMut() -> String>,
 ) -> Result<ParsedSession> {
-    let JsonlValues { values: mut file, lines, opaque, mut errors } = values;
-    sort_errors(&mut errors);
+    let JsonlValues { values: mut file, lines, opaque, .. } = values;
     let first_line = lines.first().copied().unwrap_or(1);
-    match header_state(file.first().zip(lines.first().copied()), &errors) {
+    match header_state(file.first().zip(lines.first().copied()), errors.first_parse_line()) {
         HeaderState::Valid => {}
         HeaderState::Damaged(e) => {
             errors.push(e);
@@ -1305,12 +1537,13 @@ fn session_of(
                     errors.push(missing_field(line, field));
                 }
             }
-            check_strict(options, &mut errors)?;
+            let errors = check_strict(options, errors)?;
             return Ok(ParsedSession { entries: file, lines, opaque, errors, ..Default::default() });
         }
         HeaderState::NotASession(e) => {
             errors.push(e);
-            check_strict(options, &mut errors)?;
+            let errors = check_strict(options, errors)?;
+            drop((file, opaque));
             return Ok(ParsedSession { opaque: all_lines_opaque(bytes), errors, ..Default::default() });
         }
     }
@@ -1328,7 +1561,7 @@ fn session_of(
     }
     let mut file = file.into_iter();
     let header = file.next();
-    check_strict(options, &mut errors)?;
+    let errors = check_strict(options, errors)?;
     Ok(ParsedSession {
         header,
         header_line: first_line,
@@ -1345,7 +1578,7 @@ fn parse_session_utf8(
     options: &ParseOptions,
     next_id: Option<&mut dyn FnMut() -> String>,
 ) -> Result<ParsedSession> {
-    session_of(bytes, values_of_utf8(bytes), options, next_id)
+    session_of(bytes, values_and_log(bytes), options, next_id)
 }
 
 /// Loads a session from JSONL text (conformance README "loadSession"; SPEC §1, §13.3):
@@ -1405,7 +1638,8 @@ pub struct RawSession {
     pub header_line: Option<RawLine>,
     /// Every record after the header, in file order, with its metadata.
     pub entries: Vec<MetaLine>,
-    /// The lines that hold no record, as in [`ParsedSession::opaque`].
+    /// The lines that hold no record, as in [`ParsedSession::opaque`] but as runs of consecutive
+    /// lines ([`OpaqueSpan`]; [`OpaqueSpan::lines`] lists a run's lines).
     pub opaque: Vec<OpaqueSpan>,
     /// Bad lines, as in [`ParsedSession::errors`].
     pub errors: Vec<LineError>,
@@ -1444,10 +1678,11 @@ fn raw_from_parsed(p: ParsedSession) -> RawSession {
         start..end
     };
     let mut opaque = p.opaque.iter().peekable();
-    let mut spans = Vec::with_capacity(p.opaque.len());
+    let mut spans = Vec::new();
     let mut flush = |push: &mut dyn FnMut(&str) -> Range<usize>, position: usize| {
         while let Some(o) = opaque.next_if(|o| o.position <= position) {
-            spans.push(OpaqueSpan { line: o.line, position: o.position, range: push(&o.text) });
+            // Consecutive lines are written one after the other: one run.
+            push_opaque(&mut spans, o.line, o.position, push(&o.text), 1);
         }
     };
     let mut position = 0;
@@ -1477,7 +1712,7 @@ fn raw_from_parsed(p: ParsedSession) -> RawSession {
 
 /// Reports the entries (records of `bytes`) without a string `type` or `id`
 /// ([`Error::MissingField`]).
-fn missing_field_errors(bytes: &[u8], entries: &[MetaLine], errors: &mut Vec<LineError>) {
+fn missing_field_errors(bytes: &[u8], entries: &[MetaLine], errors: &mut ErrorLog) {
     for e in entries {
         let field = if e.meta.kind == EntryKind::Other {
             // Unknown or missing `type`: look at the record itself (rare).
@@ -1490,7 +1725,7 @@ fn missing_field_errors(bytes: &[u8], entries: &[MetaLine], errors: &mut Vec<Lin
             None
         };
         if let Some(field) = field {
-            errors.push(missing_field(e.raw.line, field));
+            errors.push_with(e.raw.line, || missing_field(e.raw.line, field));
         }
     }
 }
@@ -1519,31 +1754,60 @@ fn raw_session_of(
     let mut migrate = false;
     let mut lines: Vec<MetaLine> = Vec::with_capacity(bytes.len() / 2048);
     let mut opaque: Vec<OpaqueSpan> = Vec::new();
-    let mut errors = Vec::new();
-    let utf8 = scan_lines(bytes, checked.is_some(), |item| {
+    let mut errors = ErrorLog::default();
+    // The lowest line of a malformed line or of glued records, and whether the first record
+    // already showed that the input is not a session: then the records and the opaque lines
+    // that follow are not kept (every line is returned as one run below), only the errors.
+    let mut first_parse: Option<usize> = None;
+    let mut not_a_session = false;
+    // The records' list grows fallibly: an input of more records than memory holds is an error.
+    let mut full = false;
+    let control = ScanControl::default();
+    let utf8 = scan_lines(bytes, checked.is_some(), &control, |item| {
         match item {
-            RawItem::Record(l) if first.is_some() => lines.push(l),
+            RawItem::Record(_) | RawItem::Opaque { .. } if not_a_session => {}
+            RawItem::Record(l) if first.is_some() => {
+                if lines.len() == lines.capacity() && lines.try_reserve(lines.len().max(1024)).is_err() {
+                    full = true;
+                    return false;
+                }
+                lines.push(l);
+            }
             RawItem::Record(l) => {
                 header = parse_line_value(&bytes[l.raw.range.clone()]).ok();
                 let plan = version_plan(header.as_ref());
-                migrate = (plan.v1 || plan.v2) && header_problem(header.as_ref(), l.raw.line).is_none();
+                let problem = header_problem(header.as_ref(), l.raw.line).is_some();
+                migrate = (plan.v1 || plan.v2) && !problem;
+                not_a_session = problem && !first_parse.is_some_and(|p| p < l.raw.line);
                 first = Some(l);
+                if not_a_session {
+                    opaque = Vec::new();
+                    control.metas.set(false);
+                }
             }
-            RawItem::Opaque { line, range } => {
+            RawItem::Opaque { line, range, count } => {
                 let position = lines.len() + usize::from(first.is_some());
-                opaque.push(OpaqueSpan { line, position, range });
+                push_opaque(&mut opaque, line, position, range, count);
             }
-            RawItem::Error(e) => errors.push(e),
+            RawItem::Error(e) => {
+                if matches!(e.error, Error::Parse { .. }) && first_parse.is_none() {
+                    first_parse = Some(e.line);
+                }
+                errors.push(e);
+                control.unlisted.set(errors.unlisted());
+            }
         }
         true
     });
+    if full {
+        return Err(too_large(lines.len()));
+    }
     if !utf8 {
         return lossy(next_id);
     }
-    sort_errors(&mut errors);
     let first_line = first.as_ref().map(|l| l.raw.line);
     let null = Value::Null;
-    let state = header_state(first_line.map(|l| (header.as_ref().unwrap_or(&null), l)), &errors);
+    let state = header_state(first_line.map(|l| (header.as_ref().unwrap_or(&null), l)), first_parse);
     let (header, header_line, entries) = match state {
         HeaderState::Valid if migrate => {
             // Migration rewrites entries: written out as a new text (raw_migration).
@@ -1558,7 +1822,7 @@ fn raw_session_of(
             };
             let m = raw_migration::migrate_raw(all, h, first.raw, lines, opaque, plan, next_id);
             missing_field_errors(m.text.as_bytes(), &m.entries, &mut errors);
-            check_strict(options, &mut errors)?;
+            let errors = check_strict(options, errors)?;
             return Ok(RawSession {
                 header: Some(m.header),
                 header_line: Some(m.header_line),
@@ -1580,18 +1844,32 @@ fn raw_session_of(
         }
         HeaderState::NotASession(e) => {
             errors.push(e);
-            check_strict(options, &mut errors)?;
-            let mut opaque = Vec::new();
-            for_each_line(bytes, |seg| opaque.push(OpaqueSpan { line: seg.raw.line, position: 0, range: seg.full }));
-            return Ok(RawSession { opaque, errors, ..Default::default() });
+            let errors = check_strict(options, errors)?;
+            drop((first, lines, opaque));
+            return Ok(RawSession { opaque: all_lines_run(bytes), errors, ..Default::default() });
         }
     };
     let plan = version_plan(header.as_ref());
     missing_field_errors(bytes, &entries, &mut errors);
-    check_strict(options, &mut errors)?;
+    let errors = check_strict(options, errors)?;
     let migrated = header.is_some() && plan.migrated;
     let source_version = header.as_ref().map(header_version);
     Ok(RawSession { header, header_line, entries, opaque, errors, migrated, text: None, source_version })
+}
+
+/// The error of a load whose records do not fit in memory (`records`: how many were read when
+/// it ran out): [`Error::Argument`] (`E_INVALID_ARGUMENT`) for the argument `input`. Under
+/// WebAssembly the memory is 4 GiB in all; the structures of a load cost some hundreds of bytes
+/// per record (and a few bytes per blank or bad line), so it takes tens of millions of tiny
+/// records (`{}` lines) to get there.
+pub fn too_large(records: usize) -> Error {
+    Error::Argument {
+        name: "input".into(),
+        reason: format!(
+            "too many records for the memory left: {records} were read when no more room could be \
+             found for their metadata; nothing was loaded"
+        ),
+    }
 }
 
 /// Loads a session without building values for its entries (raw path of [`parse_session`]):
@@ -1633,12 +1911,13 @@ pub fn scan_session_with_ids(
 /// record exactly as `JSON.parse` of its line would: any depth, numbers as JavaScript reads
 /// them). `input`: the buffer given to [`scan_session`]. SPEC §1, §13.3.
 pub fn parsed_session_json(raw: &RawSession, input: &[u8]) -> String {
+    use std::fmt::Write;
     let buf = raw.buffer(input);
     let text = |r: &Range<usize>| std::str::from_utf8(buf.get(r.clone()).unwrap_or_default()).unwrap_or("null");
     let errors = serde_json::to_string(&raw.errors).unwrap_or_else(|_| "[]".into());
     let size: usize = raw.entries.iter().map(|e| e.raw.range.len() + 1).sum::<usize>()
         + raw.header_line.as_ref().map_or(4, |h| h.range.len())
-        + raw.opaque.iter().map(|o| o.range.len() + 48).sum::<usize>()
+        + raw.opaque.iter().map(|o| o.range.len() + 48 * o.count).sum::<usize>()
         + errors.len()
         + 96;
     let mut out = String::with_capacity(size);
@@ -1660,12 +1939,22 @@ pub fn parsed_session_json(raw: &RawSession, input: &[u8]) -> String {
     out.push_str(",\"migrated\":");
     out.push_str(if raw.migrated { "true" } else { "false" });
     out.push_str(",\"opaqueLines\":[");
-    for (k, o) in raw.opaque.iter().enumerate() {
-        if k > 0 {
-            out.push(',');
+    let mut comma = false;
+    for o in &raw.opaque {
+        for (line, text) in o.lines(buf) {
+            if std::mem::replace(&mut comma, true) {
+                out.push(',');
+            }
+            // `{"line":…,"position":…,"text":…}`, the shape of an `OpaqueLine`, written in place
+            // (a blank line, the common opaque line, without a call to the serializer).
+            let _ = write!(out, "{{\"line\":{line},\"position\":{},\"text\":", o.position);
+            if text.is_empty() {
+                out.push_str("\"\"");
+            } else {
+                out.push_str(&serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into()));
+            }
+            out.push('}');
         }
-        let line = OpaqueLine { line: o.line, position: o.position, text: text(&o.range).to_owned() };
-        out.push_str(&serde_json::to_string(&line).unwrap_or_else(|_| "null".into()));
     }
     out.push_str("]}");
     out

@@ -191,9 +191,10 @@ pub(super) fn migrate_raw(
     let mut pending = opaque.into_iter().peekable();
     let mut flush = |out: &mut String, position: usize| {
         while let Some(o) = pending.next_if(|o| o.position <= position) {
+            // A run is copied whole, its inner line ends as they were (see `OpaqueSpan::lines`).
             let start = out.len();
             out.push_str(all.get(o.range.clone()).unwrap_or_default());
-            spans.push(OpaqueSpan { line: o.line, position: o.position, range: start..out.len() });
+            spans.push(OpaqueSpan { range: start..out.len(), ..o });
             out.push('\n');
         }
     };

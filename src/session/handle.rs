@@ -64,6 +64,22 @@ impl Clone for Revision {
     }
 }
 
+/// A generous estimate of what the handle builds per entry beyond the scan's metadata (text
+/// reference, line, id index node and key, branch and fold), in machine words.
+const HANDLE_WORDS_PER_ENTRY: usize = 24;
+
+/// Checks that the handle's structures for `entries` entries fit in the memory left, so that a
+/// load too large for it (a WebAssembly memory is 4 GiB in all) is an error, not an allocation
+/// failure that would abort (a panic in wasm kills the module for the whole page). The block
+/// is freed at once; the handle's allocations then reuse the memory it made room for.
+fn room_for_entries(entries: usize) -> Result<()> {
+    let bytes = entries.saturating_mul(HANDLE_WORDS_PER_ENTRY * std::mem::size_of::<usize>());
+    let mut block = Vec::<u8>::new();
+    block.try_reserve_exact(bytes).map_err(|_| crate::io::too_large(entries))?;
+    std::hint::black_box(&mut block);
+    Ok(())
+}
+
 /// Where an entry's JSON text lives.
 #[derive(Debug, Clone)]
 enum Raw {
@@ -79,9 +95,10 @@ pub struct SessionTree {
     header: Option<Value>,
     /// The header's text as loaded (`None`: written from `header`).
     header_raw: Option<Range<usize>>,
-    /// The lines kept as written (SPEC §13.3): `(position, line, text)`, by position, where
-    /// position counts the records (header included) written before the line.
-    opaque: Vec<(usize, usize, Raw)>,
+    /// The lines kept as written (SPEC §13.3), as runs of consecutive lines in `base`
+    /// ([`crate::io::OpaqueSpan`]: one per run, however many lines it has), by position, where
+    /// position counts the records (header included) written before the run.
+    opaque: Vec<crate::io::OpaqueSpan>,
     base: Vec<u8>,
     raws: Vec<Raw>,
     metas: Vec<EntryMeta>,
@@ -184,15 +201,24 @@ impl SessionTree {
     /// Loads a session from JSONL text (SPEC §1): one scan that keeps each line's text and
     /// metadata; v1/v2 files are migrated. Returns the handle and the bad lines (lenient mode;
     /// with `options.strict` the first bad line is an error instead).
+    ///
+    /// # Errors
+    /// In strict mode, the first bad line's error; [`Error::Argument`] (`E_INVALID_ARGUMENT`)
+    /// when the records do not fit in the memory left ([`crate::io::too_large`]).
     pub fn from_jsonl(text: String, options: &crate::io::ParseOptions) -> Result<(Self, Vec<crate::io::LineError>)> {
         let raw = crate::io::scan_session_str(&text, options)?;
+        room_for_entries(raw.entries.len())?;
         Ok(Self::from_raw_session(raw, text.into_bytes()))
     }
 
     /// Loads a session from JSONL bytes (see [`SessionTree::from_jsonl`]). Invalid UTF-8 is
     /// reported per line like any other bad line.
+    ///
+    /// # Errors
+    /// As [`SessionTree::from_jsonl`].
     pub fn from_bytes(bytes: Vec<u8>, options: &crate::io::ParseOptions) -> Result<(Self, Vec<crate::io::LineError>)> {
         let raw = crate::io::scan_session(&bytes, options)?;
+        room_for_entries(raw.entries.len())?;
         Ok(Self::from_raw_session(raw, bytes))
     }
 
@@ -206,7 +232,7 @@ impl SessionTree {
         tree.source_version = raw.source_version;
         tree.migrated = raw.migrated;
         tree.header_raw = raw.header_line.filter(|_| tree.header.is_some()).map(|h| h.range);
-        tree.opaque = raw.opaque.into_iter().map(|o| (o.position, o.line, Raw::Span(o.range))).collect();
+        tree.opaque = raw.opaque;
         tree.lines = raw.entries.iter().map(|e| e.raw.line).collect();
         tree.raws = raw.entries.iter().map(|e| Raw::Span(e.raw.range.clone())).collect();
         // Collected in place: the metadata stays in the scan's allocation (no second copy of
@@ -990,7 +1016,8 @@ impl SessionTree {
             None => Cow::Owned(h.to_string()),
         });
         let records = header.as_deref().into_iter().chain((0..self.metas.len()).map(|i| self.raw(i)));
-        crate::io::write_lines(&mut out, records, self.opaque.iter().map(|(p, _, r)| (*p, self.text_of(r))));
+        let opaque = self.opaque.iter().flat_map(|o| o.pieces(&self.base).map(move |t| (o.position, t)));
+        crate::io::write_lines(&mut out, records, opaque);
         out
     }
 
@@ -1023,10 +1050,11 @@ impl SessionTree {
         Ok(self.children_of(i).iter().filter_map(|&c| self.meta(c).id.clone()).collect())
     }
 
-    /// The lines of the loaded file kept as written (malformed or blank), as
-    /// `(position, line, text)`: position counts the records (header included) before it.
+    /// The lines of the loaded file kept as written (malformed or blank), one by one, as
+    /// `(position, line, text)`: position counts the records (header included) before it; the
+    /// text is without its line end.
     pub fn opaque_lines(&self) -> impl Iterator<Item = (usize, usize, &str)> + '_ {
-        self.opaque.iter().map(|(p, l, r)| (*p, *l, self.text_of(r)))
+        self.opaque.iter().flat_map(|o| o.lines(&self.base).map(move |(l, t)| (o.position, l, t)))
     }
 
     fn text_of<'a>(&'a self, raw: &'a Raw) -> &'a str {

@@ -87,8 +87,26 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
-/// A JSON text as a JS value (native `JSON.parse`).
+/// The longest string a JavaScript engine holds, in UTF-16 units (V8's limit, the lowest of the
+/// engines the package runs on).
+const MAX_JS_STRING: usize = (1 << 29) - 24;
+
+/// A JSON text as a JS value (native `JSON.parse`). A text longer than a JavaScript string can
+/// be (a per-line result of an input with tens of millions of lines, such as `parseSession`'s
+/// `opaqueLines`) is `E_INVALID_ARGUMENT` for the argument `input`.
 pub fn parse_js(text: &str) -> Result<JsValue, JsValue> {
+    if text.len() > MAX_JS_STRING {
+        let units = text.encode_utf16().count();
+        if units > MAX_JS_STRING {
+            return Err(bad_arg(
+                "input",
+                format!(
+                    "the result would be {units} characters of JSON, more than a JavaScript string holds \
+                     ({MAX_JS_STRING}); SessionTree.fromBytes loads such an input"
+                ),
+            ));
+        }
+    }
     js_sys::JSON::parse(text).map_err(|_| internal("result is not valid JSON"))
 }
 

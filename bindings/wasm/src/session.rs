@@ -173,7 +173,8 @@ impl SessionTree {
         Ok(tree)
     }
 
-    /// The bad lines found while loading (empty for `fromEntries`).
+    /// The bad lines found while loading (empty for `fromEntries`), by line number: at most
+    /// `MAX_LISTED_ERRORS` (10,000), then one `E_PARSE` error counting the others (SPEC §13.3).
     #[wasm_bindgen(getter, js_name = loadErrors, unchecked_return_type = "LineError[]")]
     pub fn load_errors(&self) -> Result<JsValue, JsValue> {
         from_serde(&self.load_errors)

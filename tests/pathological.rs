@@ -1,0 +1,188 @@
+//! Inputs of pathological shapes load in time and memory linear in their size, never panic, and
+//! save back byte for byte: runs of opaque lines are one span, bad lines are listed up to
+//! `MAX_LISTED_ERRORS`, deep nesting is a per-line error or a kept record (SPEC §1, §13.3).
+
+use serde_json::{json, Value};
+use session_compaction::io::{parse_session, parsed_session_json, scan_session, ParseOptions, MAX_LISTED_ERRORS};
+use session_compaction::session::SessionTree;
+
+const HEADER: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"2024-01-01T00:00:00.000Z","cwd":""}"#;
+
+fn lenient() -> ParseOptions {
+    ParseOptions::lenient()
+}
+
+fn entry(id: &str, parent: Option<&str>) -> String {
+    json!({"type":"message","id":id,"parentId":parent,"timestamp":"2024-01-01T00:00:01.000Z",
+           "message":{"role":"user","content":"hi","timestamp":1}})
+    .to_string()
+}
+
+#[test]
+fn a_run_of_blank_lines_is_one_span_and_saves_exactly() {
+    let n = 200_000;
+    let text = format!("{HEADER}\n{}{}\n{}", "\n".repeat(n), entry("a", None), "  \n\t\n".repeat(3));
+    let raw = scan_session(text.as_bytes(), &lenient()).unwrap();
+    assert!(raw.errors.is_empty(), "{:?}", raw.errors);
+    let runs: Vec<(usize, usize, usize)> = raw.opaque.iter().map(|o| (o.line, o.position, o.count)).collect();
+    assert_eq!(runs, vec![(2, 1, n), (n + 3, 2, 6)]);
+    // Expanded per line where lines are listed.
+    let lines: Vec<(usize, &str)> = raw.opaque[1].lines(text.as_bytes()).collect();
+    assert_eq!(lines, vec![(n + 3, "  "), (n + 4, "\t"), (n + 5, "  "), (n + 6, "\t"), (n + 7, "  "), (n + 8, "\t")]);
+    let (tree, errors) = SessionTree::from_bytes(text.clone().into_bytes(), &lenient()).unwrap();
+    assert!(errors.is_empty());
+    assert_eq!(tree.entry_count(), 1);
+    assert_eq!(tree.to_jsonl(), text);
+    assert_eq!(tree.opaque_lines().count(), n + 6);
+    assert_eq!(tree.opaque_lines().nth(n), Some((2, n + 3, "  ")));
+}
+
+#[test]
+fn a_blank_line_with_spaces_then_empty_lines_is_one_run() {
+    let text = format!("{HEADER}\n \t\r\n\n\n{}\n\n", entry("a", None));
+    let raw = scan_session(text.as_bytes(), &lenient()).unwrap();
+    let runs: Vec<(usize, usize, usize)> = raw.opaque.iter().map(|o| (o.line, o.position, o.count)).collect();
+    assert_eq!(runs, vec![(2, 1, 3), (6, 2, 1)]);
+    let lines: Vec<(usize, &str)> = raw.opaque[0].lines(text.as_bytes()).collect();
+    assert_eq!(lines, vec![(2, " \t"), (3, ""), (4, "")]);
+    assert_eq!(raw.entries[0].raw.line, 5);
+    let (tree, _) = SessionTree::from_jsonl(text.clone(), &lenient()).unwrap();
+    assert_eq!(tree.to_jsonl(), text.replace("\r\n", "\n"));
+}
+
+#[test]
+fn a_header_then_a_million_blank_lines_stays_usable() {
+    let n = 1_000_000;
+    let text = format!("{HEADER}\n{}", "\n".repeat(n));
+    let (mut tree, errors) = SessionTree::from_jsonl(text.clone(), &lenient()).unwrap();
+    assert!(errors.is_empty());
+    assert_eq!(tree.entry_count(), 0);
+    tree.append_entry(serde_json::from_str(&entry("b", None)).unwrap()).unwrap();
+    let saved = tree.to_jsonl();
+    assert_eq!(saved, format!("{text}{}\n", entry("b", None)));
+    let (again, _) = SessionTree::from_jsonl(saved.clone(), &lenient()).unwrap();
+    assert_eq!(again.entry_count(), 1);
+    assert_eq!(again.to_jsonl(), saved);
+}
+
+#[test]
+fn crlf_runs_are_split_per_line_and_saved_with_lf() {
+    let text = format!("{HEADER}\r\n\r\n x \r\r\n\r\n{}\r\n", entry("a", None));
+    let raw = scan_session(text.as_bytes(), &lenient()).unwrap();
+    assert_eq!(raw.opaque.len(), 1);
+    assert_eq!(raw.opaque[0].count, 3);
+    let lines: Vec<(usize, &str)> = raw.opaque[0].lines(text.as_bytes()).collect();
+    assert_eq!(lines, vec![(2, ""), (3, " x "), (4, "")]);
+    assert_eq!(raw.errors.iter().map(|e| (e.line, e.error.code())).collect::<Vec<_>>(), vec![(3, "E_PARSE")]);
+    let (tree, _) = SessionTree::from_jsonl(text.clone(), &lenient()).unwrap();
+    assert_eq!(tree.to_jsonl(), text.replace("\r\r\n", "\n").replace("\r\n", "\n"));
+    // The value path says the same line by line.
+    let p = parse_session(&text, &lenient()).unwrap();
+    let want: Vec<(usize, usize, &str)> = p.opaque.iter().map(|o| (o.line, o.position, o.text.as_str())).collect();
+    assert_eq!(want, vec![(2, 1, ""), (3, 1, " x "), (4, 1, "")]);
+}
+
+#[test]
+fn an_input_that_is_not_a_session_is_one_run() {
+    for line in ["{}", "[]", "\"x\"", "1", ""] {
+        let n = 50_000;
+        let text = format!("{line}\n").repeat(n);
+        let raw = scan_session(text.as_bytes(), &lenient()).unwrap();
+        assert!(raw.entries.is_empty() && raw.header.is_none(), "{line}");
+        let runs: Vec<(usize, usize, usize)> = raw.opaque.iter().map(|o| (o.line, o.position, o.count)).collect();
+        assert_eq!(runs, vec![(1, 0, n)], "{line}");
+        assert_eq!(raw.errors.iter().map(|e| e.error.code()).collect::<Vec<_>>(), vec!["E_HEADER"], "{line}");
+        let (tree, _) = SessionTree::from_bytes(text.clone().into_bytes(), &lenient()).unwrap();
+        assert_eq!(tree.to_jsonl(), text, "{line}");
+        // parseSession lists every line.
+        let json: Value = serde_json::from_str(&parsed_session_json(&raw, text.as_bytes())).unwrap();
+        let opaque = json["opaqueLines"].as_array().unwrap();
+        assert_eq!(opaque.len(), n, "{line}");
+        assert_eq!(opaque[n - 1], json!({"line": n, "position": 0, "text": line}));
+    }
+    // Without a final line end, the last line is still one of the run.
+    let raw = scan_session(b"1\n2\n\r\n3", &lenient()).unwrap();
+    assert_eq!((raw.opaque[0].count, raw.opaque[0].range.clone()), (4, 0..7));
+    let lines: Vec<(usize, &str)> = raw.opaque[0].lines(b"1\n2\n\r\n3").collect();
+    assert_eq!(lines, vec![(1, "1"), (2, "2"), (3, ""), (4, "3")]);
+}
+
+#[test]
+fn millions_of_bad_lines_are_listed_up_to_the_bound() {
+    let extra = 7;
+    let n = MAX_LISTED_ERRORS + extra;
+    let text = format!("{HEADER}\n{}", "x\n".repeat(n));
+    let raw = scan_session(text.as_bytes(), &lenient()).unwrap();
+    assert_eq!(raw.opaque.len(), 1);
+    assert_eq!(raw.errors.len(), MAX_LISTED_ERRORS + 1);
+    assert!(raw.errors[..MAX_LISTED_ERRORS].iter().enumerate().all(|(k, e)| e.line == k + 2));
+    assert!(raw.errors[0].to_string().contains("malformed JSON"), "{}", raw.errors[0]);
+    let last = raw.errors.last().unwrap();
+    assert_eq!((last.line, last.error.code()), (MAX_LISTED_ERRORS + 2, "E_PARSE"));
+    assert!(last.to_string().contains(&format!("{extra} more bad lines")), "{last}");
+    // The value path lists the same.
+    let p = parse_session(&text, &lenient()).unwrap();
+    assert_eq!(p.errors, raw.errors);
+    assert_eq!(p.opaque.len(), n);
+    // Strict mode: the first bad line.
+    let strict = scan_session(text.as_bytes(), &ParseOptions::strict()).unwrap_err();
+    assert_eq!(strict.to_string(), raw.errors[0].to_string());
+    let (tree, errors) = SessionTree::from_bytes(text.clone().into_bytes(), &lenient()).unwrap();
+    assert_eq!(errors, raw.errors);
+    assert_eq!(tree.to_jsonl(), text);
+}
+
+#[test]
+fn entries_without_ids_are_listed_up_to_the_bound_with_the_lowest_lines() {
+    // Missing-field errors (found after the scan) and parse errors (found by it) merge by line.
+    let n = MAX_LISTED_ERRORS + 3;
+    let mut text = format!("{HEADER}\n{}", "{}\n".repeat(n));
+    text.push_str("bad\n");
+    let raw = scan_session(text.as_bytes(), &lenient()).unwrap();
+    assert_eq!(raw.entries.len(), n);
+    assert_eq!(raw.errors.len(), MAX_LISTED_ERRORS + 1);
+    assert!(raw.errors[..MAX_LISTED_ERRORS].iter().all(|e| e.error.code() == "E_MISSING_FIELD"));
+    assert_eq!(raw.errors[MAX_LISTED_ERRORS - 1].line, MAX_LISTED_ERRORS + 1);
+    let last = raw.errors.last().unwrap();
+    assert_eq!(last.line, MAX_LISTED_ERRORS + 2);
+    assert!(last.to_string().contains("4 more bad lines"), "{last}");
+}
+
+#[test]
+fn deep_nesting_is_a_line_error_or_a_kept_record() {
+    let d = 1_000_000;
+    // Unclosed: a malformed line with its number, no stack overflow on either path.
+    let open = format!("{HEADER}\n{}\n{}\n", "[".repeat(d), entry("a", None));
+    let raw = scan_session(open.as_bytes(), &lenient()).unwrap();
+    assert_eq!(raw.errors.iter().map(|e| (e.line, e.error.code())).collect::<Vec<_>>(), vec![(2, "E_PARSE")]);
+    assert_eq!(raw.entries.len(), 1);
+    let p = parse_session(&open, &lenient()).unwrap();
+    assert_eq!(p.errors, raw.errors);
+    let (tree, _) = SessionTree::from_jsonl(open.clone(), &lenient()).unwrap();
+    assert_eq!(tree.to_jsonl(), open);
+    // Closed, inside an entry's message: the handle keeps the record; the value path cannot
+    // build it and keeps the line as written, saying why.
+    let message = format!("{}1{}", "[".repeat(d), "]".repeat(d));
+    let deep = format!(
+        "{HEADER}\n{{\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"timestamp\":\"t\",\"message\":{{\"role\":\"user\",\"content\":{message}}}}}\n"
+    );
+    let (tree, errors) = SessionTree::from_jsonl(deep.clone(), &lenient()).unwrap();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(tree.entry_count(), 1);
+    assert_eq!(tree.to_jsonl(), deep);
+    let p = parse_session(&deep, &lenient()).unwrap();
+    assert_eq!(p.errors.iter().map(|e| (e.line, e.error.code())).collect::<Vec<_>>(), vec![(2, "E_PARSE")]);
+    assert!(p.errors[0].to_string().contains("nested deeper than 512"), "{}", p.errors[0]);
+}
+
+#[test]
+fn one_huge_line_loads() {
+    let text = format!(
+        "{HEADER}\n{{\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"timestamp\":\"t\",\"message\":{{\"role\":\"user\",\"content\":\"{}\"}}}}\n",
+        "a".repeat(20_000_000)
+    );
+    let (tree, errors) = SessionTree::from_jsonl(text.clone(), &lenient()).unwrap();
+    assert!(errors.is_empty());
+    assert_eq!(tree.entry_count(), 1);
+    assert_eq!(tree.to_jsonl(), text);
+}
