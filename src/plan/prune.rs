@@ -4,7 +4,7 @@
 //! (SPEC §13.6, staleness-aware pruning; `staleness: false` gives the reference's behaviour).
 
 use crate::entry::EntrySource;
-use crate::entry::{EntryKind, Role};
+use crate::entry::{EntryKind, EntryMeta, Role};
 use crate::js::{ms_value, utf16_len};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -203,7 +203,11 @@ impl CallArguments {
 /// `message.content`, in order: read from the stored text when the source keeps one (only the
 /// tool-call blocks are parsed), else from the entry's value. SPEC §13.6.
 pub fn call_arguments<S: EntrySource + ?Sized>(entries: &S, i: usize) -> std::sync::Arc<[CallArguments]> {
-    if let Some(calls) = entries.entry_text(i).and_then(tool_calls_of_text) {
+    let text = entries.entry_text(i);
+    if let Some(calls) = text.and_then(|t| call_arguments_of_meta(entries.meta(i), t.as_bytes())) {
+        return calls;
+    }
+    if let Some(calls) = text.and_then(tool_calls_of_text) {
         return calls
             .into_iter()
             .map(|(id, arguments)| {
@@ -223,6 +227,28 @@ pub fn call_arguments<S: EntrySource + ?Sized>(entries: &S, i: usize) -> std::sy
         .filter_map(|b| {
             let id = b.get("id").and_then(Value::as_str)?;
             Some(CallArguments::new(id.to_string(), b.get("arguments").unwrap_or(&Value::Null)))
+        })
+        .collect()
+}
+
+/// [`call_arguments`] of an entry from its metadata alone, reading only the spans the byte
+/// scanner recorded in `text` (the bytes of the entry's JSON text, the one `meta` was read
+/// from; only the spans are checked to be UTF-8): `Some`
+/// when the entry is an assistant message and every one of its tool calls with an id has its
+/// [`crate::entry::ArgsText`], whose text is `JSON.stringify(arguments)` as written. `None`:
+/// the text must be read.
+pub fn call_arguments_of_meta(meta: &EntryMeta, text: &[u8]) -> Option<std::sync::Arc<[CallArguments]>> {
+    let m = meta.message.as_ref().filter(|m| m.role == Role::Assistant)?;
+    m.tool_calls
+        .iter()
+        .filter_map(|c| c.id.as_ref().map(|id| (id, c)))
+        .map(|(id, c)| {
+            let args = c.args_text?;
+            let json = match args.span {
+                Some(span) => span.of(text)?,
+                None => "null",
+            };
+            Some(CallArguments { id: id.clone(), json: json.to_owned(), path: c.path.clone(), ranged: args.ranged })
         })
         .collect()
 }
@@ -264,13 +290,16 @@ fn tool_calls_of_text(text: &str) -> Option<Vec<(String, Option<&RawValue>)>> {
     Some(out)
 }
 
+/// A hash map with the fast hasher (keys are the session's own ids and texts).
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// For each tool result of `results` (indices, newest first; none pruned, none of a protected
 /// tool), the newest later result of `results` that supersedes it (SPEC §13.6). Only tools with
 /// two or more results are looked at; their calls' arguments are read from the assistant
 /// entries that hold them (one parse per such entry).
-fn superseded<S: EntrySource + ?Sized>(entries: &S, results: &[usize]) -> HashMap<usize, SupersededBy> {
+fn superseded<S: EntrySource + ?Sized>(entries: &S, results: &[usize]) -> FastMap<usize, SupersededBy> {
     let tool_of = |i: usize| entries.meta(i).message.as_ref().and_then(|m| m.tool_name.as_deref());
-    let mut per_tool: HashMap<&str, usize> = HashMap::new();
+    let mut per_tool: FastMap<&str, usize> = FastMap::default();
     for &i in results {
         if let Some(t) = tool_of(i) {
             *per_tool.entry(t).or_default() += 1;
@@ -279,9 +308,9 @@ fn superseded<S: EntrySource + ?Sized>(entries: &S, results: &[usize]) -> HashMa
     let repeated: Vec<usize> =
         results.iter().copied().filter(|&i| tool_of(i).is_some_and(|t| per_tool[t] > 1)).collect();
     if repeated.is_empty() {
-        return HashMap::new();
+        return FastMap::default();
     }
-    let wanted: HashMap<&str, usize> = repeated
+    let wanted: FastMap<&str, usize> = repeated
         .iter()
         .filter_map(|&i| entries.meta(i).message.as_ref()?.tool_call_id.as_deref().map(|c| (c, i)))
         .collect();
@@ -294,7 +323,7 @@ fn superseded<S: EntrySource + ?Sized>(entries: &S, results: &[usize]) -> HashMa
             holders.push(a);
         }
     }
-    let mut targets: HashMap<usize, Target> = HashMap::new();
+    let mut targets: FastMap<usize, Target> = FastMap::default();
     for a in holders {
         let calls = entries.call_arguments(a).unwrap_or_else(|| call_arguments(entries, a));
         for call in calls.iter() {
@@ -303,9 +332,9 @@ fn superseded<S: EntrySource + ?Sized>(entries: &S, results: &[usize]) -> HashMa
         }
     }
     // Newest first, remembering the newest result per full-read path and per identical call.
-    let mut full_reads: HashMap<&str, usize> = HashMap::new();
-    let mut calls: HashMap<(&str, &str), usize> = HashMap::new();
-    let mut out = HashMap::new();
+    let mut full_reads: FastMap<&str, usize> = FastMap::default();
+    let mut calls: FastMap<(&str, &str), usize> = FastMap::default();
+    let mut out = FastMap::default();
     for &i in &repeated {
         let Some(t) = targets.get(&i) else { continue };
         let by_read =
@@ -356,7 +385,7 @@ pub fn plan_prune<S: EntrySource + ?Sized>(entries: &S, config: &PruneConfig) ->
     let mut stale = if config.staleness {
         superseded(entries, &open.iter().map(|&(i, _, _)| i).collect::<Vec<_>>())
     } else {
-        HashMap::new()
+        FastMap::default()
     };
     let candidate = |i: usize, tokens: u64, superseded_by: Option<SupersededBy>| {
         let notice = match &superseded_by {

@@ -124,10 +124,13 @@ impl EntrySource for SessionTree {
     }
     /// From the stored text ([`SessionTree::message_text`]): a `null` message is none either.
     fn has_message(&self, i: usize) -> bool {
-        self.message_text(i).is_some()
+        self.metas[i].message_span.is_some() || self.message_text(i).is_some()
     }
     /// Read once per entry and kept until the entry changes.
     fn call_arguments(&self, i: usize) -> Option<std::sync::Arc<[CallArguments]>> {
+        if let Some(calls) = crate::plan::prune::call_arguments_of_meta(&self.metas[i], self.raw_bytes(i)) {
+            return Some(calls);
+        }
         let kept = self.texts.call_arguments.lock().unwrap_or_else(|e| e.into_inner()).get(&i).cloned();
         if kept.is_some() {
             return kept;
@@ -290,6 +293,15 @@ impl SessionTree {
     pub fn raw(&self, i: usize) -> &str {
         // Spans are records of a UTF-8 buffer (the loader replaces invalid UTF-8).
         self.text_of(&self.raws[i])
+    }
+
+    /// The bytes of entry `i`'s raw JSON text, not checked to be UTF-8 (for reading parts of it
+    /// whose places are known, [`crate::entry::TextSpan`]).
+    fn raw_bytes(&self, i: usize) -> &[u8] {
+        match &self.raws[i] {
+            Raw::Span(r) => self.base.get(r.clone()).unwrap_or_default(),
+            Raw::Owned(s) => s.as_bytes(),
+        }
     }
 
     /// The session header, if the session has one.
@@ -1086,6 +1098,10 @@ impl SessionTree {
     /// `message`, or it is `null`), without parsing the rest of the entry.
     /// Where it lies in the entry's text is read once and kept until the entry changes.
     pub fn message_text(&self, i: usize) -> Option<&str> {
+        if let Some(span) = self.metas.get(i)?.message_span {
+            // Recorded by the scanner: only the message's own bytes are read.
+            return span.of(self.raw_bytes(i));
+        }
         let raw = self.raws.get(i).map(|r| self.text_of(r))?;
         let kept = self.texts.message_spans.lock().unwrap_or_else(|e| e.into_inner()).get(&i).copied();
         let range = match kept {

@@ -22,12 +22,12 @@ use std::collections::HashMap;
 /// compaction after a prune would see it.
 struct PrunedView<'a, S: EntrySource + ?Sized> {
     source: &'a S,
-    metas: HashMap<usize, EntryMeta>,
+    metas: HashMap<usize, EntryMeta, foldhash::fast::RandomState>,
 }
 
 impl<'a, S: EntrySource + ?Sized> PrunedView<'a, S> {
     fn new(source: &'a S, prune: &PrunePlan) -> Self {
-        let mut metas = HashMap::new();
+        let mut metas = HashMap::default();
         for c in &prune.candidates {
             let mut meta = source.meta(c.index).clone();
             if let Some(m) = meta.message.as_mut() {
