@@ -126,6 +126,9 @@ impl EntrySource for SessionTree {
     fn has_message(&self, i: usize) -> bool {
         self.metas[i].message_span.is_some() || self.message_text(i).is_some()
     }
+    fn entry_bytes(&self, i: usize) -> Option<&[u8]> {
+        Some(self.raw_bytes(i))
+    }
     /// Read once per entry and kept until the entry changes.
     fn call_arguments(&self, i: usize) -> Option<std::sync::Arc<[CallArguments]>> {
         if let Some(calls) = crate::plan::prune::call_arguments_of_meta(&self.metas[i], self.raw_bytes(i)) {
@@ -642,6 +645,31 @@ impl SessionTree {
             }
         }
         Some((shell, lists))
+    }
+
+    /// [`SessionTree::prepare_compaction_refs`] with the preparation's `preview` filled in
+    /// ([`SessionTree::compaction_previews`]), the compaction plan made once for both. Errors:
+    /// the file-operations template fails to render.
+    pub fn prepare_compaction_refs_with_previews(
+        &self,
+        settings: &CompactionSettings,
+        prune: &PruneConfig,
+        templates: &crate::prompt::templates::PromptTemplates,
+    ) -> Result<Option<(CompactionPreparation, [Vec<MessageRef>; 3])>> {
+        let (start, window) = self.window();
+        let Some(plan) = plan_compaction(&window, settings) else { return Ok(None) };
+        let Some((mut shell, mut lists)) = crate::plan::prepare::preparation_refs_of(&window, settings, plan.clone())
+        else {
+            return Ok(None);
+        };
+        shell.preview =
+            Some(crate::summarize::preview::compaction_previews_of(&window, settings, prune, templates, Some(&plan))?);
+        for r in lists.iter_mut().flatten() {
+            if let MessageRef::Entry(pos) = r {
+                *pos = self.branch[start + *pos];
+            }
+        }
+        Ok(Some((shell, lists)))
     }
 
     /// The preparation `session_before_compact` sees on the current branch: the full
