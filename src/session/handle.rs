@@ -1326,6 +1326,69 @@ mod tests {
         assert_eq!(tree.role(2), None);
     }
 
+    /// A loaded handle reads messages and tool-call arguments through the spans its scanner
+    /// recorded; one built from values has none and reads the texts: both decide alike.
+    #[test]
+    fn recorded_spans_read_what_the_texts_say() {
+        let args = [
+            r#"{"path":"a.rs"}"#,
+            r#"{ "path": "a.rs" }"#,
+            r#"{"path":"a.rs","offset":1}"#,
+            r#"{"path":"a.rs","limit":null}"#,
+            r#"{"path":"\/a.rs"}"#,
+            r#"{"1":2,"path":"b.rs"}"#,
+            r#"{"path":"é\n.rs","n":[1,true,null,{"x":"y"}]}"#,
+            r#"{"path":"c.rs","n":[-2]}"#,
+            r#"{"path":"c.rs","x":"\u00e9"}"#,
+            "absent",
+            r#"{"path":"a.rs"}"#,
+        ];
+        let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00Z","cwd":""}"#;
+        let mut lines = vec![
+            r#"{"type":"message","id":"u0","parentId":null,"message":{"role":"user","content":"go"}}"#.to_string(),
+        ];
+        let mut parent = "u0".to_string();
+        for (n, a) in args.iter().enumerate() {
+            let arguments = if *a == "absent" { String::new() } else { format!(r#","arguments":{a}"#) };
+            lines.push(format!(
+                r#"  {{"type":"message","id":"a{n}","parentId":"{parent}","message":{{"role":"assistant","content":[{{"type":"text","text":"t"}},{{"type":"toolCall","id":"c{n}","name":"read"{arguments}}}],"stopReason":"toolUse"}}}}"#
+            ));
+            lines.push(format!(
+                r#"{{"type":"message","id":"t{n}","parentId":"a{n}","message":{{"role":"toolResult","toolCallId":"c{n}","toolName":"read","content":[{{"type":"text","text":"{}"}}]}}}}"#,
+                "x".repeat(400)
+            ));
+            parent = format!("t{n}");
+        }
+        let text = format!("{header}\n{}", lines.join("\n"));
+        let (loaded, errors) = SessionTree::from_jsonl(text.clone(), &crate::io::ParseOptions::default()).unwrap();
+        assert!(errors.is_empty());
+        let values: Vec<Value> = lines.iter().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let built = SessionTree::from_values(None, &values);
+        // The scanner recorded the arguments written as JSON.stringify writes them (and an absent
+        // one), and every message.
+        let recorded: Vec<bool> = (0..args.len())
+            .map(|n| loaded.meta(1 + 2 * n).message.as_ref().unwrap().tool_calls[0].args_text.is_some())
+            .collect();
+        assert_eq!(recorded, [true, false, true, true, false, false, true, false, false, true, true]);
+        assert!((0..loaded.entry_count()).all(|i| loaded.meta(i).message_span.is_some()));
+        assert!((0..built.entry_count()).all(|i| built.meta(i).message_span.is_none()));
+        for i in 0..loaded.entry_count() {
+            let (a, b) = (loaded.message_text(i).unwrap(), built.message_text(i).unwrap());
+            assert_eq!(serde_json::from_str::<Value>(a).unwrap(), serde_json::from_str::<Value>(b).unwrap());
+            assert_eq!(Some(a), text.lines().nth(i + 1).and_then(|l| message_span(l)));
+        }
+        let config = PruneConfig { protect_tokens: 0, minimum_savings: 0, protected_tools: vec![], staleness: true };
+        let (a, b) = (loaded.plan_prune(&config), built.plan_prune(&config));
+        assert_eq!(a, b);
+        // The later whole reads of a.rs supersede the earlier reads of it, whatever their writing.
+        let by: Vec<(&str, Option<&str>)> = a
+            .candidates
+            .iter()
+            .map(|c| (c.id.as_deref().unwrap(), c.superseded_by.as_ref().and_then(|s| s.id.as_deref())))
+            .collect();
+        assert!(by.contains(&("t0", Some("t10"))) && by.contains(&("t1", Some("t10"))), "{by:?}");
+    }
+
     #[test]
     fn pruning_skips_outputs_already_summarized() {
         let mut entries = vec![msg("u0", None, json!({"role": "user", "content": "go"}))];
