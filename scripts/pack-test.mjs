@@ -74,11 +74,13 @@ const EXPECTED_FILES = [
  * append); the handle's compaction window, shared message objects, kept tool-call arguments and
  * message spans and the parsed-template cache to 505.8 kB and 399,843 B. The session engine's
  * compaction and the counted path of countTokens compiled once (one copy for every caller) took
- * them to 499.2 kB and 393,147 B. The budgets guard those figures with a small margin (the targets are
- * not met). Lower both as the figures fall.
+ * them to 499.2 kB and 393,147 B; the spans the scanner records for the handle's first prepare
+ * (message and tool-call arguments) and the staleness rule reading them to 506.0 kB and 399,819 B.
+ * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
+ * figures fall.
  */
-const MAX_PACKED_BYTES = 501_500;
-const MAX_WASM_GZIP_BYTES = 395_000;
+const MAX_PACKED_BYTES = 507_000;
+const MAX_WASM_GZIP_BYTES = 400_500;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
 let passed = 0;
