@@ -78,12 +78,14 @@ const EXPECTED_FILES = [
  * each option struct) and `js::lowercase` through the host's `toLowerCase` (no Unicode case tables
  * in the module) took them to 488,189 B and 382,099 B (main at 135c6eb: 500,117 B and 394,044 B);
  * loads linear in any input (runs of opaque lines, the bound on listed bad lines, the checks that
- * a load fits in memory) added ~2.7 KB of gzipped wasm. @@FIGURES@@
+ * a load fits in memory) added ~2.7 KB of gzipped wasm, the spans the scanner records for the
+ * handle's first prepare (message and tool-call arguments) and the staleness rule reading them
+ * ~5.8 KB. @@FIGURES@@
  * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
  * figures fall.
  */
-const MAX_PACKED_BYTES = 492_000;
-const MAX_WASM_GZIP_BYTES = 386_000;
+const MAX_PACKED_BYTES = 500_000;
+const MAX_WASM_GZIP_BYTES = 395_000;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
 let passed = 0;

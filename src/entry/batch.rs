@@ -27,7 +27,9 @@ pub const HEAD_FIELDS: [Field; 12] = [
 ];
 
 /// [`EntryMeta::from_json`] of every element of the JSON array `text`, in order, by the byte
-/// scanner (a `null` is an entry of no known type). `None` when `text` is not one JSON array
+/// scanner (a `null` is an entry of no known type), without the spans of the scanner
+/// ([`EntryMeta::without_text_spans`]: they would point into `text`, not into the entries'
+/// own texts). `None` when `text` is not one JSON array
 /// of objects and `null`s, or holds an object the scanner leaves to the value parser (a few
 /// unusual texts, [`EntryMeta::from_json`]): then read the entries another way. `expected`:
 /// the number of elements the caller expects (room is made for them).
@@ -48,12 +50,13 @@ pub fn metas_of_json_array(text: &[u8], expected: usize) -> Option<Vec<EntryMeta
         return (ws(i + 1) == text.len()).then_some(out);
     }
     loop {
-        let (meta, end) = match scan_entry(text, i) {
+        let (mut meta, end) = match scan_entry(text, i) {
             Some(found) => found,
             // What `JSON.stringify` writes for `undefined` and functions: no entry.
             None if text[i..].starts_with(b"null") => (EntryMeta::default(), i + 4),
             None => return None,
         };
+        meta.clear_text_spans();
         out.push(meta);
         i = ws(end);
         match text.get(i) {

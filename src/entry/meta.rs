@@ -56,6 +56,42 @@ pub struct ToolCallMeta {
     pub name: Option<String>,
     /// `arguments.path` when it is a non-empty string.
     pub path: Option<String>,
+    /// Where `arguments` lies in the entry's JSON text, when the reader found it written as
+    /// `JSON.stringify` writes it ([`ArgsText`]); `None`: not known (read from the text when
+    /// needed). Only the byte scanner records it.
+    pub args_text: Option<ArgsText>,
+}
+
+/// A byte range of an entry's JSON text, counted from the object's opening `{` (leading
+/// whitespace of a line not counted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextSpan {
+    /// First byte.
+    pub start: u32,
+    /// Just past the last byte.
+    pub end: u32,
+}
+
+impl TextSpan {
+    /// The text of the span in `text` (the bytes of an entry's JSON text, leading whitespace
+    /// included); only these bytes are checked to be UTF-8. `None` when the span does not lie
+    /// inside `text` or is not UTF-8.
+    pub fn of<'a>(&self, text: &'a [u8]) -> Option<&'a str> {
+        let lead = text.iter().position(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n')).unwrap_or(text.len());
+        std::str::from_utf8(text.get(lead + self.start as usize..lead + self.end as usize)?).ok()
+    }
+}
+
+/// What the staleness rule (SPEC §13.6) reads of a toolCall block's `arguments`, found by the
+/// byte scanner when the text of `arguments` is exactly what `JSON.stringify` of its value
+/// writes (no whitespace, integers written plainly, only the escapes `JSON.stringify` writes,
+/// no array-index keys), so that the text itself serves as `JSON.stringify(arguments)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArgsText {
+    /// The text of `arguments`; `None` when the block has no `arguments` (it reads as `null`).
+    pub span: Option<TextSpan>,
+    /// `arguments.offset` or `arguments.limit` is present and not `null`.
+    pub ranged: bool,
 }
 
 /// What the algorithms know about a message (SPEC §1, §3).
@@ -110,6 +146,11 @@ pub struct EntryMeta {
     pub target_id: Option<String>,
     /// `label` of a label entry (absent or not a string: the label is removed).
     pub label: Option<String>,
+    /// Where the `message` value lies in the entry's JSON text, when the reader found it (the
+    /// byte scanner does, for a single `message` key whose value is not `null`); `None`: not
+    /// known, read from the text when needed. Not part of what the entry says: see
+    /// [`EntryMeta::without_text_spans`].
+    pub message_span: Option<TextSpan>,
 }
 
 impl EntryMeta {
@@ -148,6 +189,25 @@ impl EntryMeta {
     pub fn from_value(v: &Value) -> Self {
         let Ok(meta) = read_entry(&v);
         meta
+    }
+
+    /// The metadata without what only some readers find (where parts of the text lie:
+    /// [`EntryMeta::message_span`], [`ToolCallMeta::args_text`]): what every reader of the same
+    /// entry agrees on.
+    pub fn without_text_spans(&self) -> Self {
+        let mut out = self.clone();
+        out.clear_text_spans();
+        out
+    }
+
+    /// Forgets where parts of the text lie (see [`EntryMeta::without_text_spans`]).
+    pub fn clear_text_spans(&mut self) {
+        self.message_span = None;
+        if let Some(m) = self.message.as_mut() {
+            for c in &mut m.tool_calls {
+                c.args_text = None;
+            }
+        }
     }
 
     /// True for the kinds whose whole entry is kept in [`EntryMeta::settings`].
@@ -352,7 +412,7 @@ mod tests {
         let line = r#"{"type":"message","id":"a","parentId":"p","timestamp":"x","message":{"role":"assistant","content":[{"type":"text","text":"Hi"},{"type":"thinking","thinking":"hmm..."},{"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a.rs"}}],"usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3},"stopReason":"toolUse"}}"#;
         let a = EntryMeta::from_json(line.as_bytes()).unwrap();
         let b = EntryMeta::from_value(&serde_json::from_str(line).unwrap());
-        assert_eq!(a, b);
+        assert_eq!(a.without_text_spans(), b);
         assert_eq!(a.kind, EntryKind::Message);
         assert_eq!(a.parent_id.as_deref(), Some("p"));
         let m = a.message.unwrap();
@@ -432,7 +492,7 @@ mod tests {
             self.0
         }
         fn tool_call(self) -> Result<ToolCallMeta, ()> {
-            Ok(ToolCallMeta { id: Some(self.1.to_string()), name: None, path: None })
+            Ok(ToolCallMeta { id: Some(self.1.to_string()), name: None, path: None, args_text: None })
         }
     }
 

@@ -18,7 +18,7 @@ mod scan;
 pub mod source;
 
 pub use kind::{EntryKind, Role};
-pub use meta::{estimate_tokens, EntryMeta, MessageMeta, ToolCallMeta, UsageMeta, IMAGE_CHARS};
+pub use meta::{estimate_tokens, ArgsText, EntryMeta, MessageMeta, TextSpan, ToolCallMeta, UsageMeta, IMAGE_CHARS};
 pub use read::{read_entry, read_entry_head, read_message, Field, JsonRead, Shape};
 pub(crate) use scan::{scan_entry, EntryScanner};
 pub use source::{EntryList, EntrySource, Heads, Selection};

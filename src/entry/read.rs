@@ -316,7 +316,12 @@ impl<R: JsonRead> ContentBlock for ReadBlock<R> {
             Some(a) => str_of(&a, Field::Path)?.filter(|p| !p.is_empty()),
             None => None,
         };
-        Ok(ToolCallMeta { id: str_of(&self.block, Field::Id)?, name: str_of(&self.block, Field::Name)?, path })
+        Ok(ToolCallMeta {
+            id: str_of(&self.block, Field::Id)?,
+            name: str_of(&self.block, Field::Name)?,
+            path,
+            args_text: None,
+        })
     }
 }
 
@@ -441,6 +446,7 @@ fn read_entry_with<R: JsonRead>(e: &R, body: bool) -> Result<EntryMeta, R::Error
         settings: None,
         target_id: str_of(e, Field::TargetId)?,
         label: str_of(e, Field::Label)?,
+        message_span: None,
     };
     if meta.is_settings() {
         meta.settings = Some(Box::new(e.to_value()?));

@@ -3,8 +3,8 @@
 use super::bytes16;
 use super::kind::{EntryKind, Role};
 use super::meta::{
-    BlockKind, BlockLens, ContentBlock, ContentShape, Counted, EntryMeta, MessageMeta, MessageShape, ToolCallMeta,
-    UsageMeta,
+    ArgsText, BlockKind, BlockLens, ContentBlock, ContentShape, Counted, EntryMeta, MessageMeta, MessageShape,
+    TextSpan, ToolCallMeta, UsageMeta,
 };
 use serde_json::Value;
 
@@ -47,11 +47,11 @@ impl EntryScanner {
     pub(crate) fn scan_keys(&mut self, buf: &[u8], start: usize) -> Option<(EntryMeta, usize, bool)> {
         let mut blocks = std::mem::take(&mut self.blocks);
         blocks.clear();
-        let mut s = Scanner { b: buf, i: start, depth: 0, blocks };
+        let mut s = Scanner { b: buf, i: start, depth: 0, blocks, canonical: true };
         let view = s.entry();
         let end = s.i;
         let id_keys = view.as_ref().is_ok_and(|v| v.id_keys);
-        let meta = view.and_then(|v| v.into_meta(buf, &s.blocks));
+        let meta = view.and_then(|v| v.into_meta(buf, start, &s.blocks));
         self.blocks = s.blocks;
         let meta = meta.ok()?;
         let meta = if meta.is_settings() {
@@ -209,12 +209,30 @@ struct BlockView {
     args_len: Option<u64>,
     /// `arguments.path` when a string.
     path: Option<Str>,
+    /// `arguments` as [`ArgsText`] with absolute byte offsets (`None`: not written as
+    /// `JSON.stringify` writes it). Absent `arguments`: `Some` without a span.
+    args_text: Option<(Option<(usize, usize)>, bool)>,
 }
 
 impl Default for BlockView {
     fn default() -> Self {
-        Self { ty: BlockKind::Other, text: None, thinking: None, id: None, name: None, args_len: None, path: None }
+        Self {
+            ty: BlockKind::Other,
+            text: None,
+            thinking: None,
+            id: None,
+            name: None,
+            args_len: None,
+            path: None,
+            args_text: Some((None, false)),
+        }
     }
+}
+
+/// A span of absolute offsets `(a, b)` of `buf` as a [`TextSpan`] counted from `origin`
+/// (`None` when it does not fit in `u32`).
+fn span_from(origin: usize, (a, b): (usize, usize)) -> Option<TextSpan> {
+    Some(TextSpan { start: u32::try_from(a - origin).ok()?, end: u32::try_from(b - origin).ok()? })
 }
 
 #[derive(Default)]
@@ -256,6 +274,10 @@ struct EntryView {
     message_skipped: bool,
     /// A top-level `id` or `parentId` key was seen (any value).
     id_keys: bool,
+    /// Where the value of the only `message` key lies (absolute offsets), unless it is `null`.
+    message_span: Option<(usize, usize)>,
+    /// How many `message` keys were seen.
+    message_keys: u32,
     first_kept_entry_id: Option<Str>,
     from_extension: bool,
     summary: Option<u64>,
@@ -288,6 +310,8 @@ fn shown_display(buf: &[u8], v: Option<Shown>) -> Fast<String> {
 struct ScannedBlock<'a> {
     view: BlockView,
     buf: &'a [u8],
+    /// Where the entry's object starts in `buf` (what the spans count from).
+    origin: usize,
 }
 
 impl ContentBlock for ScannedBlock<'_> {
@@ -310,14 +334,21 @@ impl ContentBlock for ScannedBlock<'_> {
             Some(p) if p.end > p.start => Some(p.decode(buf)?),
             _ => None,
         };
-        Ok(ToolCallMeta { id: opt_string(buf, b.id)?, name: opt_string(buf, b.name)?, path })
+        let args_text = match b.args_text {
+            Some((None, ranged)) => Some(ArgsText { span: None, ranged }),
+            Some((Some(span), ranged)) => {
+                span_from(self.origin, span).map(|span| ArgsText { span: Some(span), ranged })
+            }
+            None => None,
+        };
+        Ok(ToolCallMeta { id: opt_string(buf, b.id)?, name: opt_string(buf, b.name)?, path, args_text })
     }
 }
 
 impl MessageView {
     /// The metadata of the message, like `RawMessage::into_meta` (`blocks`: the scanner's
     /// blocks).
-    fn into_meta(self, buf: &[u8], blocks: &[BlockView]) -> Fast<MessageMeta> {
+    fn into_meta(self, buf: &[u8], origin: usize, blocks: &[BlockView]) -> Fast<MessageMeta> {
         let role = match &self.role {
             Some(r) if r.escaped => Role::from_name(&r.decode(buf)?),
             Some(r) => std::str::from_utf8(r.raw(buf)).map_or(Role::Other, Role::from_name),
@@ -328,7 +359,7 @@ impl MessageView {
             content: match self.content {
                 ContentView::Text(n) => ContentShape::Text(n),
                 ContentView::Blocks(range) => {
-                    ContentShape::Blocks(blocks[range].iter().map(|&view| ScannedBlock { view, buf }))
+                    ContentShape::Blocks(blocks[range].iter().map(|&view| ScannedBlock { view, buf, origin }))
                 }
                 ContentView::None => ContentShape::None,
             },
@@ -364,7 +395,7 @@ impl MessageView {
 
 impl EntryView {
     /// The metadata of the entry, like `RawEntry::into_meta` (`blocks`: the scanner's blocks).
-    fn into_meta(self, buf: &[u8], blocks: &[BlockView]) -> Fast<EntryMeta> {
+    fn into_meta(self, buf: &[u8], origin: usize, blocks: &[BlockView]) -> Fast<EntryMeta> {
         let kind = match &self.ty {
             Some(t) if t.escaped => EntryKind::from_type(&t.decode(buf)?),
             Some(t) => std::str::from_utf8(t.raw(buf)).map_or(EntryKind::Other, EntryKind::from_type),
@@ -374,7 +405,7 @@ impl EntryView {
             if self.message_skipped && self.message.is_none() {
                 return Err(Bail);
             }
-            Some(self.message.unwrap_or_default().into_meta(buf, blocks)?)
+            Some(self.message.unwrap_or_default().into_meta(buf, origin, blocks)?)
         } else {
             None
         };
@@ -389,6 +420,10 @@ impl EntryView {
             settings: None,
             target_id: opt_string(buf, self.target_id)?,
             label: opt_string(buf, self.label)?,
+            message_span: match (self.message_keys, self.message_span) {
+                (1, Some(span)) => span_from(origin, span),
+                _ => None,
+            },
         })
     }
 }
@@ -399,6 +434,11 @@ struct Scanner<'a> {
     depth: u32,
     /// The content blocks of the entry's messages (reused from entry to entry).
     blocks: Vec<BlockView>,
+    /// Everything read since it was last set is written as `JSON.stringify` would write it:
+    /// cleared by whitespace between tokens, escapes other than `\" \\ \b \f \n \r \t`, numbers
+    /// other than plain integers ([`Num::plain`]) and keys that start with a digit (where
+    /// `JSON.stringify` may order keys differently). Read for toolCall `arguments`.
+    canonical: bool,
 }
 
 impl<'a> Scanner<'a> {
@@ -413,6 +453,7 @@ impl<'a> Scanner<'a> {
     fn ws(&mut self) {
         while matches!(self.peek(), b' ' | b'\t' | b'\r') {
             self.i += 1;
+            self.canonical = false;
         }
     }
 
@@ -497,8 +538,10 @@ impl<'a> Scanner<'a> {
                         Some(b'/') => {
                             esc_json += 1;
                             i += 2;
+                            self.canonical = false;
                         }
                         Some(b'u') => {
+                            self.canonical = false;
                             let cp = hex4(b, i + 2).ok_or(Bail)?;
                             esc_json += match cp {
                                 0x22 | 0x5c | 0x08 | 0x0c | 0x0a | 0x0d | 0x09 => 2,
@@ -578,6 +621,9 @@ impl<'a> Scanner<'a> {
         }
         if int_digits + exp > 300 {
             return Err(Bail);
+        }
+        if !plain {
+            self.canonical = false;
         }
         self.i = i;
         Ok(Num { start, end: i, plain })
@@ -765,6 +811,9 @@ impl<'a> Scanner<'a> {
                     if keys.len() - base >= 64 || keys[base..].iter().any(|&(x, y)| &b[x..y] == raw) {
                         return Err(Bail);
                     }
+                    if raw.first().is_some_and(u8::is_ascii_digit) {
+                        s.canonical = false;
+                    }
                     if keys.len() > base {
                         n += 1;
                     }
@@ -802,6 +851,9 @@ impl<'a> Scanner<'a> {
     /// `arguments` of a toolCall: its stringified length (`None` for `null`) and `path`.
     fn arguments(&mut self, block: &mut BlockView) -> Fast<()> {
         block.path = None;
+        let from = self.i;
+        self.canonical = true;
+        let mut ranged = false;
         match self.peek() {
             b'n' => {
                 self.literal(b"null")?;
@@ -816,6 +868,12 @@ impl<'a> Scanner<'a> {
                     let raw = k.raw(b);
                     if keys.len() >= 64 || keys.iter().any(|&(x, y)| &b[x..y] == raw) {
                         return Err(Bail);
+                    }
+                    if raw.first().is_some_and(u8::is_ascii_digit) {
+                        s.canonical = false;
+                    }
+                    if matches!(raw, b"offset" | b"limit") && s.peek() != b'n' {
+                        ranged = true;
                     }
                     if !keys.is_empty() {
                         n += 1;
@@ -837,6 +895,7 @@ impl<'a> Scanner<'a> {
             }
             _ => block.args_len = Some(self.json_len(&mut Vec::new())?),
         }
+        block.args_text = self.canonical.then_some((Some((from, self.i)), ranged));
         Ok(())
     }
 
@@ -940,6 +999,8 @@ impl<'a> Scanner<'a> {
                     e.parent_id = s.lstr()?;
                 }
                 b"message" => {
+                    let from = s.i;
+                    let null = s.peek() == b'n';
                     // Skip (validate only) the message of an entry already known not to be one.
                     if e.ty.is_some_and(|t| !t.is(b, "message")) {
                         s.skip()?;
@@ -948,6 +1009,8 @@ impl<'a> Scanner<'a> {
                     } else {
                         e.message = Some(s.message()?);
                     }
+                    e.message_keys += 1;
+                    e.message_span = (!null).then_some((from, s.i));
                 }
                 b"firstKeptEntryId" => e.first_kept_entry_id = s.lstr()?,
                 b"fromExtension" => e.from_extension = s.is_true()?,
@@ -1095,7 +1158,18 @@ mod tests {
             prop_oneof![
                 proptest::collection::vec(inner.clone(), 0..4).prop_map(J::Arr),
                 proptest::collection::vec(
-                    (prop_oneof![Just(key("path")), Just(key("a")), Just(key("b")), text()], inner),
+                    (
+                        prop_oneof![
+                            Just(key("path")),
+                            Just(key("a")),
+                            Just(key("b")),
+                            Just(key("offset")),
+                            Just(key("limit")),
+                            Just(key("1")),
+                            text()
+                        ],
+                        inner
+                    ),
                     0..4
                 )
                 .prop_map(J::Obj),
@@ -1236,11 +1310,41 @@ mod tests {
         Some(format!("{:?}", EntryMeta::from_value(&v)))
     }
 
+    /// The spans the scanner recorded in `meta` for the JSON object `object` are right: the
+    /// `message` span is the text of the message value, and each tool call's arguments text is
+    /// `JSON.stringify(arguments)` with `ranged` as the value says.
+    fn check_spans(meta: &EntryMeta, object: &[u8]) -> Result<(), TestCaseError> {
+        let Ok(v) = crate::io::parse_line_value(object) else { return Ok(()) };
+        let text = std::str::from_utf8(object).unwrap();
+        if let Some(span) = meta.message_span {
+            let m = span.of(object).unwrap();
+            prop_assert_eq!(Some(&crate::io::parse_line_value(m.as_bytes()).unwrap()), v.get("message"));
+        }
+        let Some(m) = meta.message.as_ref().filter(|m| m.role == Role::Assistant) else { return Ok(()) };
+        let blocks: Vec<&Value> = v["message"]["content"]
+            .as_array()
+            .map(|a| a.iter().filter(|b| b.is_object() && b["type"] == "toolCall").collect())
+            .unwrap_or_default();
+        prop_assert_eq!(blocks.len(), m.tool_calls.len());
+        for (call, block) in m.tool_calls.iter().zip(blocks) {
+            let Some(args) = call.args_text else { continue };
+            let value = block.get("arguments").unwrap_or(&Value::Null);
+            let written = args.span.map_or(Some("null"), |s| s.of(object));
+            let expected = crate::js::json_stringify(value);
+            prop_assert_eq!(written, Some(expected.as_str()), "{}", text);
+            let ranged = ["offset", "limit"].iter().any(|k| value.get(*k).is_some_and(|x| !x.is_null()));
+            prop_assert_eq!(args.ranged, ranged, "{}", text);
+        }
+        Ok(())
+    }
+
     fn check(text: &[u8]) -> Result<(), TestCaseError> {
         if let Some((meta, end)) = scan_entry(text, 0) {
             // The object alone is a good line with this metadata, and so is the whole text when
             // only whitespace follows.
             let object = &text[..end];
+            check_spans(&meta, object)?;
+            let meta = meta.without_text_spans();
             prop_assert_eq!(Some(format!("{meta:?}")), reference(object), "{}", String::from_utf8_lossy(text));
             if text[end..].iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
                 prop_assert_eq!(Some(format!("{meta:?}")), reference(text), "{}", String::from_utf8_lossy(text));
@@ -1251,7 +1355,7 @@ mod tests {
         }
         // The public entry point agrees with the loaders whenever the serde path accepts.
         if let Ok(serde) = EntryMeta::from_json_serde(text) {
-            let m = EntryMeta::from_json(text).unwrap();
+            let m = EntryMeta::from_json(text).unwrap().without_text_spans();
             prop_assert_eq!(format!("{m:?}"), format!("{serde:?}"));
         }
         Ok(())
@@ -1297,6 +1401,7 @@ mod tests {
                 if let Some((meta, end)) = scan_entry(line, 0) {
                     fast += 1;
                     assert_eq!(end, line.len());
+                    let meta = meta.without_text_spans();
                     assert_eq!(Some(format!("{meta:?}")), reference(line), "{}", String::from_utf8_lossy(line));
                 }
             }

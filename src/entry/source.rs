@@ -66,6 +66,12 @@ pub trait EntrySource {
     fn has_message(&self, i: usize) -> bool {
         crate::entry::message_of::entry_message(&self.entry(i)).is_some()
     }
+    /// The bytes of entry `i`'s JSON text, not checked to be UTF-8: where the spans the byte
+    /// scanner recorded in its metadata ([`crate::entry::TextSpan`]) are read. Default: the
+    /// bytes of [`EntrySource::entry_text`] (`None` when the source keeps no text).
+    fn entry_bytes(&self, i: usize) -> Option<&[u8]> {
+        self.entry_text(i).map(str::as_bytes)
+    }
 }
 
 /// A reference to a source is a source (every method forwards), so code that takes
@@ -91,6 +97,9 @@ impl<S: EntrySource + ?Sized> EntrySource for &S {
     }
     fn call_arguments(&self, i: usize) -> Option<std::sync::Arc<[crate::plan::prune::CallArguments]>> {
         (**self).call_arguments(i)
+    }
+    fn entry_bytes(&self, i: usize) -> Option<&[u8]> {
+        (**self).entry_bytes(i)
     }
     fn has_message(&self, i: usize) -> bool {
         (**self).has_message(i)
@@ -169,6 +178,9 @@ impl<S: EntrySource + ?Sized> EntrySource for Selection<'_, S> {
     fn call_arguments(&self, i: usize) -> Option<std::sync::Arc<[crate::plan::prune::CallArguments]>> {
         self.source.call_arguments(self.indices[i])
     }
+    fn entry_bytes(&self, i: usize) -> Option<&[u8]> {
+        self.source.entry_bytes(self.indices[i])
+    }
     fn has_message(&self, i: usize) -> bool {
         self.source.has_message(self.indices[i])
     }
@@ -202,6 +214,9 @@ impl<S: EntrySource + ?Sized> EntrySource for Heads<'_, S> {
     }
     fn call_arguments(&self, i: usize) -> Option<std::sync::Arc<[crate::plan::prune::CallArguments]>> {
         self.0.call_arguments(i)
+    }
+    fn entry_bytes(&self, i: usize) -> Option<&[u8]> {
+        self.0.entry_bytes(i)
     }
     fn has_message(&self, i: usize) -> bool {
         self.0.has_message(i)

@@ -4,7 +4,7 @@
 //! (SPEC §13.6, staleness-aware pruning; `staleness: false` gives the reference's behaviour).
 
 use crate::entry::EntrySource;
-use crate::entry::{EntryKind, Role};
+use crate::entry::{EntryKind, EntryMeta, Role};
 use crate::js::{ms_value, utf16_len};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -149,13 +149,13 @@ pub fn prune_notice_superseded(tokens: u64, by: &SupersededBy) -> String {
 
 /// What a tool call reads or runs, for staleness (SPEC §13.6).
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Target {
+struct Target<'a> {
     /// The tool name.
-    tool: String,
+    tool: &'a str,
     /// `JSON.stringify(arguments)`: an identical later call supersedes.
-    args: String,
+    args: &'a str,
     /// `arguments.path` of a `read` call.
-    read_path: Option<String>,
+    read_path: Option<&'a str>,
     /// A `read` of the whole file (no `offset` / `limit`): supersedes every earlier read of
     /// the path, whole or ranged. A ranged read supersedes only an identical one.
     full_read: bool,
@@ -187,23 +187,57 @@ impl CallArguments {
         }
     }
 
-    /// The target of this call for a result of `tool` (the result's `toolName`).
-    fn target(&self, tool: &str) -> Target {
-        let read_path = if tool == "read" { self.path.clone() } else { None };
-        Target {
-            tool: tool.to_string(),
-            args: self.json.clone(),
-            full_read: read_path.is_some() && !self.ranged,
-            read_path,
-        }
+    /// The call as [`CallView`].
+    fn view(&self) -> CallView<'_> {
+        CallView { id: &self.id, json: &self.json, path: self.path.as_deref(), ranged: self.ranged }
     }
+}
+
+/// [`CallArguments`] borrowed: from a kept [`CallArguments`], or straight from an entry's
+/// metadata and text ([`call_views_of_meta`]).
+#[derive(Debug, Clone, Copy)]
+struct CallView<'a> {
+    id: &'a str,
+    json: &'a str,
+    path: Option<&'a str>,
+    ranged: bool,
+}
+
+impl<'a> CallView<'a> {
+    /// The target of this call for a result of `tool` (the result's `toolName`).
+    fn target(self, tool: &'a str) -> Target<'a> {
+        let read_path = if tool == "read" { self.path } else { None };
+        Target { tool, args: self.json, full_read: read_path.is_some() && !self.ranged, read_path }
+    }
+}
+
+/// The calls of [`call_arguments_of_meta`] borrowed from `meta` and `text`, without copying
+/// anything: `None` when that is `None`.
+fn call_views_of_meta<'a>(meta: &'a EntryMeta, text: &'a [u8]) -> Option<Vec<CallView<'a>>> {
+    let m = meta.message.as_ref().filter(|m| m.role == Role::Assistant)?;
+    m.tool_calls
+        .iter()
+        .filter_map(|c| c.id.as_deref().map(|id| (id, c)))
+        .map(|(id, c)| {
+            let args = c.args_text?;
+            let json = match args.span {
+                Some(span) => span.of(text)?,
+                None => "null",
+            };
+            Some(CallView { id, json, path: c.path.as_deref(), ranged: args.ranged })
+        })
+        .collect()
 }
 
 /// The [`CallArguments`] of each `toolCall` block with a string `id` in entry `i`'s
 /// `message.content`, in order: read from the stored text when the source keeps one (only the
 /// tool-call blocks are parsed), else from the entry's value. SPEC §13.6.
 pub fn call_arguments<S: EntrySource + ?Sized>(entries: &S, i: usize) -> std::sync::Arc<[CallArguments]> {
-    if let Some(calls) = entries.entry_text(i).and_then(tool_calls_of_text) {
+    let text = entries.entry_text(i);
+    if let Some(calls) = text.and_then(|t| call_arguments_of_meta(entries.meta(i), t.as_bytes())) {
+        return calls;
+    }
+    if let Some(calls) = text.and_then(tool_calls_of_text) {
         return calls
             .into_iter()
             .map(|(id, arguments)| {
@@ -225,6 +259,27 @@ pub fn call_arguments<S: EntrySource + ?Sized>(entries: &S, i: usize) -> std::sy
             Some(CallArguments::new(id.to_string(), b.get("arguments").unwrap_or(&Value::Null)))
         })
         .collect()
+}
+
+/// [`call_arguments`] of an entry from its metadata alone, reading only the spans the byte
+/// scanner recorded in `text` (the bytes of the entry's JSON text, the one `meta` was read
+/// from; only the spans are checked to be UTF-8): `Some`
+/// when the entry is an assistant message and every one of its tool calls with an id has its
+/// [`crate::entry::ArgsText`], whose text is `JSON.stringify(arguments)` as written. `None`:
+/// the text must be read.
+pub fn call_arguments_of_meta(meta: &EntryMeta, text: &[u8]) -> Option<std::sync::Arc<[CallArguments]>> {
+    let views = call_views_of_meta(meta, text)?;
+    Some(
+        views
+            .into_iter()
+            .map(|c| CallArguments {
+                id: c.id.to_owned(),
+                json: c.json.to_owned(),
+                path: c.path.map(str::to_owned),
+                ranged: c.ranged,
+            })
+            .collect(),
+    )
 }
 
 /// The `(id, arguments)` of each `toolCall` block of an entry's `message.content`, in order,
@@ -264,13 +319,21 @@ fn tool_calls_of_text(text: &str) -> Option<Vec<(String, Option<&RawValue>)>> {
     Some(out)
 }
 
+/// A hash map with the fast hasher (keys are the session's own ids and texts).
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
+/// An empty [`FastMap`] with room for `n` keys.
+fn sized<K, V>(n: usize) -> FastMap<K, V> {
+    FastMap::with_capacity_and_hasher(n, Default::default())
+}
+
 /// For each tool result of `results` (indices, newest first; none pruned, none of a protected
 /// tool), the newest later result of `results` that supersedes it (SPEC §13.6). Only tools with
 /// two or more results are looked at; their calls' arguments are read from the assistant
 /// entries that hold them (one parse per such entry).
-fn superseded<S: EntrySource + ?Sized>(entries: &S, results: &[usize]) -> HashMap<usize, SupersededBy> {
+fn superseded<S: EntrySource + ?Sized>(entries: &S, results: &[usize]) -> FastMap<usize, SupersededBy> {
     let tool_of = |i: usize| entries.meta(i).message.as_ref().and_then(|m| m.tool_name.as_deref());
-    let mut per_tool: HashMap<&str, usize> = HashMap::new();
+    let mut per_tool: FastMap<&str, usize> = FastMap::default();
     for &i in results {
         if let Some(t) = tool_of(i) {
             *per_tool.entry(t).or_default() += 1;
@@ -279,12 +342,13 @@ fn superseded<S: EntrySource + ?Sized>(entries: &S, results: &[usize]) -> HashMa
     let repeated: Vec<usize> =
         results.iter().copied().filter(|&i| tool_of(i).is_some_and(|t| per_tool[t] > 1)).collect();
     if repeated.is_empty() {
-        return HashMap::new();
+        return FastMap::default();
     }
-    let wanted: HashMap<&str, usize> = repeated
-        .iter()
-        .filter_map(|&i| entries.meta(i).message.as_ref()?.tool_call_id.as_deref().map(|c| (c, i)))
-        .collect();
+    let n = repeated.len();
+    let mut wanted: FastMap<&str, usize> = sized(n);
+    wanted.extend(
+        repeated.iter().filter_map(|&i| entries.meta(i).message.as_ref()?.tool_call_id.as_deref().map(|c| (c, i))),
+    );
     let mut holders: Vec<usize> = Vec::new();
     for a in 0..entries.len() {
         let Some(m) = entries.meta(a).message.as_ref() else { continue };
@@ -294,32 +358,43 @@ fn superseded<S: EntrySource + ?Sized>(entries: &S, results: &[usize]) -> HashMa
             holders.push(a);
         }
     }
-    let mut targets: HashMap<usize, Target> = HashMap::new();
-    for a in holders {
-        let calls = entries.call_arguments(a).unwrap_or_else(|| call_arguments(entries, a));
-        for call in calls.iter() {
-            let Some(&result) = wanted.get(call.id.as_str()) else { continue };
+    // The calls of each holder, borrowed from its metadata and text when the scanner recorded
+    // them, else read (kept in `read` while the targets borrow them).
+    let direct: Vec<Option<Vec<CallView<'_>>>> =
+        holders.iter().map(|&a| entries.entry_bytes(a).and_then(|t| call_views_of_meta(entries.meta(a), t))).collect();
+    let read: Vec<Option<std::sync::Arc<[CallArguments]>>> = holders
+        .iter()
+        .zip(&direct)
+        .map(|(&a, d)| d.is_none().then(|| entries.call_arguments(a).unwrap_or_else(|| call_arguments(entries, a))))
+        .collect();
+    let mut targets: FastMap<usize, Target<'_>> = sized(n);
+    for (d, kept) in direct.into_iter().zip(&read) {
+        let views = match (d, kept) {
+            (Some(views), _) => views,
+            (None, Some(calls)) => calls.iter().map(CallArguments::view).collect(),
+            (None, None) => Vec::new(),
+        };
+        for call in views {
+            let Some(&result) = wanted.get(call.id) else { continue };
             targets.entry(result).or_insert_with(|| call.target(tool_of(result).unwrap_or_default()));
         }
     }
     // Newest first, remembering the newest result per full-read path and per identical call.
-    let mut full_reads: HashMap<&str, usize> = HashMap::new();
-    let mut calls: HashMap<(&str, &str), usize> = HashMap::new();
-    let mut out = HashMap::new();
+    let mut full_reads: FastMap<&str, usize> = sized(n);
+    let mut calls: FastMap<(&str, &str), usize> = sized(n);
+    let mut out = FastMap::default();
     for &i in &repeated {
         let Some(t) = targets.get(&i) else { continue };
-        let by_read =
-            t.read_path.as_deref().and_then(|p| full_reads.get(p).map(|&j| (j, format!("a later full read of {p}"))));
-        let by = by_read.or_else(|| {
-            calls.get(&(t.tool.as_str(), t.args.as_str())).map(|&j| (j, format!("a later identical {} call", t.tool)))
-        });
+        let by_read = t.read_path.and_then(|p| full_reads.get(p).map(|&j| (j, format!("a later full read of {p}"))));
+        let by = by_read
+            .or_else(|| calls.get(&(t.tool, t.args)).map(|&j| (j, format!("a later identical {} call", t.tool))));
         if let Some((j, description)) = by {
             out.insert(i, SupersededBy { index: j, id: entries.meta(j).id.clone(), description });
         }
-        if let (true, Some(p)) = (t.full_read, t.read_path.as_deref()) {
+        if let (true, Some(p)) = (t.full_read, t.read_path) {
             full_reads.entry(p).or_insert(i);
         }
-        calls.entry((t.tool.as_str(), t.args.as_str())).or_insert(i);
+        calls.entry((t.tool, t.args)).or_insert(i);
     }
     out
 }
@@ -356,7 +431,7 @@ pub fn plan_prune<S: EntrySource + ?Sized>(entries: &S, config: &PruneConfig) ->
     let mut stale = if config.staleness {
         superseded(entries, &open.iter().map(|&(i, _, _)| i).collect::<Vec<_>>())
     } else {
-        HashMap::new()
+        FastMap::default()
     };
     let candidate = |i: usize, tokens: u64, superseded_by: Option<SupersededBy>| {
         let notice = match &superseded_by {

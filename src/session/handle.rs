@@ -141,10 +141,16 @@ impl EntrySource for SessionTree {
     }
     /// From the stored text ([`SessionTree::message_text`]): a `null` message is none either.
     fn has_message(&self, i: usize) -> bool {
-        self.message_text(i).is_some()
+        self.metas[i].message_span.is_some() || self.message_text(i).is_some()
+    }
+    fn entry_bytes(&self, i: usize) -> Option<&[u8]> {
+        Some(self.raw_bytes(i))
     }
     /// Read once per entry and kept until the entry changes.
     fn call_arguments(&self, i: usize) -> Option<std::sync::Arc<[CallArguments]>> {
+        if let Some(calls) = crate::plan::prune::call_arguments_of_meta(&self.metas[i], self.raw_bytes(i)) {
+            return Some(calls);
+        }
         let kept = self.texts.call_arguments.lock().unwrap_or_else(|e| e.into_inner()).get(&i).cloned();
         if kept.is_some() {
             return kept;
@@ -316,6 +322,15 @@ impl SessionTree {
     pub fn raw(&self, i: usize) -> &str {
         // Spans are records of a UTF-8 buffer (the loader replaces invalid UTF-8).
         self.text_of(&self.raws[i])
+    }
+
+    /// The bytes of entry `i`'s raw JSON text, not checked to be UTF-8 (for reading parts of it
+    /// whose places are known, [`crate::entry::TextSpan`]).
+    fn raw_bytes(&self, i: usize) -> &[u8] {
+        match &self.raws[i] {
+            Raw::Span(r) => self.base.get(r.clone()).unwrap_or_default(),
+            Raw::Owned(s) => s.as_bytes(),
+        }
     }
 
     /// The session header, if the session has one.
@@ -656,6 +671,31 @@ impl SessionTree {
             }
         }
         Some((shell, lists))
+    }
+
+    /// [`SessionTree::prepare_compaction_refs`] with the preparation's `preview` filled in
+    /// ([`SessionTree::compaction_previews`]), the compaction plan made once for both. Errors:
+    /// the file-operations template fails to render.
+    pub fn prepare_compaction_refs_with_previews(
+        &self,
+        settings: &CompactionSettings,
+        prune: &PruneConfig,
+        templates: &crate::prompt::templates::PromptTemplates,
+    ) -> Result<Option<(CompactionPreparation, [Vec<MessageRef>; 3])>> {
+        let (start, window) = self.window();
+        let Some(plan) = plan_compaction(&window, settings) else { return Ok(None) };
+        let Some((mut shell, mut lists)) = crate::plan::prepare::preparation_refs_of(&window, settings, plan.clone())
+        else {
+            return Ok(None);
+        };
+        shell.preview =
+            Some(crate::summarize::preview::compaction_previews_of(&window, settings, prune, templates, Some(&plan))?);
+        for r in lists.iter_mut().flatten() {
+            if let MessageRef::Entry(pos) = r {
+                *pos = self.branch[start + *pos];
+            }
+        }
+        Ok(Some((shell, lists)))
     }
 
     /// The preparation `session_before_compact` sees on the current branch: the full
@@ -1114,6 +1154,10 @@ impl SessionTree {
     /// `message`, or it is `null`), without parsing the rest of the entry.
     /// Where it lies in the entry's text is read once and kept until the entry changes.
     pub fn message_text(&self, i: usize) -> Option<&str> {
+        if let Some(span) = self.metas.get(i)?.message_span {
+            // Recorded by the scanner: only the message's own bytes are read.
+            return span.of(self.raw_bytes(i));
+        }
         let raw = self.raws.get(i).map(|r| self.text_of(r))?;
         let kept = self.texts.message_spans.lock().unwrap_or_else(|e| e.into_inner()).get(&i).copied();
         let range = match kept {
@@ -1329,6 +1373,69 @@ mod tests {
         assert_eq!(tree.role(1).as_deref(), Some("futureRole"));
         assert_eq!(tree.entry_type(2), "future_thing");
         assert_eq!(tree.role(2), None);
+    }
+
+    /// A loaded handle reads messages and tool-call arguments through the spans its scanner
+    /// recorded; one built from values has none and reads the texts: both decide alike.
+    #[test]
+    fn recorded_spans_read_what_the_texts_say() {
+        let args = [
+            r#"{"path":"a.rs"}"#,
+            r#"{ "path": "a.rs" }"#,
+            r#"{"path":"a.rs","offset":1}"#,
+            r#"{"path":"a.rs","limit":null}"#,
+            r#"{"path":"\/a.rs"}"#,
+            r#"{"1":2,"path":"b.rs"}"#,
+            r#"{"path":"é\n.rs","n":[1,true,null,{"x":"y"}]}"#,
+            r#"{"path":"c.rs","n":[-2]}"#,
+            r#"{"path":"c.rs","x":"\u00e9"}"#,
+            "absent",
+            r#"{"path":"a.rs"}"#,
+        ];
+        let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00Z","cwd":""}"#;
+        let mut lines = vec![
+            r#"{"type":"message","id":"u0","parentId":null,"message":{"role":"user","content":"go"}}"#.to_string(),
+        ];
+        let mut parent = "u0".to_string();
+        for (n, a) in args.iter().enumerate() {
+            let arguments = if *a == "absent" { String::new() } else { format!(r#","arguments":{a}"#) };
+            lines.push(format!(
+                r#"  {{"type":"message","id":"a{n}","parentId":"{parent}","message":{{"role":"assistant","content":[{{"type":"text","text":"t"}},{{"type":"toolCall","id":"c{n}","name":"read"{arguments}}}],"stopReason":"toolUse"}}}}"#
+            ));
+            lines.push(format!(
+                r#"{{"type":"message","id":"t{n}","parentId":"a{n}","message":{{"role":"toolResult","toolCallId":"c{n}","toolName":"read","content":[{{"type":"text","text":"{}"}}]}}}}"#,
+                "x".repeat(400)
+            ));
+            parent = format!("t{n}");
+        }
+        let text = format!("{header}\n{}", lines.join("\n"));
+        let (loaded, errors) = SessionTree::from_jsonl(text.clone(), &crate::io::ParseOptions::default()).unwrap();
+        assert!(errors.is_empty());
+        let values: Vec<Value> = lines.iter().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let built = SessionTree::from_values(None, &values);
+        // The scanner recorded the arguments written as JSON.stringify writes them (and an absent
+        // one), and every message.
+        let recorded: Vec<bool> = (0..args.len())
+            .map(|n| loaded.meta(1 + 2 * n).message.as_ref().unwrap().tool_calls[0].args_text.is_some())
+            .collect();
+        assert_eq!(recorded, [true, false, true, true, false, false, true, false, false, true, true]);
+        assert!((0..loaded.entry_count()).all(|i| loaded.meta(i).message_span.is_some()));
+        assert!((0..built.entry_count()).all(|i| built.meta(i).message_span.is_none()));
+        for i in 0..loaded.entry_count() {
+            let (a, b) = (loaded.message_text(i).unwrap(), built.message_text(i).unwrap());
+            assert_eq!(serde_json::from_str::<Value>(a).unwrap(), serde_json::from_str::<Value>(b).unwrap());
+            assert_eq!(Some(a), text.lines().nth(i + 1).and_then(|l| message_span(l)));
+        }
+        let config = PruneConfig { protect_tokens: 0, minimum_savings: 0, protected_tools: vec![], staleness: true };
+        let (a, b) = (loaded.plan_prune(&config), built.plan_prune(&config));
+        assert_eq!(a, b);
+        // The later whole reads of a.rs supersede the earlier reads of it, whatever their writing.
+        let by: Vec<(&str, Option<&str>)> = a
+            .candidates
+            .iter()
+            .map(|c| (c.id.as_deref().unwrap(), c.superseded_by.as_ref().and_then(|s| s.id.as_deref())))
+            .collect();
+        assert!(by.contains(&("t0", Some("t10"))) && by.contains(&("t1", Some("t10"))), "{by:?}");
     }
 
     #[test]

@@ -9,7 +9,9 @@ use crate::entry::{EntryKind, EntryMeta, EntrySource};
 use crate::error::Result;
 use crate::js::utf16_len;
 use crate::plan::overflow::estimate_context_tokens;
-use crate::plan::prepare::{plan_compaction, reference_preparation_parts, CompactionSettings, PreparationParts};
+use crate::plan::prepare::{
+    plan_compaction, reference_preparation_parts, CompactionSettings, PreparationParts, PreparationPlan,
+};
 use crate::plan::preview::{CompactionPreview, CompactionPreviews, PruneCompactionPreview};
 use crate::plan::prune::{PruneConfig, PrunePlan};
 use crate::prompt::templates::{format_file_operations, PromptTemplates};
@@ -22,12 +24,12 @@ use std::collections::HashMap;
 /// compaction after a prune would see it.
 struct PrunedView<'a, S: EntrySource + ?Sized> {
     source: &'a S,
-    metas: HashMap<usize, EntryMeta>,
+    metas: HashMap<usize, EntryMeta, foldhash::fast::RandomState>,
 }
 
 impl<'a, S: EntrySource + ?Sized> PrunedView<'a, S> {
     fn new(source: &'a S, prune: &PrunePlan) -> Self {
-        let mut metas = HashMap::new();
+        let mut metas = HashMap::default();
         for c in &prune.candidates {
             let mut meta = source.meta(c.index).clone();
             if let Some(m) = meta.message.as_mut() {
@@ -102,8 +104,21 @@ pub fn compaction_preview<S: EntrySource + ?Sized>(
     templates: &PromptTemplates,
     before: f64,
 ) -> Result<Option<CompactionPreview>> {
-    let Some(plan) = plan_compaction(path, settings) else { return Ok(None) };
-    let Some(parts) = reference_preparation_parts(path, &plan, |i| has_message(path.meta(i)).then_some(i)) else {
+    match plan_compaction(path, settings) {
+        Some(plan) => compaction_preview_of(path, settings, templates, before, &plan),
+        None => Ok(None),
+    }
+}
+
+/// [`compaction_preview`] of the plan [`plan_compaction`] made for `path` and `settings`.
+fn compaction_preview_of<S: EntrySource + ?Sized>(
+    path: &S,
+    settings: &CompactionSettings,
+    templates: &PromptTemplates,
+    before: f64,
+    plan: &PreparationPlan,
+) -> Result<Option<CompactionPreview>> {
+    let Some(parts) = reference_preparation_parts(path, plan, |i| has_message(path.meta(i)).then_some(i)) else {
         return Ok(None);
     };
     if parts.messages_to_summarize.is_empty() && parts.turn_prefix_messages.is_empty() {
@@ -139,13 +154,33 @@ pub fn compaction_previews(
     prune: &PruneConfig,
     templates: &PromptTemplates,
 ) -> Result<CompactionPreviews> {
+    compaction_previews_of(path, settings, prune, templates, plan_compaction(path, settings).as_ref())
+}
+
+/// [`compaction_previews`] with the [`plan_compaction`] of `path` and `settings` already made
+/// (`None`: there is none), for a caller that made it for the preparation itself.
+pub fn compaction_previews_of(
+    path: &dyn EntrySource,
+    settings: &CompactionSettings,
+    prune: &PruneConfig,
+    templates: &PromptTemplates,
+    compaction_plan: Option<&PreparationPlan>,
+) -> Result<CompactionPreviews> {
     let before = estimate_context_tokens(path);
-    let compaction = compaction_preview(path, settings, templates, before)?;
+    let compaction = match compaction_plan {
+        Some(plan) => compaction_preview_of(path, settings, templates, before, plan)?,
+        None => None,
+    };
     let all: Vec<usize> = (0..path.len()).collect();
     let plan = plan_prune_in_context(path, &all, prune);
     let after_prune = before - plan.tokens_saved as f64;
-    let pruned = PrunedView::new(path, &plan);
-    let then = compaction_preview(&pruned as &dyn EntrySource, settings, templates, after_prune)?;
+    // Nothing pruned: the pruned branch is the branch, and its compaction the one above.
+    let then = if plan.candidates.is_empty() {
+        compaction.clone()
+    } else {
+        let pruned = PrunedView::new(path, &plan);
+        compaction_preview(&pruned as &dyn EntrySource, settings, templates, after_prune)?
+    };
     let with_prune = PruneCompactionPreview {
         pruned_count: plan.candidates.len(),
         prune_tokens_saved: plan.tokens_saved,

@@ -378,8 +378,11 @@ impl SessionTree {
             });
         }
         self.s(|s| {
-            let Some((mut shell, lists)) = s.prepare_compaction_refs(&settings) else { return Ok(JsValue::UNDEFINED) };
-            shell.preview = Some(s.compaction_previews(&settings, &prune, &templates()).map_err(error_js)?);
+            let Some((shell, lists)) =
+                s.prepare_compaction_refs_with_previews(&settings, &prune, &templates()).map_err(error_js)?
+            else {
+                return Ok(JsValue::UNDEFINED);
+            };
             let out = from_serde(&shell)?;
             let mut objects = self.messages.borrow_mut();
             for (key, list) in ["messagesToSummarize", "turnPrefixMessages", "recentMessages"].iter().zip(&lists) {
