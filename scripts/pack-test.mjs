@@ -80,12 +80,12 @@ const EXPECTED_FILES = [
  * loads linear in any input (runs of opaque lines, the bound on listed bad lines, the checks that
  * a load fits in memory) added ~2.7 KB of gzipped wasm, the spans the scanner records for the
  * handle's first prepare (message and tool-call arguments) and the staleness rule reading them
- * ~5.8 KB. @@FIGURES@@
+ * ~5.8 KB: 497,745 B and 390,435 B together (2026-12-02).
  * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
  * figures fall.
  */
-const MAX_PACKED_BYTES = 500_000;
-const MAX_WASM_GZIP_BYTES = 395_000;
+const MAX_PACKED_BYTES = 498_800;
+const MAX_WASM_GZIP_BYTES = 391_300;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
 let passed = 0;
