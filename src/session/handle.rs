@@ -148,9 +148,6 @@ impl EntrySource for SessionTree {
     }
     /// Read once per entry and kept until the entry changes.
     fn call_arguments(&self, i: usize) -> Option<std::sync::Arc<[CallArguments]>> {
-        if let Some(calls) = crate::plan::prune::call_arguments_of_meta(&self.metas[i], self.raw_bytes(i)) {
-            return Some(calls);
-        }
         let kept = self.texts.call_arguments.lock().unwrap_or_else(|e| e.into_inner()).get(&i).cloned();
         if kept.is_some() {
             return kept;
@@ -664,13 +661,19 @@ impl SessionTree {
     ) -> Option<(CompactionPreparation, [Vec<MessageRef>; 3])> {
         let (start, window) = self.window();
         let plan = plan_compaction(&window, settings)?;
-        let (shell, mut lists) = crate::plan::prepare::preparation_refs_of(&window, settings, plan)?;
+        let (shell, lists) = crate::plan::prepare::preparation_refs_of(&window, settings, plan)?;
+        Some((shell, self.refs_on_branch(start, lists)))
+    }
+
+    /// `lists` of message references into the compaction window starting at branch position
+    /// `start`, as references to entry indices.
+    fn refs_on_branch(&self, start: usize, mut lists: [Vec<MessageRef>; 3]) -> [Vec<MessageRef>; 3] {
         for r in lists.iter_mut().flatten() {
             if let MessageRef::Entry(pos) = r {
                 *pos = self.branch[start + *pos];
             }
         }
-        Some((shell, lists))
+        lists
     }
 
     /// [`SessionTree::prepare_compaction_refs`] with the preparation's `preview` filled in
@@ -684,18 +687,13 @@ impl SessionTree {
     ) -> Result<Option<(CompactionPreparation, [Vec<MessageRef>; 3])>> {
         let (start, window) = self.window();
         let Some(plan) = plan_compaction(&window, settings) else { return Ok(None) };
-        let Some((mut shell, mut lists)) = crate::plan::prepare::preparation_refs_of(&window, settings, plan.clone())
+        let Some((mut shell, lists)) = crate::plan::prepare::preparation_refs_of(&window, settings, plan.clone())
         else {
             return Ok(None);
         };
         shell.preview =
             Some(crate::summarize::preview::compaction_previews_of(&window, settings, prune, templates, Some(&plan))?);
-        for r in lists.iter_mut().flatten() {
-            if let MessageRef::Entry(pos) = r {
-                *pos = self.branch[start + *pos];
-            }
-        }
-        Ok(Some((shell, lists)))
+        Ok(Some((shell, self.refs_on_branch(start, lists))))
     }
 
     /// The preparation `session_before_compact` sees on the current branch: the full
