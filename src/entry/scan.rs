@@ -301,8 +301,28 @@ impl Shown {
     }
 }
 
-fn shown_display(buf: &[u8], v: Option<Shown>) -> Fast<String> {
-    v.map_or_else(|| Ok("undefined".to_string()), |v| v.display(buf))
+/// Appends `String(v)` to `out` (`undefined` for `None`).
+fn push_shown(out: &mut String, buf: &[u8], v: Option<Shown>) -> Fast<()> {
+    match v {
+        None => out.push_str("undefined"),
+        Some(Shown::Str(s)) if !s.escaped => out.push_str(std::str::from_utf8(s.raw(buf)).map_err(|_| Bail)?),
+        Some(v) => out.push_str(&v.display(buf)?),
+    }
+    Ok(())
+}
+
+/// `` `${provider}/${model}` `` in one allocation.
+fn provider_model(buf: &[u8], provider: Option<Shown>, model: Option<Shown>) -> Fast<String> {
+    let len = |v: Option<Shown>| match v {
+        Some(Shown::Str(s)) => s.end - s.start,
+        Some(Shown::Other(a, b)) => b - a,
+        None => 9,
+    };
+    let mut s = String::with_capacity(len(provider) + 1 + len(model));
+    push_shown(&mut s, buf, provider)?;
+    s.push('/');
+    push_shown(&mut s, buf, model)?;
+    Ok(s)
 }
 
 /// A block of [`Scanner::blocks`] with the bytes its strings point into.
@@ -369,14 +389,8 @@ impl MessageView {
             exclude_from_context: self.exclude,
         };
         let Counted { tokens, tool_calls } = shape.count()?;
-        let provider_model = if role == Role::Assistant {
-            let mut s = shown_display(buf, self.provider)?;
-            s.push('/');
-            s.push_str(&shown_display(buf, self.model)?);
-            Some(s)
-        } else {
-            None
-        };
+        let provider_model =
+            if role == Role::Assistant { Some(provider_model(buf, self.provider, self.model)?) } else { None };
         Ok(MessageMeta {
             role,
             tokens,
@@ -489,7 +503,7 @@ impl<'a> Scanner<'a> {
         let mut esc_json: u64 = 0;
         let mut escaped = false;
         let mut high = false;
-        let mut pad = [0u8; 16];
+        let mut pad: [u8; 16];
         loop {
             let chunk: &[u8; 16] = match b.get(i..i + 16).and_then(|w| <&[u8; 16]>::try_from(w).ok()) {
                 Some(w) => w,
@@ -497,6 +511,7 @@ impl<'a> Scanner<'a> {
                     // The last bytes of the buffer, padded with zero bytes (which stop the
                     // scan below like control characters do).
                     let rest = b.get(i..).unwrap_or_default();
+                    pad = [0u8; 16];
                     pad[..rest.len()].copy_from_slice(rest);
                     &pad
                 }

@@ -102,13 +102,15 @@ impl TreeIndex {
         }
         let mut known = false;
         if let Some(id) = &meta.id {
-            match self.nodes.get_mut(id.as_str()) {
-                Some(node) => {
-                    node.index = Some(i);
+            // One hash and one probe for the common case, a new id (the key is copied first; for
+            // a known id, rare, the copy is dropped).
+            match self.nodes.entry(id.clone()) {
+                std::collections::hash_map::Entry::Occupied(mut node) => {
+                    node.get_mut().index = Some(i);
                     known = true;
                 }
-                None => {
-                    self.nodes.insert(id.clone(), Node { index: Some(i), children: Children::None });
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(Node { index: Some(i), children: Children::None });
                 }
             }
         }
