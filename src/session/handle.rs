@@ -696,7 +696,16 @@ impl SessionTree {
         let summary =
             summary_tokens(&window, &plan, parts.previous_summary.as_deref(), &parts.file_ops, settings, templates)?;
         let (mut shell, lists) = preparation_refs_of_parts(parts, settings, &plan);
-        shell.preview = Some(compaction_previews_of(&window, settings, prune, templates, Some(&plan), Some(summary))?);
+        // The prune of the context's outputs is the handle's own (the fold keeps the context),
+        // its candidates in window positions (every message of the context lies in the
+        // window); the previews read nothing else of it.
+        let mut pruned = self.plan_prune(prune);
+        for c in &mut pruned.candidates {
+            c.index = c.branch_position.map_or(usize::MAX, |p| p.wrapping_sub(start));
+        }
+        let previews =
+            compaction_previews_of(&window, settings, prune, templates, Some(&plan), Some(summary), Some(pruned))?;
+        shell.preview = Some(previews);
         Ok(Some((shell, self.refs_on_branch(start, lists))))
     }
 

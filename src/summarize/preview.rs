@@ -182,12 +182,14 @@ pub fn compaction_previews(
     prune: &PruneConfig,
     templates: &PromptTemplates,
 ) -> Result<CompactionPreviews> {
-    compaction_previews_of(path, settings, prune, templates, plan_compaction(path, settings).as_ref(), None)
+    compaction_previews_of(path, settings, prune, templates, plan_compaction(path, settings).as_ref(), None, None)
 }
 
 /// [`compaction_previews`] with the [`plan_compaction`] of `path` and `settings` already made
 /// (`None`: there is none), for a caller that made it for the preparation itself, and the
-/// [`summary_tokens`] of that plan when the caller has them (`None`: read here).
+/// [`summary_tokens`] of that plan when the caller has them (`None`: read here), and the prune
+/// with `prune` of the outputs the model still sees when the caller made it (what
+/// [`plan_prune_in_context`] of the whole `path` gives, indices into `path`; `None`: made here).
 pub fn compaction_previews_of(
     path: &dyn EntrySource,
     settings: &CompactionSettings,
@@ -195,14 +197,14 @@ pub fn compaction_previews_of(
     templates: &PromptTemplates,
     compaction_plan: Option<&PreparationPlan>,
     known: Option<Option<u64>>,
+    prune_plan: Option<PrunePlan>,
 ) -> Result<CompactionPreviews> {
     let before = estimate_context_tokens(path);
     let compaction = match compaction_plan {
         Some(plan) => compaction_preview_of(path, settings, templates, before, plan, known)?,
         None => None,
     };
-    let all: Vec<usize> = (0..path.len()).collect();
-    let plan = plan_prune_in_context(path, &all, prune);
+    let plan = prune_plan.unwrap_or_else(|| plan_prune_in_context(path, &(0..path.len()).collect::<Vec<_>>(), prune));
     let after_prune = before - plan.tokens_saved as f64;
     // Nothing pruned: the pruned branch is the branch, and its compaction the one above.
     let then = if plan.candidates.is_empty() {

@@ -26,9 +26,9 @@ pub enum Want<'a> {
 #[derive(Default)]
 pub struct MessageObjects {
     revision: u64,
-    /// Per entry index: `None` not built yet; `Some((version, undefined))` the entry gives no
+    /// Per entry index: `None` not built yet; `Some((version, None))` the entry gives no
     /// message; `version` is the entry's version when it was built.
-    objects: Vec<Option<(u32, JsValue)>>,
+    objects: Vec<Option<(u32, Option<JsValue>)>>,
 }
 
 impl MessageObjects {
@@ -42,8 +42,8 @@ impl MessageObjects {
     }
 
     /// The object built for entry `i`, if any.
-    fn built(&self, i: usize) -> Option<JsValue> {
-        self.objects.get(i).cloned().flatten().map(|(_, o)| o)
+    fn built(&self, i: usize) -> Option<&JsValue> {
+        self.objects.get(i)?.as_ref()?.1.as_ref()
     }
 
     /// Keeps `message` (the caller's own object) as the message of entry `i`, just appended to
@@ -52,7 +52,7 @@ impl MessageObjects {
         self.sync(s);
         if message.is_object() {
             if let Some(slot) = self.objects.get_mut(i) {
-                *slot = Some((s.entry_version(i), message));
+                *slot = Some((s.entry_version(i), Some(message)));
             }
         }
     }
@@ -83,23 +83,26 @@ impl MessageObjects {
             match built {
                 Some(t) if batch.push(&t, i) => {
                     // Marked so that an entry wanted twice is built once.
-                    self.objects[i] = Some((s.entry_version(i), JsValue::NULL));
+                    self.objects[i] = Some((s.entry_version(i), None));
                     if batch.text.len() >= BATCH_BYTES {
                         batch.parse(self, s)?;
                     }
                 }
-                _ => self.objects[i] = Some((s.entry_version(i), JsValue::UNDEFINED)),
+                _ => self.objects[i] = Some((s.entry_version(i), None)),
             }
         }
         batch.parse(self, s)?;
         let out = js_sys::Array::new();
         for want in wants {
-            let object = match *want {
-                Want::Item(item) => self.built(item.index()),
-                Want::Value(v) => Some(from_serde(v)?),
-            };
-            if let Some(o) = object.filter(|o| !o.is_undefined()) {
-                out.push(&o);
+            match *want {
+                Want::Item(item) => {
+                    if let Some(o) = self.built(item.index()) {
+                        out.push(o);
+                    }
+                }
+                Want::Value(v) => {
+                    out.push(&from_serde(v)?);
+                }
             }
         }
         Ok(out)
@@ -154,7 +157,7 @@ impl Batch {
             }
         };
         for (k, &i) in self.entries.iter().enumerate() {
-            objects.objects[i] = Some((s.entry_version(i), parsed.get(k as u32)));
+            objects.objects[i] = Some((s.entry_version(i), Some(parsed.get(k as u32))));
         }
         self.entries.clear();
         Ok(())
