@@ -18,16 +18,34 @@ pub fn utf16_len(s: &str) -> u64 {
 /// ASCII only, which a JavaScript engine decodes from bytes and parses faster (a one-byte
 /// string). `json` must be JSON text: outside its strings there are no non-ASCII characters.
 pub fn push_json_ascii(out: &mut String, json: &str) {
-    let bytes = json.as_bytes();
+    push_json_ascii_bytes(out, json.as_bytes());
+}
+
+/// [`push_json_ascii`] of bytes not known to be UTF-8, checked as they are read (no separate
+/// pass): `false`, and `out` as it was, when they are not UTF-8.
+pub fn push_json_ascii_bytes(out: &mut String, json: &[u8]) -> bool {
+    let start = out.len();
     let mut from = 0;
-    while from < bytes.len() {
-        let Some(k) = first_non_ascii(&bytes[from..]) else {
-            out.push_str(&json[from..]);
-            return;
+    while let Some(rest) = json.get(from..) {
+        let run = &rest[..ascii_len(rest)];
+        // SAFETY: every byte of `run` is below 0x80 (`ascii_len`), and ASCII is UTF-8.
+        out.push_str(unsafe { std::str::from_utf8_unchecked(run) });
+        let at = from + run.len();
+        if at == json.len() {
+            return true;
+        }
+        let width = match json[at] {
+            0xC2..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF4 => 4,
+            _ => 0,
         };
-        out.push_str(&json[from..from + k]);
-        let at = from + k;
-        let c = json[at..].chars().next().unwrap_or('\u{fffd}');
+        // The one character there, checked (an empty or cut-off sequence is none).
+        let Some(c) = json.get(at..at + width).and_then(|b| std::str::from_utf8(b).ok()).and_then(|s| s.chars().next())
+        else {
+            out.truncate(start);
+            return false;
+        };
         let mut units = [0u16; 2];
         for &mut unit in c.encode_utf16(&mut units) {
             const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -36,21 +54,23 @@ pub fn push_json_ascii(out: &mut String, json: &str) {
                 out.push(char::from(HEX[usize::from((unit >> shift) & 0xf)]));
             }
         }
-        from = at + c.len_utf8();
+        from = at + width;
     }
+    true
 }
 
-/// The position of the first byte of `b` that is not ASCII, eight bytes at a time.
-fn first_non_ascii(b: &[u8]) -> Option<usize> {
-    let mut i = 0;
-    while let Some(word) = b.get(i..i + 8) {
-        let w = u64::from_le_bytes(<[u8; 8]>::try_from(word).unwrap_or([0x80; 8]));
-        if w & 0x8080_8080_8080_8080 != 0 {
+/// How many bytes `b` starts with that are ASCII, sixteen at a time.
+fn ascii_len(b: &[u8]) -> usize {
+    const HIGH: u128 = 0x8080_8080_8080_8080_8080_8080_8080_8080;
+    let mut n = 0;
+    for chunk in b.chunks_exact(16) {
+        let word = u128::from_le_bytes(<[u8; 16]>::try_from(chunk).unwrap_or([0x80; 16]));
+        if word & HIGH != 0 {
             break;
         }
-        i += 8;
+        n += 16;
     }
-    b[i..].iter().position(|&x| x >= 0x80).map(|k| i + k)
+    n + b[n..].iter().position(|&x| x >= 0x80).unwrap_or(b.len() - n)
 }
 
 /// Compares two strings by UTF-16 code units, the order of JavaScript's default
@@ -547,6 +567,33 @@ mod tests {
         assert_eq!(out, r#"[{"a":"\u00e9\u2192\ud83d\ude00 \"x\"","b":["\u00fc",1],"c":"plain"}]"#);
         let back: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(back[0], serde_json::from_str::<Value>(json).unwrap());
+    }
+
+    /// Runs of plain ASCII longer than a chunk are copied whole, and bytes that are not UTF-8
+    /// (a bad lead byte, a stray continuation byte, a cut-off sequence, an overlong form, a
+    /// surrogate) leave `out` as it was: what `str::from_utf8` rejects.
+    #[test]
+    fn json_ascii_bytes_checks_utf8_as_it_reads() {
+        let long = format!("\"{}é{}\"", "a".repeat(37), "b".repeat(20));
+        let mut out = String::from("x");
+        assert!(push_json_ascii_bytes(&mut out, long.as_bytes()));
+        assert_eq!(out, format!("x\"{}\\u00e9{}\"", "a".repeat(37), "b".repeat(20)));
+        for bad in [
+            &b"\"a\xffb\""[..],
+            b"\"\x80\"",
+            b"\"ab\xe2\x82\"",
+            b"\"\xc0\xaf\"",
+            b"\"\xed\xa0\x80\"",
+            b"\"\xf4\x90\x80\x80\"",
+        ] {
+            let mut out = String::from("[1,");
+            assert!(!push_json_ascii_bytes(&mut out, bad), "{bad:?}");
+            assert_eq!(out, "[1,");
+            assert!(std::str::from_utf8(bad).is_err());
+        }
+        let mut out = String::new();
+        assert!(push_json_ascii_bytes(&mut out, "\"😀\"".as_bytes()));
+        assert_eq!(out, "\"\\ud83d\\ude00\"");
     }
     use serde_json::json;
 

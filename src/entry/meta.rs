@@ -77,8 +77,13 @@ impl TextSpan {
     /// included); only these bytes are checked to be UTF-8. `None` when the span does not lie
     /// inside `text` or is not UTF-8.
     pub fn of<'a>(&self, text: &'a [u8]) -> Option<&'a str> {
+        std::str::from_utf8(self.bytes_of(text)?).ok()
+    }
+
+    /// The bytes of the span in `text` (as [`TextSpan::of`], not checked to be UTF-8).
+    pub fn bytes_of<'a>(&self, text: &'a [u8]) -> Option<&'a [u8]> {
         let lead = text.iter().position(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n')).unwrap_or(text.len());
-        std::str::from_utf8(text.get(lead + self.start as usize..lead + self.end as usize)?).ok()
+        text.get(lead + self.start as usize..lead + self.end as usize)
     }
 }
 

@@ -6,16 +6,20 @@ use crate::js::sort_utf16;
 use indexmap::IndexSet;
 use serde::{Deserialize, Serialize};
 
+/// A set of paths in first-seen order (hashed with the fast hasher: the keys are the
+/// session's own paths).
+pub type PathSet = IndexSet<String, foldhash::fast::RandomState>;
+
 /// The three sets of paths, each in first-seen order without duplicates (the wire form is
 /// [`crate::plan::prepare::FileOpsLists`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FileOps {
     /// Paths passed to `read`.
-    pub read: IndexSet<String>,
+    pub read: PathSet,
     /// Paths passed to `write`.
-    pub written: IndexSet<String>,
+    pub written: PathSet,
     /// Paths passed to `edit`.
-    pub edited: IndexSet<String>,
+    pub edited: PathSet,
 }
 
 /// Sorted file lists for a summary: `readFiles` = read minus modified, `modifiedFiles` =
@@ -37,18 +41,16 @@ impl FileOps {
             return;
         }
         for call in &meta.tool_calls {
-            let Some(path) = call.path.as_ref() else { continue };
-            match call.name.as_deref() {
-                Some("read") => {
-                    self.read.insert(path.clone());
-                }
-                Some("write") => {
-                    self.written.insert(path.clone());
-                }
-                Some("edit") => {
-                    self.edited.insert(path.clone());
-                }
-                _ => {}
+            let Some(path) = call.path.as_deref() else { continue };
+            let set = match call.name.as_deref() {
+                Some("read") => &mut self.read,
+                Some("write") => &mut self.written,
+                Some("edit") => &mut self.edited,
+                _ => continue,
+            };
+            // Copied only when new.
+            if !set.contains(path) {
+                set.insert(path.to_owned());
             }
         }
     }
@@ -70,7 +72,8 @@ impl FileOps {
 
     /// The sorted lists of SPEC §8.
     pub fn file_lists(&self) -> FileLists {
-        let modified: IndexSet<&String> = self.written.iter().chain(self.edited.iter()).collect();
+        let modified: IndexSet<&String, foldhash::fast::RandomState> =
+            self.written.iter().chain(self.edited.iter()).collect();
         let mut read_files: Vec<String> = self.read.iter().filter(|p| !modified.contains(p)).cloned().collect();
         let mut modified_files: Vec<String> = modified.into_iter().cloned().collect();
         sort_utf16(&mut read_files);

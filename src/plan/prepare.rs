@@ -576,7 +576,17 @@ pub fn preparation_refs_of<S: EntrySource + ?Sized>(
     settings: &CompactionSettings,
     plan: PreparationPlan,
 ) -> Option<(CompactionPreparation, [Vec<MessageRef>; 3])> {
-    let mut parts = preparation_parts(path, &plan, |i| message_ref(path, i))?;
+    let parts = preparation_parts(path, &plan, |i| message_ref(path, i))?;
+    Some(preparation_refs_of_parts(parts, settings, &plan))
+}
+
+/// [`preparation_refs_of`] of the [`preparation_parts`] (messages as [`message_ref`]) of
+/// `plan`: the preparation with its three message lists left empty, and the lists.
+pub fn preparation_refs_of_parts(
+    mut parts: PreparationParts<MessageRef>,
+    settings: &CompactionSettings,
+    plan: &PreparationPlan,
+) -> (CompactionPreparation, [Vec<MessageRef>; 3]) {
     let lists = [
         std::mem::take(&mut parts.messages_to_summarize),
         std::mem::take(&mut parts.turn_prefix_messages),
@@ -594,7 +604,7 @@ pub fn preparation_refs_of<S: EntrySource + ?Sized>(
     };
     let mut prep = preparation_of(shell, settings, false);
     prep.token_calibration_factor = plan.token_calibration_factor;
-    Some((prep, lists))
+    (prep, lists)
 }
 
 fn preparation_of(

@@ -386,15 +386,22 @@ fn superseded<S: EntrySource + ?Sized>(entries: &S, results: &[usize]) -> FastMa
     for &i in &repeated {
         let Some(t) = targets.get(&i) else { continue };
         let by_read = t.read_path.and_then(|p| full_reads.get(p).map(|&j| (j, format!("a later full read of {p}"))));
-        let by = by_read
-            .or_else(|| calls.get(&(t.tool, t.args)).map(|&j| (j, format!("a later identical {} call", t.tool))));
+        // The newest identical call so far, and this one remembered when it is the first (one
+        // hash of the arguments' text).
+        let by_call = match calls.entry((t.tool, t.args)) {
+            std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(i);
+                None
+            }
+        };
+        let by = by_read.or_else(|| by_call.map(|j| (j, format!("a later identical {} call", t.tool))));
         if let Some((j, description)) = by {
             out.insert(i, SupersededBy { index: j, id: entries.meta(j).id.clone(), description });
         }
         if let (true, Some(p)) = (t.full_read, t.read_path) {
             full_reads.entry(p).or_insert(i);
         }
-        calls.entry((t.tool, t.args)).or_insert(i);
     }
     out
 }

@@ -677,7 +677,8 @@ impl SessionTree {
     }
 
     /// [`SessionTree::prepare_compaction_refs`] with the preparation's `preview` filled in
-    /// ([`SessionTree::compaction_previews`]), the compaction plan made once for both. Errors:
+    /// ([`SessionTree::compaction_previews`]), the compaction plan and its parts made once for
+    /// both. Errors:
     /// the file-operations template fails to render.
     pub fn prepare_compaction_refs_with_previews(
         &self,
@@ -685,14 +686,26 @@ impl SessionTree {
         prune: &PruneConfig,
         templates: &crate::prompt::templates::PromptTemplates,
     ) -> Result<Option<(CompactionPreparation, [Vec<MessageRef>; 3])>> {
+        use crate::plan::prepare::{message_ref, preparation_parts, preparation_refs_of_parts};
+        use crate::summarize::preview::{compaction_previews_of, summary_tokens};
         let (start, window) = self.window();
         let Some(plan) = plan_compaction(&window, settings) else { return Ok(None) };
-        let Some((mut shell, lists)) = crate::plan::prepare::preparation_refs_of(&window, settings, plan.clone())
-        else {
-            return Ok(None);
-        };
-        shell.preview =
-            Some(crate::summarize::preview::compaction_previews_of(&window, settings, prune, templates, Some(&plan))?);
+        let Some(parts) = preparation_parts(&window, &plan, |i| message_ref(&window, i)) else { return Ok(None) };
+        // The preview's compaction is this one: its file operations and previous summary are
+        // those of these parts.
+        let summary =
+            summary_tokens(&window, &plan, parts.previous_summary.as_deref(), &parts.file_ops, settings, templates)?;
+        let (mut shell, lists) = preparation_refs_of_parts(parts, settings, &plan);
+        // The prune of the context's outputs is the handle's own (the fold keeps the context),
+        // its candidates in window positions (every message of the context lies in the
+        // window); the previews read nothing else of it.
+        let mut pruned = self.plan_prune(prune);
+        for c in &mut pruned.candidates {
+            c.index = c.branch_position.map_or(usize::MAX, |p| p.wrapping_sub(start));
+        }
+        let previews =
+            compaction_previews_of(&window, settings, prune, templates, Some(&plan), Some(summary), Some(pruned))?;
+        shell.preview = Some(previews);
         Ok(Some((shell, self.refs_on_branch(start, lists))))
     }
 
@@ -1148,6 +1161,16 @@ impl SessionTree {
 
 /// The raw text of the `message` value inside an entry's JSON text.
 impl SessionTree {
+    /// The bytes of [`SessionTree::message_text`], not checked to be UTF-8 where the scanner
+    /// recorded where they lie (a reader checks what it reads, as
+    /// [`crate::js::push_json_ascii_bytes`] does: `message_text` is `None` when they are not).
+    pub fn message_bytes(&self, i: usize) -> Option<&[u8]> {
+        match self.metas.get(i)?.message_span {
+            Some(span) => span.bytes_of(self.raw_bytes(i)),
+            None => self.message_text(i).map(str::as_bytes),
+        }
+    }
+
     /// The stored JSON text of entry `i`'s `message` (`None`: no such entry, or it has no
     /// `message`, or it is `null`), without parsing the rest of the entry.
     /// Where it lies in the entry's text is read once and kept until the entry changes.

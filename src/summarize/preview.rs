@@ -8,37 +8,41 @@ use crate::context::plan_prune_in_context;
 use crate::entry::{EntryKind, EntryMeta, EntrySource};
 use crate::error::Result;
 use crate::js::utf16_len;
+use crate::plan::file_ops::FileOps;
 use crate::plan::overflow::estimate_context_tokens;
-use crate::plan::prepare::{
-    plan_compaction, reference_preparation_parts, CompactionSettings, PreparationParts, PreparationPlan,
-};
+use crate::plan::prepare::{plan_compaction, reference_preparation_parts, CompactionSettings, PreparationPlan};
 use crate::plan::preview::{CompactionPreview, CompactionPreviews, PruneCompactionPreview};
 use crate::plan::prune::{PruneConfig, PrunePlan};
 use crate::prompt::templates::{format_file_operations, PromptTemplates};
 use crate::summarize::{append_part, compose_parts, history_max_tokens, turn_prefix_max_tokens};
 use serde_json::Value;
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 /// A path whose pruned tool outputs (by index) count as their notices: the branch as the
 /// compaction after a prune would see it.
 struct PrunedView<'a, S: EntrySource + ?Sized> {
     source: &'a S,
-    metas: HashMap<usize, EntryMeta, foldhash::fast::RandomState>,
+    /// Per index of `source`: where its pruned metadata is in `metas`, or `u32::MAX`.
+    slots: Vec<u32>,
+    metas: Vec<EntryMeta>,
 }
 
 impl<'a, S: EntrySource + ?Sized> PrunedView<'a, S> {
     fn new(source: &'a S, prune: &PrunePlan) -> Self {
-        let mut metas = HashMap::default();
+        let mut slots = vec![u32::MAX; source.len()];
+        let mut metas = Vec::with_capacity(prune.candidates.len());
         for c in &prune.candidates {
             let mut meta = source.meta(c.index).clone();
             if let Some(m) = meta.message.as_mut() {
                 m.tokens = utf16_len(&c.notice).div_ceil(4);
                 m.pruned = true;
             }
-            metas.insert(c.index, meta);
+            if let Some(slot) = slots.get_mut(c.index) {
+                *slot = metas.len() as u32;
+                metas.push(meta);
+            }
         }
-        Self { source, metas }
+        Self { source, slots, metas }
     }
 }
 
@@ -47,7 +51,10 @@ impl<S: EntrySource + ?Sized> EntrySource for PrunedView<'_, S> {
         self.source.len()
     }
     fn meta(&self, i: usize) -> &EntryMeta {
-        self.metas.get(&i).unwrap_or_else(|| self.source.meta(i))
+        match self.slots.get(i).and_then(|&k| self.metas.get(k as usize)) {
+            Some(meta) => meta,
+            None => self.source.meta(i),
+        }
     }
     fn entry(&self, i: usize) -> Cow<'_, Value> {
         self.source.entry(i)
@@ -66,16 +73,33 @@ fn has_message(meta: &EntryMeta) -> bool {
     }
 }
 
-/// The estimated tokens of the summary a compaction of `parts` would write (SPEC §9, §12.10):
-/// composed and followed by its file blocks as `compact` does, each model answer standing in
-/// as `maxTokens · 4` characters (the estimate's `maxTokens` tokens). Counted without building
-/// those characters: each answer is written as 4 characters (1 token) and the other
-/// `maxTokens - 1` tokens are added, which is the same `ceil(chars / 4)`.
-fn summary_budget(
-    parts: &PreparationParts<usize>,
+/// The estimated tokens of the summary a compaction of `path` by `plan` would write (SPEC §9,
+/// §12.10), `None` when it would summarize nothing (SPEC §12.2): composed from
+/// `previous_summary` and the model's answers and followed by the file blocks of `file_ops`
+/// (those of the plan's [`reference_preparation_parts`]) as `compact` does, each answer standing
+/// in as `maxTokens · 4` characters (the estimate's `maxTokens` tokens). Counted without
+/// building those characters: each answer is written as 4 characters (1 token) and the other
+/// `maxTokens - 1` tokens are added, which is the same `ceil(chars / 4)`. Errors: the
+/// file-operations template fails to render.
+pub fn summary_tokens(
+    path: &dyn EntrySource,
+    plan: &PreparationPlan,
+    previous_summary: Option<&str>,
+    file_ops: &FileOps,
     settings: &CompactionSettings,
     templates: &PromptTemplates,
-) -> Result<u64> {
+) -> Result<Option<u64>> {
+    let cut = plan.cut_point;
+    let any = |from: usize, to: usize| (from..to).any(|i| has_message(path.meta(i)));
+    let (history, prefix) = if cut.is_split_turn {
+        let turn = cut.turn_start_index as usize;
+        (any(plan.boundary_start, turn), any(turn, cut.first_kept_entry_index))
+    } else {
+        (any(plan.boundary_start, cut.first_kept_entry_index), false)
+    };
+    if !history && !prefix {
+        return Ok(None);
+    }
     let reserve = settings.reserve_tokens;
     let mut more = 0u64;
     let mut answer = |max_tokens: u64| {
@@ -86,51 +110,55 @@ fn summary_budget(
             "xxxx".to_string()
         }
     };
-    let history = (!parts.messages_to_summarize.is_empty()).then(|| answer(history_max_tokens(reserve)));
-    let prefix = (parts.is_split_turn && !parts.turn_prefix_messages.is_empty())
-        .then(|| answer(turn_prefix_max_tokens(reserve)));
-    let composed = compose_parts(parts.previous_summary.as_deref(), history, prefix);
-    let lists = parts.file_ops.file_lists();
+    let history = history.then(|| answer(history_max_tokens(reserve)));
+    let prefix = prefix.then(|| answer(turn_prefix_max_tokens(reserve)));
+    let composed = compose_parts(previous_summary, history, prefix);
+    let lists = file_ops.file_lists();
     let blocks = format_file_operations(templates, &lists.read_files, &lists.modified_files)?;
-    Ok(utf16_len(&append_part(composed, &blocks)).div_ceil(4).saturating_add(more))
+    Ok(Some(utf16_len(&append_part(composed, &blocks)).div_ceil(4).saturating_add(more)))
 }
 
 /// The preview of a compaction of `path` (root→leaf) whose context is `before` tokens now;
 /// `None` when there is nothing to compact (SPEC §5, §12.2). Errors: the file-operations
 /// template fails to render.
-pub fn compaction_preview<S: EntrySource + ?Sized>(
-    path: &S,
+pub fn compaction_preview(
+    path: &dyn EntrySource,
     settings: &CompactionSettings,
     templates: &PromptTemplates,
     before: f64,
 ) -> Result<Option<CompactionPreview>> {
     match plan_compaction(path, settings) {
-        Some(plan) => compaction_preview_of(path, settings, templates, before, &plan),
+        Some(plan) => compaction_preview_of(path, settings, templates, before, &plan, None),
         None => Ok(None),
     }
 }
 
 /// [`compaction_preview`] of the plan [`plan_compaction`] made for `path` and `settings`.
-fn compaction_preview_of<S: EntrySource + ?Sized>(
-    path: &S,
+/// `known`: the [`summary_tokens`] of that plan when the caller has them (the preview's
+/// compaction is then not read again); `Some(None)`: nothing to summarize.
+fn compaction_preview_of(
+    path: &dyn EntrySource,
     settings: &CompactionSettings,
     templates: &PromptTemplates,
     before: f64,
     plan: &PreparationPlan,
+    known: Option<Option<u64>>,
 ) -> Result<Option<CompactionPreview>> {
-    let Some(parts) = reference_preparation_parts(path, plan, |i| has_message(path.meta(i)).then_some(i)) else {
-        return Ok(None);
+    let summary = match known {
+        Some(summary) => summary,
+        None => {
+            // Only the file operations and the previous summary: the messages are not wanted.
+            let Some(parts) = reference_preparation_parts(path, plan, |_| None::<()>) else { return Ok(None) };
+            summary_tokens(path, plan, parts.previous_summary.as_deref(), &parts.file_ops, settings, templates)?
+        }
     };
-    if parts.messages_to_summarize.is_empty() && parts.turn_prefix_messages.is_empty() {
-        return Ok(None);
-    }
+    let Some(summary_tokens) = summary else { return Ok(None) };
     let cut = plan.cut_point.first_kept_entry_index;
     let tokens = |from: usize, to: usize| (from..to).map(|i| path.message_of_tokens(i)).sum::<u64>();
     let previous_summary =
         if plan.prev_compaction_index >= 0 { path.summary_tokens(plan.prev_compaction_index as usize) } else { 0 };
     let summarized_tokens = tokens(plan.boundary_start, cut) + previous_summary;
     let kept_tokens = tokens(cut, plan.boundary_end);
-    let summary_tokens = summary_budget(&parts, settings, templates)?;
     let context_tokens_after = (before - summarized_tokens as f64).max(kept_tokens as f64) + summary_tokens as f64;
     Ok(Some(CompactionPreview {
         context_tokens_before: before,
@@ -154,32 +182,53 @@ pub fn compaction_previews(
     prune: &PruneConfig,
     templates: &PromptTemplates,
 ) -> Result<CompactionPreviews> {
-    compaction_previews_of(path, settings, prune, templates, plan_compaction(path, settings).as_ref())
+    compaction_previews_of(path, settings, prune, templates, plan_compaction(path, settings).as_ref(), None, None)
 }
 
 /// [`compaction_previews`] with the [`plan_compaction`] of `path` and `settings` already made
-/// (`None`: there is none), for a caller that made it for the preparation itself.
+/// (`None`: there is none), for a caller that made it for the preparation itself, and the
+/// [`summary_tokens`] of that plan when the caller has them (`None`: read here), and the prune
+/// with `prune` of the outputs the model still sees when the caller made it (what
+/// [`plan_prune_in_context`] of the whole `path` gives, indices into `path`; `None`: made here).
 pub fn compaction_previews_of(
     path: &dyn EntrySource,
     settings: &CompactionSettings,
     prune: &PruneConfig,
     templates: &PromptTemplates,
     compaction_plan: Option<&PreparationPlan>,
+    known: Option<Option<u64>>,
+    prune_plan: Option<PrunePlan>,
 ) -> Result<CompactionPreviews> {
     let before = estimate_context_tokens(path);
     let compaction = match compaction_plan {
-        Some(plan) => compaction_preview_of(path, settings, templates, before, plan)?,
+        Some(plan) => compaction_preview_of(path, settings, templates, before, plan, known)?,
         None => None,
     };
-    let all: Vec<usize> = (0..path.len()).collect();
-    let plan = plan_prune_in_context(path, &all, prune);
+    let plan = prune_plan.unwrap_or_else(|| plan_prune_in_context(path, &(0..path.len()).collect::<Vec<_>>(), prune));
     let after_prune = before - plan.tokens_saved as f64;
     // Nothing pruned: the pruned branch is the branch, and its compaction the one above.
     let then = if plan.candidates.is_empty() {
         compaction.clone()
     } else {
         let pruned = PrunedView::new(path, &plan);
-        compaction_preview(&pruned as &dyn EntrySource, settings, templates, after_prune)?
+        match plan_compaction(&pruned as &dyn EntrySource, settings) {
+            Some(pruned_plan) => {
+                // Pruning changes token counts only: a compaction of the pruned branch that
+                // summarizes the same entries writes the same summary.
+                let same = compaction_plan.is_some_and(|p| {
+                    (p.boundary_start, p.boundary_end, p.prev_compaction_index, p.cut_point)
+                        == (
+                            pruned_plan.boundary_start,
+                            pruned_plan.boundary_end,
+                            pruned_plan.prev_compaction_index,
+                            pruned_plan.cut_point,
+                        )
+                });
+                let known = same.then(|| compaction.as_ref().map(|c| c.summary_tokens));
+                compaction_preview_of(&pruned, settings, templates, after_prune, &pruned_plan, known)?
+            }
+            None => None,
+        }
     };
     let with_prune = PruneCompactionPreview {
         pruned_count: plan.candidates.len(),

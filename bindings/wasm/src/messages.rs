@@ -26,9 +26,9 @@ pub enum Want<'a> {
 #[derive(Default)]
 pub struct MessageObjects {
     revision: u64,
-    /// Per entry index: `None` not built yet; `Some((version, undefined))` the entry gives no
+    /// Per entry index: `None` not built yet; `Some((version, None))` the entry gives no
     /// message; `version` is the entry's version when it was built.
-    objects: Vec<Option<(u32, JsValue)>>,
+    objects: Vec<Option<(u32, Option<JsValue>)>>,
 }
 
 impl MessageObjects {
@@ -42,8 +42,8 @@ impl MessageObjects {
     }
 
     /// The object built for entry `i`, if any.
-    fn built(&self, i: usize) -> Option<JsValue> {
-        self.objects.get(i).cloned().flatten().map(|(_, o)| o)
+    fn built(&self, i: usize) -> Option<&JsValue> {
+        self.objects.get(i)?.as_ref()?.1.as_ref()
     }
 
     /// Keeps `message` (the caller's own object) as the message of entry `i`, just appended to
@@ -52,18 +52,18 @@ impl MessageObjects {
         self.sync(s);
         if message.is_object() {
             if let Some(slot) = self.objects.get_mut(i) {
-                *slot = Some((s.entry_version(i), message));
+                *slot = Some((s.entry_version(i), Some(message)));
             }
         }
     }
 
     /// The messages of `wants` as one JS array, in order (wanted entries that give no message
-    /// are left out). The entries' messages not built before are built together, by one
-    /// `JSON.parse` of their stored texts (written in ASCII), and kept.
+    /// are left out). The entries' messages not built before are built together, by a
+    /// `JSON.parse` of their stored texts (written in ASCII) per [`BATCH_BYTES`] of text, and
+    /// kept.
     pub fn array(&mut self, s: &Core, wants: &[Want<'_>]) -> Result<js_sys::Array, JsValue> {
         self.sync(s);
-        let mut batch = String::from("[");
-        let mut pending: Vec<usize> = Vec::new();
+        let mut batch = Batch::default();
         for want in wants {
             let (i, text) = match *want {
                 Want::Item(ContextItem::Message(i)) => (i, None),
@@ -75,49 +75,91 @@ impl MessageObjects {
                 Some(_) => {}
                 None => continue,
             }
-            let built: Option<std::borrow::Cow<'_, str>> = match text {
-                None => s.message_text(i).map(std::borrow::Cow::Borrowed),
-                Some(item) => item.materialize(s).map(|v| std::borrow::Cow::Owned(v.to_string())),
+            // The stored bytes (checked to be UTF-8 as they are copied), or the derived message.
+            let built: Option<std::borrow::Cow<'_, [u8]>> = match text {
+                None => s.message_bytes(i).map(std::borrow::Cow::Borrowed),
+                Some(item) => item.materialize(s).map(|v| std::borrow::Cow::Owned(v.to_string().into_bytes())),
             };
             match built {
-                Some(t) => {
-                    if !pending.is_empty() {
-                        batch.push(',');
-                    }
-                    // In ASCII: decoded into a one-byte JS string and parsed faster.
-                    session_compaction::js::push_json_ascii(&mut batch, &t);
-                    pending.push(i);
+                Some(t) if batch.push(&t, i) => {
                     // Marked so that an entry wanted twice is built once.
-                    self.objects[i] = Some((s.entry_version(i), JsValue::NULL));
-                }
-                None => self.objects[i] = Some((s.entry_version(i), JsValue::UNDEFINED)),
-            }
-        }
-        if !pending.is_empty() {
-            batch.push(']');
-            let parsed: js_sys::Array = match parse_js(&batch) {
-                Ok(v) => v.unchecked_into(),
-                Err(e) => {
-                    for &i in &pending {
-                        self.objects[i] = None;
+                    self.objects[i] = Some((s.entry_version(i), None));
+                    if batch.text.len() >= BATCH_BYTES {
+                        batch.parse(self, s)?;
                     }
-                    return Err(e);
                 }
-            };
-            for (k, &i) in pending.iter().enumerate() {
-                self.objects[i] = Some((s.entry_version(i), parsed.get(k as u32)));
+                _ => self.objects[i] = Some((s.entry_version(i), None)),
             }
         }
+        batch.parse(self, s)?;
         let out = js_sys::Array::new();
         for want in wants {
-            let object = match *want {
-                Want::Item(item) => self.built(item.index()),
-                Want::Value(v) => Some(from_serde(v)?),
-            };
-            if let Some(o) = object.filter(|o| !o.is_undefined()) {
-                out.push(&o);
+            match *want {
+                Want::Item(item) => {
+                    if let Some(o) = self.built(item.index()) {
+                        out.push(o);
+                    }
+                }
+                Want::Value(v) => {
+                    out.push(&from_serde(v)?);
+                }
             }
         }
         Ok(out)
+    }
+}
+
+/// About how many bytes of message text one `JSON.parse` reads: a batch ends with the message
+/// that reaches it. Smaller strings than the whole list's are cheaper to make in the engines
+/// (a string this size is allocated where short-lived objects are, a larger one has pages of
+/// its own) and the text buffer, reused, stays in the cache.
+const BATCH_BYTES: usize = 64 * 1024;
+
+/// Messages waiting for their `JSON.parse`: the array text and the entry of each element.
+#[derive(Default)]
+struct Batch {
+    text: String,
+    entries: Vec<usize>,
+}
+
+impl Batch {
+    /// Adds the message text `json` of entry `i`; `false` (nothing added) when it is not
+    /// UTF-8 (the entry gives no message, as [`Core::message_text`] says).
+    fn push(&mut self, json: &[u8], i: usize) -> bool {
+        let len = self.text.len();
+        self.text.push(if self.entries.is_empty() { '[' } else { ',' });
+        // In ASCII: decoded into a one-byte JS string and parsed faster.
+        if !session_compaction::js::push_json_ascii_bytes(&mut self.text, json) {
+            self.text.truncate(len);
+            return false;
+        }
+        self.entries.push(i);
+        true
+    }
+
+    /// Parses the messages waiting into `objects` and empties the batch. On an error their
+    /// entries are left unbuilt.
+    fn parse(&mut self, objects: &mut MessageObjects, s: &Core) -> Result<(), JsValue> {
+        if self.entries.is_empty() {
+            return Ok(());
+        }
+        self.text.push(']');
+        let parsed = parse_js(&self.text);
+        self.text.clear();
+        let parsed: js_sys::Array = match parsed {
+            Ok(v) => v.unchecked_into(),
+            Err(e) => {
+                for &i in &self.entries {
+                    objects.objects[i] = None;
+                }
+                self.entries.clear();
+                return Err(e);
+            }
+        };
+        for (k, &i) in self.entries.iter().enumerate() {
+            objects.objects[i] = Some((s.entry_version(i), Some(parsed.get(k as u32))));
+        }
+        self.entries.clear();
+        Ok(())
     }
 }
