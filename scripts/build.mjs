@@ -446,20 +446,18 @@ function lazyNodeGlue(glue, lib) {
  * loop runs.
  */
 function nativeStringPassing(glue, rel) {
-  const loop = [
-    '    let len = arg.length;',
-    '    let ptr = malloc(len, 1) >>> 0;',
-    '',
+  // The allocation of `length` bytes, then the ASCII loop: the fast path goes between them.
+  const allocation = ['    let len = arg.length;', '    let ptr = malloc(len, 1) >>> 0;', ''];
+  const ascii = [
     '    const mem = getUint8ArrayMemory0();',
     '',
     '    let offset = 0;',
     '',
     '    for (; offset < len; offset++) {',
-  ].join('\n');
+  ];
+  const loop = [...allocation, ...ascii].join('\n');
   const native = [
-    '    let len = arg.length;',
-    '    let ptr = malloc(len, 1) >>> 0;',
-    '',
+    ...allocation,
     '    // Patched by scripts/build.mjs (nativeStringPassing): long strings through the native encoder.',
     "    if (len > 64 && typeof TextEncoder.prototype.encodeInto === 'function') {",
     '        const head = cachedTextEncoder.encodeInto(arg, getUint8ArrayMemory0().subarray(ptr, ptr + len));',
@@ -474,11 +472,7 @@ function nativeStringPassing(glue, rel) {
     '        return ptr;',
     '    }',
     '',
-    '    const mem = getUint8ArrayMemory0();',
-    '',
-    '    let offset = 0;',
-    '',
-    '    for (; offset < len; offset++) {',
+    ...ascii,
   ].join('\n');
   const at = glue.indexOf(loop);
   if (at === -1 || glue.indexOf(loop, at + 1) !== -1) {

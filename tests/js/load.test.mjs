@@ -11,6 +11,7 @@ import { test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as sc from '../../pkg/index.node.mjs';
 import * as web from '../../pkg/index.web.mjs';
+import { seededRandom } from './support/random.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SESSIONS = join(ROOT, 'examples', 'sessions');
@@ -132,20 +133,8 @@ test('fromFile from the CommonJS entry and from the web entry in Node (process.g
   assert.deepEqual(snapshot(web.SessionTree.fromFile(path)), expected);
 });
 
-/** A deterministic generator (mulberry32). @param {number} seed */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 test('the raw scanner measures strings of every length, escape and character as the value path does', () => {
-  const next = random(10);
+  const next = seededRandom(10);
   // Pieces around the 16-byte chunk edges: ASCII, 2-, 3- and 4-byte UTF-8, escapes, quotes.
   const pieces = [
     'a',

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import * as sc from '../../pkg/index.node.mjs';
+import { seededRandom } from './support/random.mjs';
 
 /** @type {any} */
 const HEADER = { type: 'session', version: 3, id: 's1', timestamp: '2025-01-01T00:00:00.000Z', cwd: '/w' };
@@ -88,18 +89,6 @@ function agree(bytes, label) {
   return parsed;
 }
 
-/** A small seeded PRNG (mulberry32). @param {number} seed */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const BASE = new TextEncoder().encode(
   jsonl([
     HEADER,
@@ -144,7 +133,7 @@ function mutate(input, rand) {
 
 describe('lossless storage (SPEC §13.3)', () => {
   test('the three load paths agree on 300 mutated sessions and lose nothing', () => {
-    const rand = prng(20261201);
+    const rand = seededRandom(20261201);
     let withErrors = 0;
     for (let i = 0; i < 300; i++) {
       const bytes = mutate(BASE, rand);

@@ -11,6 +11,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as sc from '../../pkg/index.node.mjs';
 import * as fresh from '../../pkg/index.web.mjs';
+import { seededRandom } from './support/random.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 fresh.initSync(readFileSync(join(ROOT, 'pkg', 'web', 'session_compaction_bg.wasm')));
@@ -22,18 +23,6 @@ function entriesOf(name) {
     .filter((l) => l.trim() !== '')
     .map((l) => JSON.parse(l))
     .filter((e) => e.type !== 'session');
-}
-
-/** A deterministic pseudo-random generator (mulberry32). @param {number} seed */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**
@@ -74,7 +63,7 @@ const CASES = [
 for (const [name, seed] of CASES) {
   test(`${name}: per-turn results equal a fresh instance's over random host steps`, () => {
     const pool = entriesOf(name);
-    const rnd = random(seed);
+    const rnd = seededRandom(seed);
     const pick = (/** @type {number} */ n) => Math.floor(rnd() * n);
     let list = pool.slice(0, Math.floor(pool.length * 0.6));
     let next = list.length;

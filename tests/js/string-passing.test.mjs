@@ -7,26 +7,12 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as node from '../../pkg/index.node.mjs';
 import * as web from '../../pkg/index.web.mjs';
+import { seededRandom } from './support/random.mjs';
 
 const HEADER = '{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}';
 
 /** Pieces of 1, 2, 3 and 4 UTF-8 bytes, and lone surrogates (no quote, backslash or control). */
 const PIECES = ['a', 'Z', ' ', 'é', 'ß', '中', '€', '😀', '𝄞', '\ud800', '\udfff'];
-
-/**
- * A deterministic PRNG (mulberry32), so that a failure names a reproducible case.
- * @param {number} seed
- */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** @param {string} content */
 const line = (content) =>
@@ -45,7 +31,7 @@ function cases() {
     `${'a'.repeat(200)}\ud800`,
     `\udc00${'a'.repeat(200)}`,
   ];
-  const random = prng(20261202);
+  const random = seededRandom(20261202);
   for (let k = 0; k < 400; k++) {
     const n = Math.floor(random() * (k < 300 ? 120 : 4000));
     // Mostly ASCII with some multi-byte pieces, or mostly multi-byte: both split points occur.
