@@ -289,7 +289,9 @@ function defineTests() {
     const leaf = page.locator('#tree .row[data-leaf="true"]');
     assert.equal(await leaf.getAttribute('data-entry-type'), 'compaction');
     const leafId = await leaf.getAttribute('data-entry-id');
-    assert.equal(await page.getAttribute('#tree', 'data-leaf-id'), leafId);
+    // The page renders a new structure in two tasks (the rows, then the view with the tree's
+    // leaf attribute): wait for the second.
+    await waitForAttr('#tree', 'data-leaf-id', leafId ?? '');
     // The branch now ends in a compaction: nothing left to compact (the engine's reason), and the
     // bar outlines the region the new compaction kept (the engine's previousCompaction()).
     await waitForAttr('[data-cut-entry-id]', 'data-cut-entry-id', '');
