@@ -1,6 +1,7 @@
 //! Loads one session file through `SessionTree::from_bytes` `n` times and prints, per load, its
-//! time and the allocations it made (calls and bytes, counted by a wrapper around the system
-//! allocator). Small enough to run under `valgrind --tool=callgrind`; for line numbers build with
+//! time and the allocations it made (counted by a wrapper around the system allocator: calls of
+//! `alloc` and `realloc`, and the bytes asked by `alloc`; what a `realloc` grows by is not in the
+//! bytes). Small enough to run under `valgrind --tool=callgrind`; for line numbers build with
 //! `CARGO_PROFILE_RELEASE_STRIP=false CARGO_PROFILE_RELEASE_DEBUG=true`.
 //!
 //! `cargo run --release --example load_profile -- <session.jsonl> [n]`
@@ -40,7 +41,7 @@ fn main() {
     }
 }
 
-/// Counts allocations (calls and bytes) of the whole process.
+/// Counts the allocations of the whole process: `alloc` and `realloc` calls, `alloc` bytes.
 struct Counting;
 
 static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
