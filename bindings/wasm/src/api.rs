@@ -101,7 +101,7 @@ pub fn estimate_tokens(
     if counter.is_none() {
         // An object is read in place; anything else (an array, a Proxy of one, a value whose read
         // throws) through `JSON.stringify`, whose failure is the error.
-        let read = JsRead(message.clone());
+        let read = JsRead::new(message.clone());
         let meta = match read.shape() {
             Ok(Shape::Object) => session_compaction::entry::read_message(&read).ok(),
             _ => None,

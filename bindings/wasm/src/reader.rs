@@ -29,8 +29,6 @@ struct Keys {
     fields: Vec<JsValue>,
     length: JsValue,
     message: JsValue,
-    /// `Array.isArray`.
-    is_array: Option<Function>,
     /// The names of [`HEAD_FIELDS`] (a JS array: `JSON.stringify`'s list of keys).
     head_keys: JsValue,
     /// `["id"]`.
@@ -53,10 +51,6 @@ thread_local! {
         fields: Field::ALL.iter().map(|f| JsValue::from_str(f.name())).collect(),
         length: JsValue::from_str("length"),
         message: JsValue::from_str("message"),
-        is_array: Reflect::get(&js_sys::global(), &JsValue::from_str("Array"))
-            .and_then(|a| Reflect::get(&a, &JsValue::from_str("isArray")))
-            .ok()
-            .and_then(|f| f.dyn_into::<Function>().ok()),
         head_keys: names(&HEAD_FIELDS),
         id_keys: names(&[Field::Id]),
         slice: builtin("Array", true, "slice").unwrap_or(JsValue::UNDEFINED),
@@ -67,78 +61,124 @@ thread_local! {
     static FREED: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
 }
 
-/// `Array.isArray(v)`; `Err` when it throws (a revoked Proxy).
-fn is_array(v: &JsValue) -> Result<bool, JsValue> {
-    if !v.is_object() {
-        return Ok(false);
-    }
-    KEYS.with(|k| match &k.is_array {
-        Some(f) => f.call1(&JsValue::UNDEFINED, v).map(|r| r.is_truthy()),
-        None => Ok(false),
-    })
+use super::safe::{array_is_array, is_array};
+
+/// What a JavaScript value is to JSON, told once when the value is read (each probe is a call
+/// from wasm into JavaScript, the cost of reading objects in place).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    Null,
+    Bool(bool),
+    Number(f64),
+    String,
+    /// `typeof` "object" and not `null`: an array or another object, told on demand
+    /// ([`JsRead::array`]; `Array.isArray` throws for a revoked Proxy, an error only a read that
+    /// needs it reports).
+    Object,
+    /// A BigInt (`JSON.stringify` throws for it: an error when its shape is asked).
+    BigInt,
 }
 
-/// One JavaScript value, read as JSON would see it (see [`JsonRead`]).
-pub struct JsRead(pub JsValue);
+/// One JavaScript value, read as JSON would see it (see [`JsonRead`]): the value and its
+/// [`Kind`], probed once.
+pub struct JsRead {
+    value: JsValue,
+    kind: Kind,
+    /// `Array.isArray(value)` once asked (objects only).
+    array: OnceCell<bool>,
+}
+
+impl JsRead {
+    /// The value `v` as a whole value (an entry, a message): a value `JSON.stringify` leaves
+    /// out of an object (`undefined`, a function, a symbol) reads as `null`.
+    pub fn new(v: JsValue) -> Self {
+        Self::present(v).unwrap_or_else(|| Self { value: JsValue::NULL, kind: Kind::Null, array: OnceCell::new() })
+    }
+
+    /// `v` as the value of a key, `None` when `JSON.stringify` leaves the key out of an object
+    /// (`undefined`, a function, a symbol). The common kinds are probed first: an absent key
+    /// costs one probe, a string two.
+    fn present(v: JsValue) -> Option<Self> {
+        let kind = if v.is_undefined() {
+            return None;
+        } else if v.is_string() {
+            Kind::String
+        } else if v.is_object() {
+            Kind::Object
+        } else if let Some(n) = v.as_f64() {
+            Kind::Number(n)
+        } else if let Some(b) = v.as_bool() {
+            Kind::Bool(b)
+        } else if v.is_null() {
+            Kind::Null
+        } else if v.is_bigint() {
+            Kind::BigInt
+        } else {
+            return None;
+        };
+        Some(Self { value: v, kind, array: OnceCell::new() })
+    }
+
+    /// Whether the value is an array; `Err` when `Array.isArray` throws (a revoked Proxy).
+    fn array(&self) -> Result<bool, JsValue> {
+        if self.kind != Kind::Object {
+            return Ok(false);
+        }
+        if let Some(a) = self.array.get() {
+            return Ok(*a);
+        }
+        let a = array_is_array(&self.value)?;
+        let _ = self.array.set(a);
+        Ok(a)
+    }
+}
 
 impl JsonRead for JsRead {
     type Error = JsValue;
 
     fn field(&self, f: Field) -> Result<Option<Self>, JsValue> {
-        if !self.0.is_object() {
+        if self.kind != Kind::Object {
             return Ok(None);
         }
-        let v = KEYS.with(|k| Reflect::get(&self.0, &k.fields[f as usize]))?;
-        // Keys JSON.stringify leaves out of an object.
-        if v.is_undefined() || v.is_function() || v.is_symbol() {
-            return Ok(None);
-        }
-        Ok(Some(JsRead(v)))
+        let v = KEYS.with(|k| Reflect::get(&self.value, &k.fields[f as usize]))?;
+        Ok(Self::present(v))
     }
 
     fn shape(&self) -> Result<Shape, JsValue> {
-        let v = &self.0;
-        if v.is_object() {
-            return Ok(if is_array(v)? { Shape::Array } else { Shape::Object });
-        }
-        if v.is_string() {
-            return Ok(Shape::String);
-        }
-        if let Some(n) = v.as_f64() {
-            return Ok(if n.is_finite() { Shape::Number(n) } else { Shape::Null });
-        }
-        if let Some(b) = v.as_bool() {
-            return Ok(Shape::Bool(b));
-        }
-        if v.is_bigint() {
-            return Err(JsValue::from_str("a BigInt cannot be converted to JSON"));
-        }
-        Ok(Shape::Null)
+        Ok(match self.kind {
+            Kind::Object if self.array()? => Shape::Array,
+            Kind::Object => Shape::Object,
+            Kind::String => Shape::String,
+            Kind::Number(n) if n.is_finite() => Shape::Number(n),
+            Kind::Number(_) | Kind::Null => Shape::Null,
+            Kind::Bool(b) => Shape::Bool(b),
+            Kind::BigInt => return Err(JsValue::from_str("a BigInt cannot be converted to JSON")),
+        })
     }
 
     fn string(&self) -> Result<Option<String>, JsValue> {
-        Ok(self.0.as_string())
+        Ok(if self.kind == Kind::String { self.value.as_string() } else { None })
     }
 
     fn text_len(&self) -> Result<Option<u64>, JsValue> {
-        Ok(self.0.dyn_ref::<JsString>().map(|s| u64::from(s.length())))
+        Ok((self.kind == Kind::String).then(|| u64::from(self.value.unchecked_ref::<JsString>().length())))
     }
 
     fn items(&self) -> Result<Vec<Self>, JsValue> {
-        if !is_array(&self.0)? {
+        if !self.array()? {
             return Ok(Vec::new());
         }
-        let len = KEYS.with(|k| Reflect::get(&self.0, &k.length))?.as_f64().unwrap_or(0.0);
+        let len = KEYS.with(|k| Reflect::get(&self.value, &k.length))?.as_f64().unwrap_or(0.0);
         let len = if len.is_finite() && len > 0.0 { len.min(u32::MAX as f64) as u32 } else { 0 };
-        (0..len).map(|i| Reflect::get_u32(&self.0, i).map(JsRead)).collect()
+        (0..len).map(|i| Reflect::get_u32(&self.value, i).map(Self::new)).collect()
     }
 
     fn json_len(&self) -> Result<u64, JsValue> {
-        Ok(js_sys::JSON::stringify(&self.0)?.length().into())
+        Ok(js_sys::JSON::stringify(&self.value)?.length().into())
     }
 
     fn to_value(&self) -> Result<Value, JsValue> {
-        to_value(&self.0, "value")
+        to_value(&self.value, "value")
     }
 }
 
@@ -491,7 +531,7 @@ impl JsEntries {
             self.known[i].slot.set(s);
             return Ok(meta);
         }
-        let meta = match read_entry(&JsRead(e.clone())) {
+        let meta = match read_entry(&JsRead::new(e.clone())) {
             Ok(m) => m,
             // A getter threw: the entry as `JSON.stringify` sees it (its failure is the error).
             Err(_) => EntryMeta::from_value(&to_value(&e, &self.name(i))?),

@@ -1,7 +1,8 @@
 //! Reading JavaScript values that may throw: a `Proxy` (revoked, or with throwing traps) throws
 //! from `Array.isArray`, `instanceof` and property reads. Every such probe here goes through
 //! `Reflect.apply` / `Reflect.get`, whose exceptions come back as `Err`, so that an argument can
-//! never throw through the glue (which would leave the handle borrowed and leak its memory).
+//! never throw through the glue (which would leave the handle borrowed and leak its memory);
+//! `Array.isArray` is bound directly, with its exception caught by the glue the same way.
 
 use js_sys::{Function, Reflect};
 use wasm_bindgen::prelude::*;
@@ -22,13 +23,21 @@ fn apply(f: &Function, this: &JsValue, args: &[&JsValue]) -> Result<JsValue, JsV
     Reflect::apply(f, this, &list)
 }
 
-/// `Array.isArray(v)`; `Err` when it throws (a revoked Proxy).
+#[wasm_bindgen]
+extern "C" {
+    /// `Array.isArray(v)` in one call from wasm; what it throws (a revoked Proxy) comes back as
+    /// `Err`.
+    #[wasm_bindgen(js_namespace = Array, js_name = isArray, catch)]
+    pub fn array_is_array(v: &JsValue) -> Result<bool, JsValue>;
+}
+
+/// `Array.isArray(v)` (`false` for anything but an object); `Err` when it throws (a revoked
+/// Proxy).
 pub fn is_array(v: &JsValue) -> Result<bool, JsValue> {
     if !v.is_object() {
         return Ok(false);
     }
-    let f = builtin("Array", &JsValue::from_str("isArray")).ok_or(JsValue::UNDEFINED)?;
-    Ok(apply(&f, &JsValue::UNDEFINED, &[v])?.is_truthy())
+    array_is_array(v)
 }
 
 /// `v instanceof C` for the built-in constructor `globalThis[ctor]`; `Err` when it throws.
