@@ -13,6 +13,17 @@ pub fn utf16_len(s: &str) -> u64 {
     s.chars().map(|c| c.len_utf16() as u64).sum()
 }
 
+/// The UTF-16 length of `s` when it exceeds `limit` units (a text too long for a JavaScript
+/// string of at most `limit` units), `None` when it fits. Only a text of more than `limit` bytes
+/// is counted: one of at most `limit` bytes has at most `limit` units.
+pub fn utf16_len_over(s: &str, limit: usize) -> Option<usize> {
+    if s.len() <= limit {
+        return None;
+    }
+    let units = s.encode_utf16().count();
+    (units > limit).then_some(units)
+}
+
 /// Appends the JSON text `json` to `out` with every non-ASCII character written as a `\uXXXX`
 /// escape (a surrogate pair above U+FFFF): the same value for `JSON.parse`, in a text made of
 /// ASCII only, which a JavaScript engine decodes from bytes and parses faster (a one-byte
@@ -555,6 +566,18 @@ pub fn ms_value(ms: Option<f64>) -> Value {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn utf16_len_over_counts_units_not_bytes() {
+        assert_eq!(utf16_len_over("abcd", 4), None);
+        assert_eq!(utf16_len_over("abcde", 4), Some(5));
+        // 3 bytes and 1 unit each: 9 bytes, 3 units.
+        assert_eq!(utf16_len_over("€€€", 4), None);
+        // 4 bytes and 2 units each (a surrogate pair): 8 bytes and 4 units, then 6 units.
+        assert_eq!(utf16_len_over("😀😀", 4), None);
+        assert_eq!(utf16_len_over("😀😀😀", 4), Some(6));
+    }
+
     use super::*;
 
     #[test]

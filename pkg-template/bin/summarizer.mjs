@@ -216,7 +216,7 @@ export function persistEntry(/** @type {Session} */ session, /** @type {any} */ 
   const expect = { size: session.size, mtimeMs: session.mtimeMs };
   const formatVersion = session.tree.sourceVersion ?? null;
   if (session.tree.migrated) {
-    writeFileAtomic(session.path, session.tree.toJsonl(), { backup, expect });
+    writeFileAtomic(session.path, session.tree.toBytes(), { backup, expect });
     return { backup, entryId: entry.id, mode: 'rewritten', formatVersion };
   }
   appendLineAtomic(session.path, JSON.stringify(entry), { backup, expect });

@@ -69,6 +69,9 @@ function agree(bytes, label) {
       assert.deepEqual(treeView(fromText), entriesView(parsed.entries), `${label}: entries`);
       assert.deepEqual(treeView(fromBytes), entriesView(parsed.entries), `${label}: entries (bytes)`);
       assert.equal(fromBytes.toJsonl(), fromText.toJsonl(), `${label}: saved text`);
+      const saved = fromBytes.toBytes();
+      assert.ok(saved instanceof Uint8Array, `${label}: toBytes gives a Uint8Array`);
+      assert.deepEqual(saved, new TextEncoder().encode(fromBytes.toJsonl()), `${label}: toBytes is toJsonl's UTF-8`);
       const glued = parsed.errors.some((e) => /two or more/.test(e.message));
       if (!glued) assert.equal(fromText.toJsonl(), normalized(text), `${label}: nothing lost`);
       // the pure round trip keeps every opaque line and every record
@@ -157,6 +160,7 @@ describe('lossless storage (SPEC §13.3)', () => {
     // appended entries go after the kept line, which stays in its place
     tree.appendEntry(message('c', 'b', 'three'));
     assert.equal(tree.toJsonl(), `${text + JSON.stringify(message('c', 'b', 'three'))}\n`);
+    assert.deepEqual(tree.toBytes(), new TextEncoder().encode(tree.toJsonl()));
     tree.free();
   });
 

@@ -91,21 +91,33 @@ fn kind(v: &Value) -> &'static str {
 /// engines the package runs on).
 const MAX_JS_STRING: usize = (1 << 29) - 24;
 
+/// `E_INVALID_ARGUMENT` for `what` whose result would be `units` UTF-16 units, more than a
+/// JavaScript string holds; `instead` says what to call instead.
+fn too_long(what: &str, units: usize, instead: &str) -> JsValue {
+    bad_arg(
+        what,
+        format!(
+            "the result would be {units} characters, more than a JavaScript string holds ({MAX_JS_STRING}); {instead}"
+        ),
+    )
+}
+
+/// `text` as a string result, or `E_INVALID_ARGUMENT` naming `what` when it is longer than a
+/// JavaScript string can be (returning it would throw from the glue); `instead` says what to
+/// call instead.
+pub fn js_text(text: String, what: &str, instead: &str) -> Result<String, JsValue> {
+    match session_compaction::js::utf16_len_over(&text, MAX_JS_STRING) {
+        None => Ok(text),
+        Some(units) => Err(too_long(what, units, instead)),
+    }
+}
+
 /// A JSON text as a JS value (native `JSON.parse`). A text longer than a JavaScript string can
 /// be (a per-line result of an input with tens of millions of lines, such as `parseSession`'s
 /// `opaqueLines`) is `E_INVALID_ARGUMENT` for the argument `input`.
 pub fn parse_js(text: &str) -> Result<JsValue, JsValue> {
-    if text.len() > MAX_JS_STRING {
-        let units = text.encode_utf16().count();
-        if units > MAX_JS_STRING {
-            return Err(bad_arg(
-                "input",
-                format!(
-                    "the result would be {units} characters of JSON, more than a JavaScript string holds \
-                     ({MAX_JS_STRING}); SessionTree.fromBytes loads such an input"
-                ),
-            ));
-        }
+    if let Some(units) = session_compaction::js::utf16_len_over(text, MAX_JS_STRING) {
+        return Err(too_long("input", units, "SessionTree.fromBytes loads such an input"));
     }
     js_sys::JSON::parse(text).map_err(|_| internal("result is not valid JSON"))
 }

@@ -3,8 +3,8 @@
 
 use super::api::templates;
 use super::convert::{
-    arg_bytes, arg_opt_number, arg_opt_string, arg_string, bad_arg, error_js, from_option, from_serde, parse_js,
-    to_typed, to_value, to_values,
+    arg_bytes, arg_opt_number, arg_opt_string, arg_string, bad_arg, error_js, from_option, from_serde, js_text,
+    parse_js, to_typed, to_value, to_values,
 };
 use super::host::JsClock;
 use super::messages::{MessageObjects, Want};
@@ -533,10 +533,21 @@ impl SessionTree {
         self.s(|s| from_serde(&s.validate()))
     }
 
-    /// The session as JSONL (header first; unchanged entries byte for byte as loaded).
+    /// The session as JSONL (header first; unchanged entries byte for byte as loaded). A session
+    /// longer than a JavaScript string can be (about 512 MiB of ASCII) is `E_INVALID_ARGUMENT`:
+    /// [`SessionTree::to_bytes`] returns any session. SPEC §13.3.
     #[wasm_bindgen(js_name = toJsonl)]
-    pub fn to_jsonl(&self) -> String {
-        self.s(|s| s.to_jsonl())
+    pub fn to_jsonl(&self) -> Result<String, JsValue> {
+        js_text(self.s(|s| s.to_jsonl()), "toJsonl()", "toBytes() returns the session as UTF-8 bytes")
+    }
+
+    /// The session as the UTF-8 bytes of its JSONL (`toJsonl()` encoded: header first; unchanged
+    /// entries byte for byte as loaded), for writing to a file without a JavaScript string in
+    /// between (`fs.writeFileSync(path, tree.toBytes())`); any length the module's memory holds,
+    /// also beyond the longest JavaScript string. SPEC §13.3.
+    #[wasm_bindgen(js_name = toBytes)]
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.s(|s| s.to_jsonl()).into_bytes()
     }
 }
 

@@ -52,7 +52,7 @@ function cmdPrune(session, opts, io) {
     const result = tree.pruneToolOutputs(config);
     if (result.prunedCount > 0) {
       const backup = `${session.path}.bak`;
-      writeFileAtomic(session.path, tree.toJsonl(), {
+      writeFileAtomic(session.path, tree.toBytes(), {
         backup,
         expect: { size: session.size, mtimeMs: session.mtimeMs },
       });
