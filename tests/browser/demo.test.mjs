@@ -545,6 +545,10 @@ function defineTests() {
     }
     assert.equal(await page.getAttribute('[data-leaf="true"]', 'data-entry-id'), expected.leafId);
     expected.free();
+    // Download gives the file back byte for byte, its bad line in its place.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-action="download"]')]);
+    assert.equal(download.suggestedFilename(), 'broken.jsonl');
+    assert.deepEqual(readFileSync(await download.path()), bytes);
   });
 
   test('a 50,000-entry session: the page stays responsive while the worker loads, plans and compacts it', async (t) => {

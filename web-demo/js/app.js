@@ -1061,14 +1061,14 @@ function showActError(message, kind = 'error') {
 
 async function download() {
   if (!state.loaded) return;
-  let text;
+  let bytes;
   try {
-    text = await engine('toJsonl');
+    bytes = await engine('toBytes');
   } catch (error) {
     setStatus(`Download failed: ${errorText(error)}`, true);
     return;
   }
-  const blob = new Blob([text], { type: 'application/x-ndjson' });
+  const blob = new Blob([bytes], { type: 'application/x-ndjson' });
   const url = URL.createObjectURL(blob);
   const a = el('a', { href: url, download: state.fileName || 'session.jsonl' });
   document.body.append(a);

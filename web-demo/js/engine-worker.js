@@ -252,9 +252,9 @@ const ops = {
     return true;
   },
 
-  /** The session as JSONL (Download). */
-  toJsonl() {
-    return current().toJsonl();
+  /** The session as JSONL, UTF-8 bytes (Download; transferred, not copied). */
+  toBytes() {
+    return current().toBytes();
   },
 };
 
@@ -264,7 +264,8 @@ self.addEventListener('message', async (event) => {
     const run = Object.hasOwn(ops, op) ? ops[/** @type {keyof typeof ops} */ (op)] : null;
     if (!run) throw new Error(`unknown operation ${op}`);
     const value = await run(/** @type {any} */ (args ?? {}));
-    const transfer = value?.branch instanceof Int32Array ? [value.branch.buffer] : [];
+    const transfer =
+      value instanceof Uint8Array ? [value.buffer] : value?.branch instanceof Int32Array ? [value.branch.buffer] : [];
     self.postMessage({ id, ok: true, value }, { transfer });
   } catch (error) {
     const e = /** @type {any} */ (error);
