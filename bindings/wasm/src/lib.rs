@@ -5,6 +5,7 @@
 
 #![cfg(target_arch = "wasm32")]
 
+mod alloc;
 mod api;
 mod convert;
 mod host;
