@@ -10,6 +10,24 @@ function freedError(member) {
   return error;
 }
 
+/** A member called on something that is not a handle (`new SessionTree()`, `.call({})`, `.call(null)`). */
+function notAHandleError(member) {
+  const error = new Error(
+    `SessionTree.${member}: \`this\` is not a session handle; make one with SessionTree.fromJsonl, fromBytes, fromFile or fromEntries`,
+  );
+  error.name = 'SessionCompactionError';
+  error.code = 'E_INVALID_ARGUMENT';
+  return error;
+}
+
+/** The error of calling `member` on `self`: E_FREED, E_INVALID_ARGUMENT or none (a live handle). */
+function misuseError(self, member) {
+  const ptr = self === null || self === undefined ? undefined : self.__wbg_ptr;
+  if (ptr === 0) return freedError(member);
+  if (typeof ptr !== 'number') return notAHandleError(member);
+  return null;
+}
+
 // biome-ignore lint/correctness/noUnusedVariables: the entries call it once scripts/build.mjs has inlined this file
 function guardFreed(proto) {
   for (const key of Object.getOwnPropertyNames(proto)) {
@@ -18,7 +36,9 @@ function guardFreed(proto) {
     if (key === 'free' && typeof d.value === 'function') {
       const free = d.value;
       d.value = function free_() {
-        if (this.__wbg_ptr === 0) return;
+        if (this?.__wbg_ptr === 0) return;
+        const error = misuseError(this, key);
+        if (error) throw error;
         free.call(this);
       };
       Object.defineProperty(d.value, 'name', { value: 'free' });
@@ -28,9 +48,10 @@ function guardFreed(proto) {
       const rejects = ASYNC_METHODS.has(key);
       d.value = {
         [key](...args) {
-          if (this.__wbg_ptr === 0) {
-            if (rejects) return Promise.reject(freedError(key));
-            throw freedError(key);
+          const error = misuseError(this, key);
+          if (error) {
+            if (rejects) return Promise.reject(error);
+            throw error;
           }
           return Reflect.apply(method, this, args);
         },
@@ -39,7 +60,8 @@ function guardFreed(proto) {
       const get = d.get;
       d.get = {
         [key]() {
-          if (this.__wbg_ptr === 0) throw freedError(key);
+          const error = misuseError(this, key);
+          if (error) throw error;
           return get.call(this);
         },
       }[key];

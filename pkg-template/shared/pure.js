@@ -10,13 +10,13 @@
 
 /** How many leading elements of `list` are the objects of `last` (0 when either is not an array). */
 function unchangedPrefix(last, list) {
-  if (last === null || !Array.isArray(list)) return 0;
-  const n = Math.min(last.length, list.length);
   let i = 0;
   try {
+    if (last === null || !Array.isArray(list)) return 0;
+    const n = Math.min(last.length, list.length);
     while (i < n && list[i] === last[i]) i++;
   } catch {
-    // A Proxy whose element read throws: nothing is known; the engine reports the error.
+    // A Proxy that throws (revoked, or from a trap): nothing is known; the engine reports the error.
     return 0;
   }
   return i;

@@ -37,6 +37,22 @@ struct Keys {
     slice: JsValue,
 }
 
+/// Bytes of memory a list needs per entry to be read: its [`Known`] and the metadata of an entry
+/// read whole (about 350 bytes, plus its strings), rounded up.
+const BYTES_PER_ENTRY: usize = 512;
+
+/// Whether the memory has room to read `len` entries ([`BYTES_PER_ENTRY`] each): one block of
+/// that size allocated and freed at once (its untouched pages cost no resident memory, and the
+/// reads that follow allocate from it). An allocation that fails would abort the module, so a
+/// list too long to be read is an error before anything is read.
+fn room_for(len: usize) -> bool {
+    let Some(bytes) = len.checked_mul(BYTES_PER_ENTRY) else { return false };
+    let mut block = Vec::<u8>::new();
+    let ok = block.try_reserve_exact(bytes).is_ok();
+    std::hint::black_box(&mut block);
+    ok
+}
+
 /// Entries whose heads are not known from which [`JsEntries::read_heads`] and
 /// [`EntrySource::find_id`] read them in one `JSON.stringify` (fewer are read one by one).
 const BATCH: usize = 32;
@@ -403,8 +419,9 @@ impl JsEntries {
 
     /// The array argument `what` as entries read on demand, of which the first `known.len()`
     /// are known (from the last call on the same objects, [`ListState`]). `E_INVALID_ARGUMENT`
-    /// when it is not an array or its length cannot be read; the errors of entries come from
-    /// [`JsEntries::check`].
+    /// when it is not an array, its length cannot be read or its length is more entries than
+    /// the memory has room for (an array's `length` can be set to 2³² − 1 with nothing in it);
+    /// the errors of entries come from [`JsEntries::check`].
     fn lazy(v: &JsValue, what: &str, mut known: Vec<Known>) -> Result<Self, JsValue> {
         if is_array(v) != Ok(true) {
             return Err(bad_arg(what, "expected an array of entries"));
@@ -412,6 +429,9 @@ impl JsEntries {
         let len = KEYS.with(|k| Reflect::get(v, &k.length)).map_err(|_| bad_arg(what, "cannot read its length"))?;
         let len = len.as_f64().filter(|n| n.is_finite() && *n >= 0.0).unwrap_or(0.0).min(u32::MAX as f64) as usize;
         known.truncate(len);
+        if len > known.capacity() && !room_for(len) {
+            return Err(bad_arg(what, format!("{len} entries are more than the memory has room for")));
+        }
         known.resize_with(len, Known::new);
         with_cache(|c| {
             if let Some(c) = c {
