@@ -1657,6 +1657,19 @@ mod string_tests {
     }
 
     #[test]
+    fn plain_strings_of_every_length() {
+        for p in 0..=40 {
+            check(&around(p, b"", 0));
+            // A byte >= 0x80 or a special byte right after the end, in the same chunk.
+            for tail in [&b"\xc3\xa9\""[..], b"\\n\"", b"\x01", b"\""] {
+                let lit = around(p, b"", 0);
+                let buf = [lit.as_slice(), tail].concat();
+                assert_eq!(scanned(&buf, lit.len()), reference(&lit));
+            }
+        }
+    }
+
+    #[test]
     fn unterminated_strings() {
         for p in 0..=40 {
             for end in [&b""[..], b"\\", b"\\u00", b"\xc3", b"\xe2\x82", b"\\n"] {
