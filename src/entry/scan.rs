@@ -492,85 +492,123 @@ impl<'a> Scanner<'a> {
 
     /// A string literal at `"`. Validates it (no raw control characters, known escapes only,
     /// valid UTF-8) and measures it, sixteen bytes at a time ([`bytes16`]).
+    ///
+    /// A chunk without special bytes (`"`, `\`, control characters) and without bytes ≥ 0x80 is
+    /// passed over with nothing counted: the lengths are derived at the end from the string's
+    /// byte length, less what its escapes and multi-byte characters do not make. The escapes of
+    /// a chunk are read from its mask of special bytes without loading it again: after an
+    /// escape, the next special byte is the next bit of the mask past the escape (an escape that
+    /// runs past the chunk starts the next chunk at its end). UTF-8 is checked by
+    /// `str::from_utf8` at the end, from the first byte ≥ 0x80 only (the bytes before are ASCII).
     #[inline]
     fn string(&mut self) -> Fast<Str> {
         let b = self.b;
         let start = self.i + 1;
-        let mut i = start;
-        // UTF-16 units of the unescaped bytes; what the escapes add.
-        let mut units: u64 = 0;
-        let mut esc_units: u64 = 0;
-        let mut esc_json: u64 = 0;
-        let mut escaped = false;
-        let mut high = false;
+        // The bytes from the current chunk on.
+        let mut rest = b.get(start..).unwrap_or_default();
+        // The string's lengths are counted from its bytes: `units` = bytes - `less_units`,
+        // `json_len` = 2 + bytes - `less_json`, where the bytes of the chunks that have bytes
+        // ≥ 0x80 (`high_bytes` of them) count as the UTF-16 units they make (`high_units`), and
+        // each escape takes off its bytes less the one unit it decodes to (`less_units`), and
+        // less what `JSON.stringify` writes for that unit (`less_json`).
+        let mut high_bytes: u64 = 0;
+        let mut high_units: u64 = 0;
+        let mut less_units: u64 = 0;
+        let mut less_json: u64 = 0;
+        // Where the first byte ≥ 0x80 is (`usize::MAX`: none yet).
+        let mut high_from = usize::MAX;
         let mut pad: [u8; 16];
         loop {
-            let chunk: &[u8; 16] = match b.get(i..i + 16).and_then(|w| <&[u8; 16]>::try_from(w).ok()) {
-                Some(w) => w,
-                None => {
-                    // The last bytes of the buffer, padded with zero bytes (which stop the
-                    // scan below like control characters do).
-                    let rest = b.get(i..).unwrap_or_default();
-                    pad = [0u8; 16];
-                    pad[..rest.len()].copy_from_slice(rest);
-                    &pad
+            // The next chunk with a special or a high byte.
+            let (chunk, c) = loop {
+                match rest.split_first_chunk::<16>() {
+                    Some((w, tail)) => {
+                        let c = bytes16::classify(w);
+                        if c.special | c.high != 0 {
+                            break (w, c);
+                        }
+                        rest = tail;
+                    }
+                    None => {
+                        // The last bytes of the buffer, padded with zero bytes (which stop the
+                        // scan below like control characters do).
+                        pad = [0u8; 16];
+                        pad[..rest.len()].copy_from_slice(rest);
+                        break (&pad, bytes16::classify(&pad));
+                    }
                 }
             };
-            let c = bytes16::classify(chunk);
-            let n = if c.special == 0 { 16 } else { c.special.trailing_zeros() as usize };
-            if c.high & bytes16::low_bits(n) == 0 {
-                units += n as u64;
-            } else {
-                high = true;
-                units += bytes16::utf16_units(chunk, n);
-            }
-            i += n;
-            if n == 16 {
-                continue;
-            }
-            match b.get(i) {
-                Some(b'"') => {
-                    if high && std::str::from_utf8(&b[start..i]).is_err() {
-                        return Err(Bail);
-                    }
-                    self.i = i + 1;
-                    return Ok(Str {
-                        start,
-                        end: i,
-                        escaped,
-                        units: units + esc_units,
-                        json_len: 2 + units + esc_json,
-                    });
+            // Where the next chunk starts, from this one: past it, or past an escape that runs
+            // over its end.
+            let mut next = 16;
+            let mut special = c.special;
+            // The string's end in this chunk, if it ends here.
+            let end = loop {
+                if special == 0 {
+                    break None;
                 }
-                Some(b'\\') => {
-                    escaped = true;
-                    esc_units += 1;
-                    match b.get(i + 1) {
-                        Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => {
-                            esc_json += 2;
-                            i += 2;
-                        }
-                        Some(b'/') => {
-                            esc_json += 1;
-                            i += 2;
-                            self.canonical = false;
-                        }
-                        Some(b'u') => {
-                            self.canonical = false;
-                            let cp = hex4(b, i + 2).ok_or(Bail)?;
-                            esc_json += match cp {
-                                0x22 | 0x5c | 0x08 | 0x0c | 0x0a | 0x0d | 0x09 => 2,
-                                0..=0x1f => 6,
-                                _ => 1,
-                            };
-                            i += 6;
-                        }
-                        _ => return Err(Bail),
+                let n = special.trailing_zeros() as usize;
+                match chunk.get(n) {
+                    Some(b'"') => break Some(n),
+                    Some(b'\\') => {
+                        next = n + match rest.get(n + 1) {
+                            Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => {
+                                less_units += 1;
+                                2
+                            }
+                            Some(b'/') => {
+                                less_units += 1;
+                                less_json += 1;
+                                self.canonical = false;
+                                2
+                            }
+                            Some(b'u') => {
+                                self.canonical = false;
+                                let cp = hex4(rest, n + 2).ok_or(Bail)?;
+                                less_units += 5;
+                                less_json += match cp {
+                                    0x22 | 0x5c | 0x08 | 0x0c | 0x0a | 0x0d | 0x09 => 4,
+                                    0..=0x1f => 0,
+                                    _ => 5,
+                                };
+                                6
+                            }
+                            _ => return Err(Bail),
+                        };
+                        // The special bytes past the escape (`next` ≤ 15 + 6: the shift is
+                        // in range).
+                        special &= u32::MAX << next;
                     }
+                    // A control character, or the padding past the end of the buffer.
+                    _ => return Err(Bail),
                 }
-                // A control character, or the end of the buffer.
-                _ => return Err(Bail),
+            };
+            let at = b.len() - rest.len();
+            if c.high != 0 {
+                let k = end.unwrap_or(16);
+                let high = c.high & bytes16::low_bits(k);
+                if high != 0 {
+                    high_from = high_from.min(at + high.trailing_zeros() as usize);
+                    high_bytes += k as u64;
+                    high_units += bytes16::utf16_units(chunk, k);
+                }
             }
+            if let Some(n) = end {
+                let end = at + n;
+                if high_from < end && !b.get(high_from..end).is_some_and(|s| std::str::from_utf8(s).is_ok()) {
+                    return Err(Bail);
+                }
+                self.i = end + 1;
+                let bytes = (end - start) as u64 - high_bytes + high_units;
+                return Ok(Str {
+                    start,
+                    end,
+                    escaped: less_units != 0,
+                    units: bytes - less_units,
+                    json_len: 2 + bytes - less_json,
+                });
+            }
+            rest = rest.get(next.max(16)..).unwrap_or_default();
         }
     }
 
@@ -1447,5 +1485,236 @@ mod tests {
         assert!(scan_entry(cases[0].as_bytes(), 0).is_some());
         assert!(scan_entry(cases[2].as_bytes(), 0).is_some());
         assert!(scan_entry(cases[5].as_bytes(), 0).is_some());
+    }
+}
+
+/// [`Scanner::string`] against a simple reference: the value parser's text of the literal
+/// ([`crate::io::parse_line_value`]: serde_json, unpaired surrogate escapes read as U+FFFD), its
+/// UTF-16 length, and the UTF-16 length of serde_json's serialization of it (what
+/// `JSON.stringify` writes for it). Escapes and multi-byte characters are put at every position
+/// around the sixteen-byte chunk edges, and the literal is followed by none to many bytes (the
+/// padded last chunk of the buffer).
+#[cfg(test)]
+mod string_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// What the scanner must find in a literal: units, json_len, escaped, canonical.
+    type Measure = (u64, u64, bool, bool);
+
+    /// The reference measure of the literal `lit` (quotes included), `None` if it is not a valid
+    /// JSON string literal.
+    fn reference(lit: &[u8]) -> Option<Measure> {
+        let Ok(Value::String(s)) = crate::io::parse_line_value(lit) else {
+            return None;
+        };
+        let json = serde_json::to_string(&s).unwrap();
+        let body = &lit[1..lit.len() - 1];
+        // Escapes other than `\" \\ \b \f \n \r \t` make the text non-canonical.
+        let mut canonical = true;
+        let mut i = 0;
+        while i < body.len() {
+            if body[i] == b'\\' {
+                canonical &= !matches!(body.get(i + 1), Some(b'/' | b'u'));
+                i += 2;
+            } else {
+                i += 1;
+            }
+        }
+        Some((s.encode_utf16().count() as u64, json.encode_utf16().count() as u64, body.contains(&b'\\'), canonical))
+    }
+
+    /// The scanner's measure of the literal at the start of `buf`, checking its range and where
+    /// the cursor is left.
+    fn scanned(buf: &[u8], lit_len: usize) -> Option<Measure> {
+        let mut s = Scanner { b: buf, i: 0, depth: 0, blocks: Vec::new(), canonical: true };
+        let r = s.string().ok()?;
+        assert_eq!((r.start, r.end, s.i), (1, lit_len - 1, lit_len), "range of {:?}", String::from_utf8_lossy(buf));
+        Some((r.units, r.json_len, r.escaped, s.canonical))
+    }
+
+    /// Checks the literal `lit` followed by each of a few tails against the reference.
+    fn check(lit: &[u8]) {
+        let want = reference(lit);
+        for tail in [&b""[..], b",", br#","k":"v"}"#, br#","x":[1,2,3],"long":"0123456789abcdef"}"#] {
+            let buf = [lit, tail].concat();
+            assert_eq!(scanned(&buf, lit.len()), want, "{:?} + {:?}", String::from_utf8_lossy(lit), tail);
+        }
+    }
+
+    /// `"` + `a` × `p` + `piece` + `z` × `q` + `"` (`z`: not a hex digit).
+    fn around(p: usize, piece: &[u8], q: usize) -> Vec<u8> {
+        [&b"\""[..], &b"a".repeat(p), piece, &b"z".repeat(q), b"\""].concat()
+    }
+
+    const ESCAPES: &[&str] = &[
+        r#"\""#,
+        r"\\",
+        r"\/",
+        r"\b",
+        r"\f",
+        r"\n",
+        r"\r",
+        r"\t",
+        r"\u0041",
+        r"\u001f",
+        r"\u000a",
+        r"\u0022",
+        r"\u005C",
+        r"\u00e9",
+        r"\ud83d\ude00",
+        r"\ud800",
+        r"\udfff x",
+        r#"\\\""#,
+        r#"\"\n\t\\"#,
+    ];
+
+    #[test]
+    fn escapes_at_every_position_around_the_chunk_edges() {
+        for p in 0..=35 {
+            for e in ESCAPES {
+                for q in [0, 1, 2, 9, 14, 15, 16, 17, 30] {
+                    check(&around(p, e.as_bytes(), q));
+                    // Two escapes `q` bytes apart, the second also at every position.
+                    let two = [e.as_bytes(), &b"c".repeat(q), b"\\n"].concat();
+                    check(&around(p, &two, 3));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn invalid_escapes_at_every_position() {
+        for p in 0..=35 {
+            for e in [&br"\x"[..], br"\u12", br"\u12g4", br"\uZZZZ", br"\U0041", br"\ ", b"\\\xc3\xa9", b"\\\x00"] {
+                for q in [0, 1, 15, 16] {
+                    let lit = around(p, e, q);
+                    assert_eq!(reference(&lit), None);
+                    check(&lit);
+                }
+            }
+            // Raw control characters.
+            for c in [0x00u8, 0x01, b'\n', b'\t', 0x1f] {
+                check(&around(p, &[c], 2));
+            }
+        }
+    }
+
+    #[test]
+    fn multibyte_characters_split_across_chunk_boundaries() {
+        let chars = ["\u{80}", "é", "\u{7ff}", "\u{800}", "設", "\u{ffff}", "\u{10000}", "😀", "\u{10ffff}"];
+        for p in 0..=35 {
+            for c in chars {
+                for q in [0, 1, 13, 14, 15, 16, 17] {
+                    check(&around(p, c.as_bytes(), q));
+                    // After an escape, and several in a row (each at every offset).
+                    check(&around(p, format!("\\n{c}").as_bytes(), q));
+                    check(&around(p, c.repeat(6).as_bytes(), q));
+                    check(&around(p, format!("{c}\\t{c}\\u0041{c}").as_bytes(), q));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_of_every_kind_at_every_position() {
+        let bad: &[&[u8]] = &[
+            b"\x80",                 // continuation byte without a lead
+            b"\xbf",                 //
+            b"\xc0\x80",             // overlong 2-byte forms
+            b"\xc1\xbf",             //
+            b"\xe0\x80\x80",         // overlong 3-byte forms
+            b"\xe0\x9f\xbf",         //
+            b"\xed\xa0\x80",         // surrogates
+            b"\xed\xbf\xbf",         //
+            b"\xf0\x80\x80\x80",     // overlong 4-byte forms
+            b"\xf0\x8f\xbf\xbf",     //
+            b"\xf4\x90\x80\x80",     // above U+10FFFF
+            b"\xf5\x80\x80\x80",     //
+            b"\xf8\x88\x80\x80\x80", // 5-byte form
+            b"\xfe",                 //
+            b"\xff",                 //
+            b"\xc3",                 // truncated sequences
+            b"\xe2\x82",             //
+            b"\xf0\x9f\x98",         //
+            b"\xc3A",                // a lead byte followed by ASCII
+            b"\xe2\x82A",            //
+            b"\xc3\xa9\xa9",         // one continuation byte too many
+        ];
+        for p in 0..=35 {
+            for &s in bad {
+                for q in [0, 1, 14, 15, 16, 17] {
+                    let lit = around(p, s, q);
+                    assert_eq!(reference(&lit), None, "{lit:?}");
+                    check(&lit);
+                    // After valid multi-byte text and an escape.
+                    let lit = around(p, &[b"\xc3\xa9\\n".as_slice(), s].concat(), q);
+                    assert_eq!(reference(&lit), None, "{lit:?}");
+                    check(&lit);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn plain_strings_of_every_length() {
+        for p in 0..=40 {
+            check(&around(p, b"", 0));
+            // A byte >= 0x80 or a special byte right after the end, in the same chunk.
+            for tail in [&b"\xc3\xa9\""[..], b"\\n\"", b"\x01", b"\""] {
+                let lit = around(p, b"", 0);
+                let buf = [lit.as_slice(), tail].concat();
+                assert_eq!(scanned(&buf, lit.len()), reference(&lit));
+            }
+        }
+    }
+
+    #[test]
+    fn unterminated_strings() {
+        for p in 0..=40 {
+            for end in [&b""[..], b"\\", b"\\u00", b"\xc3", b"\xe2\x82", b"\\n"] {
+                let buf = [&b"\""[..], &b"a".repeat(p), end].concat();
+                assert_eq!(scanned(&buf, 0), None);
+            }
+        }
+    }
+
+    /// Invalid escapes, raw control characters and invalid UTF-8.
+    const BAD: &[&[u8]] = &[br"\x", br"\u12", b"\\", b"\x00", b"\n", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xc3"];
+
+    /// Bytes of a string literal's content: plain, special, escaped, multi-byte, invalid.
+    fn piece() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            4 => "[a-z ]{1,20}".prop_map(String::into_bytes),
+            2 => proptest::sample::select(ESCAPES).prop_map(|e| e.as_bytes().to_vec()),
+            2 => any::<char>().prop_map(|c| c.to_string().into_bytes()),
+            1 => proptest::sample::select(&["é", "設", "😀", "\u{10ffff}", "\u{80}", "\u{ffff}"][..]).prop_map(|c| c.as_bytes().to_vec()),
+            1 => proptest::collection::vec(any::<u8>(), 1..4),
+            1 => proptest::sample::select(BAD).prop_map(<[u8]>::to_vec),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn random_strings_match_the_reference(pieces in proptest::collection::vec(piece(), 0..24), tail in "[,:\"a-z0-9{}\\[\\] ]{0,20}") {
+            let lit = [&b"\""[..], &pieces.concat(), b"\""].concat();
+            // A literal whose content holds a `"` ends there: measure what the scanner reads.
+            let buf = [lit.as_slice(), tail.as_bytes()].concat();
+            let mut s = Scanner { b: &buf, i: 0, depth: 0, blocks: Vec::new(), canonical: true };
+            let got = s.string().ok().map(|r| (r.units, r.json_len, r.escaped, s.canonical, r.end));
+            // The reference of the literal the scanner should have found: up to the first `"`
+            // not escaped.
+            let mut end = 1;
+            while end < buf.len() && buf[end] != b'"' {
+                end += if buf[end] == b'\\' { 2 } else { 1 };
+            }
+            let want = if end < buf.len() {
+                reference(&buf[..=end]).map(|(u, j, e, c)| (u, j, e, c, end))
+            } else {
+                None
+            };
+            prop_assert_eq!(got, want);
+        }
     }
 }
