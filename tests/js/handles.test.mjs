@@ -159,4 +159,94 @@ describe('handles fail safely', () => {
     // and `using` disposal after free() is harmless
     tree[Symbol.dispose]?.();
   });
+
+  test('members called on something that is not a handle are E_INVALID_ARGUMENT', async () => {
+    const proto = sc.SessionTree.prototype;
+    /** @type {[string, unknown][]} */
+    const receivers = [
+      ['new SessionTree()', new /** @type {any} */ (sc.SessionTree)()],
+      ['{}', {}],
+      ['null', null],
+      ['undefined', undefined],
+      ['a number', 5],
+      ['an object with a string __wbg_ptr', { __wbg_ptr: '8' }],
+    ];
+    /** @param {unknown} e */
+    const notAHandle = (e) => {
+      invalid(e);
+      assert.match(/** @type {any} */ (e).message, /is not a session handle/);
+      return true;
+    };
+    for (const [what, self] of receivers) {
+      let checked = 0;
+      for (const key of Object.getOwnPropertyNames(proto)) {
+        if (key === 'constructor' || key.startsWith('__')) continue;
+        const d = /** @type {PropertyDescriptor} */ (Object.getOwnPropertyDescriptor(proto, key));
+        if (d.get) assert.throws(() => d.get?.call(self), notAHandle, `${key} on ${what}`);
+        else if (typeof d.value === 'function') {
+          /** @type {unknown} */
+          let r;
+          try {
+            r = d.value.call(self, 'a');
+          } catch (e) {
+            notAHandle(e);
+            checked++;
+            continue;
+          }
+          await assert.rejects(/** @type {Promise<unknown>} */ (r), notAHandle, `${key} on ${what}`);
+        }
+        checked++;
+      }
+      assert.ok(checked > 20, `${checked} members checked on ${what}`);
+    }
+    // a real handle still works afterwards
+    const tree = sc.SessionTree.fromJsonl(TEXT);
+    assert.equal(tree.entryCount, 1);
+    tree.free();
+  });
+});
+
+describe('pure functions fail safely on lists they cannot read', () => {
+  /** @param {unknown} list */
+  const pureCalls = (list) =>
+    /** @type {[string, () => unknown][]} */ ([
+      [
+        'prepareCompaction',
+        () =>
+          sc.prepareCompaction(/** @type {any} */ (list), { enabled: true, reserveTokens: 10, keepRecentTokens: 10 }),
+      ],
+      ['buildSessionContext', () => sc.buildSessionContext(/** @type {any} */ (list))],
+      ['estimateContextTokens', () => sc.estimateContextTokens(/** @type {any} */ (list))],
+      ['findCutPoint', () => sc.findCutPoint(/** @type {any} */ (list), 0, 1, 10)],
+      ['previewCompaction', () => sc.previewCompaction(/** @type {any} */ (list))],
+    ]);
+
+  test('an array whose length is more entries than the memory holds is E_INVALID_ARGUMENT, not a panic', () => {
+    for (const length of [2 ** 31, 2 ** 32 - 1, 2 ** 28]) {
+      const list = /** @type {unknown[]} */ ([]);
+      list.length = length;
+      for (const [name, call] of pureCalls(list)) {
+        assert.throws(
+          call,
+          (/** @type {any} */ e) => invalid(e) && /more than the memory has room for/.test(e.message),
+          `${name}, length ${length}`,
+        );
+      }
+    }
+    // the module is alive and reads real lists as before
+    const entries = sc.parseSession(TEXT).entries;
+    assert.equal(sc.buildSessionContext(entries).messages.length, 1);
+    assert.equal(sc.estimateContextTokens(entries), 1);
+  });
+
+  test('a revoked Proxy list is E_INVALID_ARGUMENT, also after a call on a real list', () => {
+    const entries = sc.parseSession(TEXT).entries;
+    for (const [name, call] of pureCalls(entries)) assert.doesNotThrow(call, name);
+    const { proxy, revoke } = Proxy.revocable([], {});
+    revoke();
+    for (const make of [() => proxy, throwing]) {
+      for (const [name, call] of pureCalls(make())) assert.throws(call, invalid, name);
+    }
+    assert.equal(sc.buildSessionContext(entries).messages.length, 1);
+  });
 });
