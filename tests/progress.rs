@@ -27,17 +27,19 @@ use sync::{Lock, SyncCell};
 const T0: f64 = 1_700_000_000_000.0;
 
 /// A model that answers `text` (or fails with `fail`) for every purpose except those in
-/// `fail_only` (which fail), and records the purposes asked.
+/// `fail_only` (which fail) and `blank_only` (answered with blanks only), and records the
+/// purposes asked.
 struct Model {
     answer: String,
     fail: Option<String>,
     fail_only: Vec<Purpose>,
+    blank_only: Vec<Purpose>,
     asked: Lock<Vec<Purpose>>,
 }
 
 impl Model {
     fn answering(text: &str) -> Self {
-        Self { answer: text.into(), fail: None, fail_only: Vec::new(), asked: Lock::default() }
+        Self { answer: text.into(), fail: None, fail_only: Vec::new(), blank_only: Vec::new(), asked: Lock::default() }
     }
     fn failing(message: &str) -> Self {
         Self { fail: Some(message.into()), ..Self::answering("") }
@@ -55,6 +57,9 @@ impl Complete for Model {
         }
         if self.fail_only.contains(&request.purpose) {
             return Err(Error::Model { message: "short failed".into(), status: None, retry_after_ms: None });
+        }
+        if self.blank_only.contains(&request.purpose) {
+            return Ok(" \n\t\n ".into());
         }
         Ok(self.answer.clone())
     }
@@ -390,6 +395,48 @@ fn a_failed_short_summary_keeps_the_history_summary() {
     assert_eq!(done.entry["summary"], "The history.");
     assert!(done.entry.get("shortSummary").is_none(), "the failed short summary is left out");
     assert_eq!(model.asked(), vec![Purpose::History, Purpose::Short]);
+}
+
+#[test]
+fn an_empty_answer_is_never_stored_as_a_summary() {
+    let settings = CompactionSettings { reserve_tokens: 1000, keep_recent_tokens: 300, ..Default::default() };
+    for blank in ["", " \n\t "] {
+        // manual: E_MODEL naming the request, nothing appended
+        let engine = engine(5000);
+        let model = Model::answering(blank);
+        let run = CompactRun { settings: settings.clone(), ..Default::default() };
+        let err = block_on(engine.compact(&model, &NoHooks, &run, None, T0 + 1e7)).unwrap_err();
+        assert_eq!(err.code(), "E_MODEL");
+        assert!(err.to_string().contains("answer to the history request is empty"), "{err}");
+        assert_eq!(compactions(&engine), 0);
+        // manual with fallback "extractive": the extractive summarizer writes it
+        let run = CompactRun {
+            settings: CompactionSettings { fallback: Some(Fallback::Extractive), ..settings.clone() },
+            ..Default::default()
+        };
+        let done = block_on(engine.compact(&model, &NoHooks, &run, None, T0 + 1e7)).unwrap();
+        assert_eq!(done.result.summarizer, Some(Summarizer::Extractive));
+        assert!(done.result.fallback_reason.as_deref().unwrap().contains("is empty"), "{:?}", done.result);
+        assert!(done.entry["summary"].as_str().unwrap().starts_with(EXTRACTIVE_MARKER));
+        // automatic: falls back as for any failure
+        let engine = self::engine(5000);
+        let msg = turn(&engine, 0, 5000);
+        let out = check(&engine, &msg, &options(1500.0, 1000), &[Model::answering(blank)], &Events::default());
+        let done = out.compaction.expect("compacted by the fallback");
+        assert_eq!(done.result.summarizer, Some(Summarizer::Extractive));
+        assert!(!done.entry["summary"].as_str().unwrap().trim().is_empty());
+    }
+    // an empty short summary is a failed one: the history summary stays, shortSummary is left out
+    let engine = engine(5000);
+    let model = Model { blank_only: vec![Purpose::Short], ..Model::answering("The history.") };
+    let run = CompactRun { settings, ..Default::default() };
+    let done = block_on(engine.compact(&model, &NoHooks, &run, None, T0 + 1e7)).unwrap();
+    assert_eq!(done.result.summary, "The history.");
+    assert_eq!(
+        done.result.short_summary_error.as_deref(),
+        Some("the model's answer to the short summary request is empty")
+    );
+    assert!(done.entry.get("shortSummary").is_none());
 }
 
 #[test]

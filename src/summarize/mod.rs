@@ -235,6 +235,28 @@ pub fn bound_to_max_tokens(text: String, max_tokens: u64) -> (String, bool) {
     (head[..cut].trim_end().to_string(), true)
 }
 
+/// `E_MODEL` when a compaction's answer is empty or only blanks (SPEC §13.5): a compaction never
+/// stores an empty summary; the history and turn-prefix requests fail the compaction (or its
+/// fallback runs), an empty short summary is a `shortSummaryError`. A branch summary's empty
+/// answer is the reference's rule (the preamble alone, SPEC §10) and is not checked.
+fn non_empty(text: &str, purpose: Purpose) -> Result<()> {
+    if text.trim().is_empty() {
+        let name = match purpose {
+            Purpose::History => "history",
+            Purpose::Update => "summary update",
+            Purpose::TurnPrefix => "turn prefix",
+            Purpose::Short => "short summary",
+            Purpose::Branch => "branch summary",
+        };
+        return Err(Error::Model {
+            message: format!("the model's answer to the {name} request is empty"),
+            status: None,
+            retry_after_ms: None,
+        });
+    }
+    Ok(())
+}
+
 /// A model's answer as it enters a summary: its frame tags escaped (SPEC §13.4), then bounded
 /// by the request's budget; a cut is recorded in `truncated`.
 fn settle_answer(
@@ -459,7 +481,8 @@ async fn compact_with(
         match req {
             Some(r) => {
                 let (purpose, max) = (r.purpose, r.max_tokens);
-                model.complete_boxed(r).await.map(|t| Some((purpose, max, t)))
+                let text = model.complete_boxed(r).await?;
+                non_empty(&text, purpose).map(|()| Some((purpose, max, text)))
             }
             None => Ok(None),
         }
@@ -475,7 +498,8 @@ async fn compact_with(
     let composed = compose_summary(prep, history, prefix);
     let short_req = short_request(prep, &composed, options, templates)?;
     let short_max = short_req.max_tokens;
-    let (short_summary, short_summary_error) = match model.complete_boxed(short_req).await {
+    let short = model.complete_boxed(short_req).await.and_then(|t| non_empty(&t, Purpose::Short).map(|()| t));
+    let (short_summary, short_summary_error) = match short {
         Ok(text) => (settle_answer(&text, Purpose::Short, short_max, frames, &mut truncated), None),
         Err(e @ Error::Aborted { .. }) => return Err(e),
         Err(e) => (String::new(), Some(e.to_string())),

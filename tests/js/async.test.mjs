@@ -490,6 +490,29 @@ describe('compact() with a recording complete', () => {
     await rejectsCode(sc.compact(prep, /** @type {any} */ ({})), 'E_INVALID_ARGUMENT');
   });
 
+  test('an empty or blank answer is E_MODEL, never an empty summary (SPEC §13.5)', T, async () => {
+    const prep = /** @type {any} */ (sc.prepareCompaction(makeSession(), SETTINGS));
+    for (const blank of ['', '  \n\t ']) {
+      await rejectsCode(sc.compact(prep, { complete: async () => blank }), 'E_MODEL', /history request is empty/);
+      const tree = treeOf();
+      const count = tree.entryCount;
+      await rejectsCode(tree.compact({ complete: async () => blank, settings: SETTINGS }), 'E_MODEL', /is empty/);
+      assert.equal(tree.entryCount, count, 'nothing appended');
+      const fallback = await tree.compact({
+        complete: async () => blank,
+        settings: { ...SETTINGS, fallback: 'extractive' },
+      });
+      assert.equal(fallback.result.summarizer, 'extractive');
+      assert.ok(fallback.compactionEntry.summary.trim().length > 0);
+    }
+    // only the short summary empty: the history summary stays, the short one is a failure
+    const short = await sc.compact(prep, {
+      complete: async (/** @type {any} */ r) => (r.purpose === 'short' ? '' : `answer for ${r.purpose}`),
+    });
+    assert.ok(short.summary.startsWith('answer for'), short.summary);
+    assert.equal(short.shortSummaryError, "the model's answer to the short summary request is empty");
+  });
+
   test('an AbortSignal stops compact() at once; an aborted one before any call', T, async () => {
     const prep = /** @type {any} */ (sc.prepareCompaction(makeSession(), SETTINGS));
     const controller = new AbortController();
