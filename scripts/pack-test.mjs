@@ -81,10 +81,13 @@ const EXPECTED_FILES = [
  * a load fits in memory) added ~2.7 KB of gzipped wasm, the spans the scanner records for the
  * handle's first prepare (message and tool-call arguments) and the staleness rule reading them
  * ~5.8 KB: 497,745 B and 390,435 B together (2026-12-02).
+ * `SessionTree.toBytes()`, the allocator that grows the memory ahead, the checks of pure lists
+ * too long for the memory and of members called on a non-handle, and the empty-answer rule: 499,250 B
+ * and 390,823 B (2026-12-03).
  * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
  * figures fall.
  */
-const MAX_PACKED_BYTES = 498_800;
+const MAX_PACKED_BYTES = 500_000;
 const MAX_WASM_GZIP_BYTES = 391_300;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
