@@ -26,6 +26,7 @@ const EXPECTED_FILES = [
   'ai-sdk.mjs',
   'anthropic.d.mts',
   'anthropic.mjs',
+  'bin/binary.mjs',
   'bin/commands/compact.mjs',
   'bin/commands/context.mjs',
   'bin/commands/navigate.mjs',
