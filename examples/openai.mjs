@@ -1,4 +1,7 @@
 // A pi session through the official `openai` client: check (summary by the model), next request (tested locally).
+// Environment: OPENAI_API_KEY (the key; required by the client) and OPENAI_BASE_URL (any
+// OpenAI-compatible server, default https://api.openai.com/v1). No model and no key: the CLI's
+// `compact` without --openai, or the package's `extractiveSummarizer` as `complete`.
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { SessionTree } from '../pkg/index.node.mjs';
