@@ -82,10 +82,13 @@ const EXPECTED_FILES = [
  * a load fits in memory) added ~2.7 KB of gzipped wasm, the spans the scanner records for the
  * handle's first prepare (message and tool-call arguments) and the staleness rule reading them
  * ~5.8 KB: 497,745 B and 390,435 B together (2026-12-02).
+ * Then 499,223 B packed (the empty-answer rule); the CLI's error codes and JSON errors, its
+ * option messages and the binary check shared with the web demo (bin/binary.mjs, JS and README
+ * text, no wasm) 501,617 B (2026-12-03).
  * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
  * figures fall.
  */
-const MAX_PACKED_BYTES = 498_800;
+const MAX_PACKED_BYTES = 502_000;
 const MAX_WASM_GZIP_BYTES = 391_300;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
