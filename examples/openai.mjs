@@ -1,14 +1,14 @@
 // A pi session through the official `openai` client: check (summary by the model), next request (tested locally).
+// Env: OPENAI_API_KEY, OPENAI_BASE_URL (any OpenAI-compatible server; default https://api.openai.com/v1).
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { SessionTree } from '../pkg/index.node.mjs';
 import { fromChatMessages, toChatMessages } from '../pkg/openai.mjs';
 
-const baseUrl = process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1';
 const [apiKey, model] = [process.env.OPENAI_API_KEY, 'gpt-4.1-mini'];
 const tree = SessionTree.fromBytes(readFileSync(new URL('sessions/pi-session-large.jsonl', import.meta.url)));
 const last = tree.buildSessionContext().messages.findLast((m) => m.role === 'assistant');
-const client = new OpenAI({ baseURL: baseUrl, apiKey });
+const client = new OpenAI({ baseURL: process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1', apiKey });
 /** @type {import('../pkg/index.node.mjs').CompleteFn} */
 const complete = async ({ systemPrompt, prompt, maxTokens, signal }) => {
   const messages = /** @type {any} */ ([

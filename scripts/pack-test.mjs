@@ -26,6 +26,7 @@ const EXPECTED_FILES = [
   'ai-sdk.mjs',
   'anthropic.d.mts',
   'anthropic.mjs',
+  'bin/binary.mjs',
   'bin/commands/compact.mjs',
   'bin/commands/context.mjs',
   'bin/commands/navigate.mjs',
@@ -83,11 +84,12 @@ const EXPECTED_FILES = [
  * ~5.8 KB: 497,745 B and 390,435 B together (2026-12-02).
  * `SessionTree.toBytes()`, the allocator that grows the memory ahead, the checks of pure lists
  * too long for the memory and of members called on a non-handle, and the empty-answer rule: 499,250 B
- * and 390,823 B (2026-12-03).
+ * and 390,823 B; the CLI's error codes and JSON errors, its option messages and the binary check
+ * shared with the web demo (bin/binary.mjs, JS and README text, no wasm) 501,617 B (2026-12-03).
  * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
  * figures fall.
  */
-const MAX_PACKED_BYTES = 500_000;
+const MAX_PACKED_BYTES = 502_000;
 const MAX_WASM_GZIP_BYTES = 391_300;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 

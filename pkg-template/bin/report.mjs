@@ -43,14 +43,17 @@ export function openSession(file, opts) {
   const binary = binaryKind(read.data);
   if (binary) {
     read.bar?.done();
-    throw new CliError(`${display} is not a pi session: it holds ${binary}; a session is a text file of JSON lines`);
+    throw new CliError(
+      `${display} is not a pi session: it holds ${binary}; a session is a text file of JSON lines`,
+      'E_PARSE',
+    );
   }
   read.bar?.status(`parsing ${bytes(read.size)} …`);
   let tree;
   try {
     tree = engine.SessionTree.fromBytes(read.data, { strict: Boolean(opts.strict) });
   } catch (error) {
-    throw new CliError(`${display}: ${engineMessage(error)}`);
+    throw new CliError(`${display}: ${engineMessage(error)}`, engineCode(error));
   } finally {
     read.bar?.done();
   }
@@ -66,13 +69,14 @@ export function openSession(file, opts) {
     throw new CliError(
       `${display} is not a usable pi session (${lineMessage(header)}); ` +
         `${plural(loadErrors.length, 'line error')} in all:\n${details.join('\n')}`,
+      'E_HEADER',
     );
   }
   if (opts.leaf !== undefined) {
     try {
       tree.setLeaf(String(opts.leaf));
     } catch (error) {
-      throw new CliError(`${display}: --leaf ${opts.leaf}: ${engineMessage(error)}`);
+      throw new CliError(`${display}: --leaf ${opts.leaf}: ${engineMessage(error)}`, engineCode(error));
     }
   }
   return { tree, path, display, sample, loadErrors, size: read.size, mtimeMs: read.mtimeMs, maxErrors };
@@ -108,6 +112,11 @@ export function lineMessage(/** @type {engine.LineError} */ e) {
   return /^line \d+/.test(e.message) ? e.message : `line ${e.line}: ${e.message}`;
 }
 
+/** The engine's code of an error (`E_INTERNAL` for one without). */
+export function engineCode(/** @type {any} */ error) {
+  return typeof error?.code === 'string' && error.code.startsWith('E_') ? error.code : 'E_INTERNAL';
+}
+
 /** An engine error as `message (CODE)`. */
 export function engineMessage(/** @type {any} */ error) {
   return error?.code ? `${error.message} (${error.code})` : String(error?.message ?? error);
@@ -118,14 +127,21 @@ export function branchNodes(/** @type {engine.SessionTree} */ tree, /** @type {e
   return Array.from(tree.branchIndices(), (i) => nodes[i]);
 }
 
-/** Integer option: digits, optional `_`/`,` separators and `k` suffix (`20k`, `200_000`). */
+/**
+ * Integer option: digits, optional `_`/`,` separators and `k` suffix (`20k`, `200_000`), at least
+ * `min`. Anything else (a negative number, a fraction, a word) is a usage error that names the
+ * option, the value given and what is accepted (E_INVALID_ARGUMENT, exit 2).
+ */
 export function intOption(/** @type {Opts} */ opts, /** @type {string} */ name, min = 0) {
   const raw = opts[name];
   if (raw === undefined) return undefined;
   const m = /^(\d[\d_,]*)(k)?$/i.exec(String(raw).trim());
   const n = m ? Number(m[1].replace(/[_,]/g, '')) * (m[2] ? 1000 : 1) : NaN;
   if (!Number.isSafeInteger(n) || n < min) {
-    throw new CliError(`--${name}: expected a whole number${min > 0 ? ` >= ${min}` : ''}, got "${raw}"`);
+    throw new CliError(
+      `--${name} ${JSON.stringify(String(raw))} is not accepted: expected a whole number >= ${min} ` +
+        `(digits, optionally with _ or , separators or a k suffix: 20000, 20_000, 20k)`,
+    );
   }
   return n;
 }

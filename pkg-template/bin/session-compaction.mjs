@@ -36,7 +36,10 @@ import {
 
 /** Every option of every command (parseArgs specs + help). */
 const OPTIONS = {
-  json: { type: 'boolean', help: 'print JSON instead of the readable report' },
+  json: {
+    type: 'boolean',
+    help: 'print JSON instead of the readable report (an error too: {"error":{"code","message","exitCode"}} on stdout)',
+  },
   leaf: { type: 'string', arg: 'id', help: 'use the branch ending at this entry (default: the session leaf)' },
   'keep-recent-tokens': { type: 'string', arg: 'n', help: 'tokens to keep verbatim (default 20,000)' },
   'reserve-tokens': { type: 'string', arg: 'n', help: 'tokens reserved for the reply (default 16,384)' },
@@ -102,6 +105,7 @@ const COMMANDS = { plan, context, prune, tree, validate, compact, navigate };
 async function main(argv) {
   const style = makeStyle(colorEnabled(process.stdout));
   const errStyle = makeStyle(colorEnabled(process.stderr));
+  const json = wantsJson(argv);
   /** @type {string[]} */
   const lines = [];
   /** @type {Io} */
@@ -120,37 +124,104 @@ async function main(argv) {
     flush();
     return code;
   } catch (error) {
-    flush();
-    if (error instanceof CliError) {
-      process.stderr.write(`${errStyle.red(`${NAME}: error:`)} ${error.message}\n`);
-      return error.exitCode;
-    }
-    const code = /** @type {any} */ (error)?.code;
-    if (code === 'E_ABORTED') {
-      process.stderr.write(
-        `${errStyle.red(`${NAME}: interrupted:`)} ${/** @type {Error} */ (error).message}; nothing was written\n`,
+    // With --json, stdout holds only the error object (no half report).
+    if (json) lines.length = 0;
+    else flush();
+    const failure = describeFailure(error);
+    if (json) {
+      process.stdout.write(
+        `${JSON.stringify({ error: { code: failure.code, message: failure.message, exitCode: failure.exitCode } })}\n`,
       );
-      return EXIT_INTERRUPTED;
+    } else {
+      process.stderr.write(`${errStyle.red(`${NAME}: ${failure.label}:`)} ${failure.text}\n`);
     }
-    if (typeof code === 'string' && SUMMARIZER_CODES.has(code)) {
-      // Outside `interruptible` (which names the endpoint): the message with every URL in it
-      // redacted (the HTTP status and the reply's error text; never a key).
-      process.stderr.write(
-        `${errStyle.red(`${NAME}: error: the summarizer failed:`)} ${redactText(/** @type {Error} */ (error).message)} (${code}); nothing was written\n`,
-      );
-      return EXIT_SUMMARIZER;
-    }
-    if (typeof code === 'string' && code.startsWith('E_') && code !== 'E_INTERNAL') {
-      // The engine refused the input (its message names the entry or line).
-      process.stderr.write(`${errStyle.red(`${NAME}: error:`)} ${/** @type {Error} */ (error).message} (${code})\n`);
-      return EXIT_INPUT;
-    }
-    process.stderr.write(
-      `${errStyle.red(`${NAME}: internal error${code ? ` (${code})` : ''}:`)} ` +
-        `${/** @type {any} */ (error)?.stack ?? error}\n`,
-    );
-    return EXIT_INPUT;
+    return failure.exitCode;
   }
+}
+
+/**
+ * Whether the run asked for JSON (`--json` before a `--`): then an error too is printed as JSON,
+ * even one found while the options are parsed.
+ * @param {string[]} argv
+ */
+function wantsJson(argv) {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).includes('--json');
+}
+
+/**
+ * A fatal error as it is printed: its engine code (every one has one), the message, the exit
+ * code, and for the readable form the label and the text with ` (CODE)` on its first line.
+ * @param {unknown} error
+ * @returns {{ code: string, message: string, exitCode: number, label: string, text: string }}
+ */
+function describeFailure(error) {
+  const withCode = (/** @type {string} */ message, /** @type {string} */ code) => {
+    if (message.includes(`(${code})`)) return message;
+    const cut = message.indexOf('\n');
+    return cut < 0 ? `${message} (${code})` : `${message.slice(0, cut)} (${code})${message.slice(cut)}`;
+  };
+  if (error instanceof CliError) {
+    const code = String(error.code);
+    return {
+      code,
+      message: error.message,
+      exitCode: error.exitCode,
+      label: 'error',
+      text: withCode(error.message, code),
+    };
+  }
+  const code = /** @type {any} */ (error)?.code;
+  const message = String(/** @type {any} */ (error)?.message ?? error);
+  if (code === 'E_ABORTED') {
+    const text = `${message}; nothing was written`;
+    return { code, message: text, exitCode: EXIT_INTERRUPTED, label: 'interrupted', text: withCode(text, code) };
+  }
+  if (typeof code === 'string' && SUMMARIZER_CODES.has(code)) {
+    // Outside `interruptible` (which names the endpoint): the message with every URL in it
+    // redacted (the HTTP status and the reply's error text; never a key).
+    const text = `the summarizer failed: ${redactText(message)} (${code}); nothing was written`;
+    return { code, message: text, exitCode: EXIT_SUMMARIZER, label: 'error', text: withCode(text, code) };
+  }
+  if (typeof code === 'string' && code.startsWith('E_') && code !== 'E_INTERNAL') {
+    // The engine refused the input (its message names the entry or line).
+    return { code, message, exitCode: EXIT_INPUT, label: 'error', text: withCode(message, code) };
+  }
+  const stack = String(/** @type {any} */ (error)?.stack ?? error);
+  return {
+    code: 'E_INTERNAL',
+    message: `internal error${code ? ` (${code})` : ''}: ${message}`,
+    exitCode: EXIT_INPUT,
+    label: `internal error (${code ?? 'E_INTERNAL'})`,
+    text: stack,
+  };
+}
+
+/**
+ * `--keep-recent-tokens -5` → `--keep-recent-tokens=-5`: a value that looks like a negative
+ * number goes to the option before it (parseArgs would call it "ambiguous"), so that the option's
+ * own check names it and says what is accepted.
+ * @param {string[]} argv
+ */
+function joinNegativeValues(argv) {
+  /** @type {string[]} */
+  const out = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--') {
+      out.push(...argv.slice(i));
+      break;
+    }
+    const name = arg.startsWith('--') && !arg.includes('=') ? arg.slice(2) : undefined;
+    const option = name === undefined ? undefined : /** @type {any} */ (OPTIONS)[name];
+    if (option?.type === 'string' && i + 1 < argv.length && /^-[\d.]/.test(argv[i + 1])) {
+      out.push(`${arg}=${argv[i + 1]}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
 }
 
 /** @param {string[]} argv @param {Io} io @returns {number | Promise<number>} */
@@ -158,7 +229,7 @@ function run(argv, io) {
   let parsed;
   try {
     parsed = parseArgs({
-      args: argv,
+      args: joinNegativeValues(argv),
       options: /** @type {import('node:util').ParseArgsConfig['options']} */ (
         Object.fromEntries(
           Object.entries(OPTIONS).map(([name, o]) => {
@@ -171,7 +242,11 @@ function run(argv, io) {
       strict: true,
     });
   } catch (error) {
-    throw new CliError(`${/** @type {Error} */ (error).message.split('. To specify')[0]}\n${hint()}`);
+    const message = /** @type {Error} */ (error).message.replace(
+      /\.?\s*To specify (an option|a positional) argument[\s\S]*$/,
+      '.',
+    );
+    throw new CliError(`${message}\n${hint()}`);
   }
   const opts = /** @type {Opts} */ ({ ...parsed.values });
   const [command, ...rest] = parsed.positionals;
@@ -181,6 +256,7 @@ function run(argv, io) {
     return EXIT_OK;
   }
   if (command === undefined && !opts.help) {
+    if (opts.json) throw new CliError(`no command given\n${hint()}`);
     // Usage error: the help goes to stderr.
     process.stderr.write(`${helpText()}\n`);
     return EXIT_INPUT;
@@ -270,6 +346,8 @@ function helpText(command) {
     `Run \`${NAME} <command> --help\` for the options of a command.`,
     'Exit codes: 0 ok, 1 validate found errors, 2 bad usage or unreadable input,',
     '3 the summarizer (endpoint or model) failed, 130 interrupted (nothing written).',
+    'Every error names its code (E_INVALID_ARGUMENT, E_FILE, E_PARSE, E_MODEL, …); with --json it is',
+    'printed on stdout as one JSON object, {"error":{"code":"E_…","message":"…","exitCode":2}}.',
   ].join('\n');
 }
 

@@ -51,8 +51,17 @@ export function summarizerFrom(/** @type {Opts} */ opts, /** @type {Io} */ io) {
     if (model === undefined || model.trim() === '')
       throw new CliError('--openai needs --model <name> (the model of that API)');
     const url = httpUrl(base, 'openai');
+    // Unset: an error that says what to do. Set to '' (`OPENAI_API_KEY= …`): no key on purpose
+    // (a local server that needs none), the requests carry no Authorization header.
+    if (process.env.OPENAI_API_KEY === undefined) {
+      throw new CliError(
+        '--openai needs an API key in the environment variable OPENAI_API_KEY, which is not set: ' +
+          'export OPENAI_API_KEY=<key> (for a local server that needs no key, set it empty: OPENAI_API_KEY=); ' +
+          'or leave out --openai and --model to use the extractive summarizer (no model, no API key)',
+      );
+    }
     const apiKey = process.env.OPENAI_API_KEY || undefined;
-    if (!apiKey) io.warn('OPENAI_API_KEY is not set: the requests carry no Authorization header');
+    if (!apiKey) io.warn('OPENAI_API_KEY is empty: the requests carry no Authorization header');
     return {
       kind: 'openai',
       label: `${model} through the OpenAI-compatible API at ${displayUrl(url)}`,
@@ -81,7 +90,11 @@ export function summarizerFrom(/** @type {Opts} */ opts, /** @type {Io} */ io) {
 export function summarizerFailure(summarizer, error) {
   const cause = redactText(error?.message ?? error, summarizer.secrets);
   const where = summarizer.url && !cause.includes(summarizer.url) ? ` — ${summarizer.kind} ${summarizer.url}` : '';
-  return new CliError(`the summarizer failed: ${cause}${where} (${error.code}); nothing was written`, EXIT_SUMMARIZER);
+  return new CliError(
+    `the summarizer failed: ${cause}${where} (${error.code}); nothing was written`,
+    error.code,
+    EXIT_SUMMARIZER,
+  );
 }
 
 let fetchCausesInstalled = false;
@@ -167,6 +180,7 @@ export async function interruptible(status, work, timeoutSeconds = 600, summariz
     if (timedOut) {
       throw new CliError(
         `the summarizer did not answer within ${timeoutSeconds} s (--timeout)${summarizer?.url ? ` — ${summarizer.kind} ${summarizer.url}` : ''}: nothing written`,
+        summarizer?.kind === 'endpoint' ? 'E_REMOTE' : 'E_MODEL',
         EXIT_SUMMARIZER,
       );
     }
@@ -185,7 +199,11 @@ export async function interruptible(status, work, timeoutSeconds = 600, summariz
 export function timeoutOf(/** @type {Opts} */ values) {
   if (values.timeout === undefined) return 600;
   const n = Number(values.timeout);
-  if (!Number.isFinite(n) || n < 0) throw new CliError(`--timeout takes a number of seconds, got "${values.timeout}"`);
+  if (String(values.timeout).trim() === '' || !Number.isFinite(n) || n < 0) {
+    throw new CliError(
+      `--timeout ${JSON.stringify(String(values.timeout))} is not accepted: expected a number of seconds >= 0 (0 = never)`,
+    );
+  }
   return n;
 }
 
@@ -201,6 +219,7 @@ export function checkWritable(/** @type {Session} */ session, /** @type {string}
       `${session.display}: refusing to rewrite a file in format v${session.tree.sourceVersion} with ` +
         `${plural(session.loadErrors.length, 'malformed line')} (first: ${lineMessage(session.loadErrors[0])}); ` +
         'they would be lost. The file is unchanged.',
+      'E_PARSE',
     );
   }
 }

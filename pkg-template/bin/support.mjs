@@ -48,11 +48,17 @@ export const EXIT_INPUT = 2;
 export const EXIT_SUMMARIZER = 3;
 export const EXIT_INTERRUPTED = 130;
 
-/** An error whose message is the complete explanation for the user; ends the run with `exitCode`. */
+/**
+ * An error whose message is the complete explanation for the user; ends the run with `exitCode`.
+ * `code` is the engine's error code it stands for (`E_INVALID_ARGUMENT` for bad usage, `E_FILE`
+ * for a file that cannot be read or written, …): every fatal error the CLI prints carries one
+ * (`… (E_FILE)`, or `{"error":{"code","message","exitCode"}}` with `--json`).
+ */
 export class CliError extends Error {
-  /** @param {string} message @param {number} [exitCode] */
-  constructor(message, exitCode = EXIT_INPUT) {
+  /** @param {string} message @param {string} [code] @param {number} [exitCode] */
+  constructor(message, code = 'E_INVALID_ARGUMENT', exitCode = EXIT_INPUT) {
     super(message);
+    this.code = code;
     this.exitCode = exitCode;
   }
 }
@@ -204,12 +210,13 @@ export function readSessionFile(path, { progress = 'auto', stderr = process.stde
   try {
     fd = openSync(path, 'r');
   } catch (error) {
-    if (path === SAMPLE_FILE && /** @type {any} */ (error).code === 'ENOENT') throw new CliError(NO_SAMPLE_MESSAGE);
-    throw new CliError(`cannot read ${display}: ${describeFsError(error)}`);
+    if (path === SAMPLE_FILE && /** @type {any} */ (error).code === 'ENOENT')
+      throw new CliError(NO_SAMPLE_MESSAGE, 'E_FILE');
+    throw new CliError(`cannot read ${display}: ${describeFsError(error)}`, 'E_FILE');
   }
   try {
     const stat = fstatSync(fd);
-    if (stat.isDirectory()) throw new CliError(`cannot read ${display}: it is a directory`);
+    if (stat.isDirectory()) throw new CliError(`cannot read ${display}: it is a directory`, 'E_FILE');
     const size = stat.size;
     const show = size > PROGRESS_THRESHOLD && (progress === 'always' || (progress === 'auto' && Boolean(stderr.isTTY)));
     const bar = show ? new ProgressBar(stderr, `loading ${basename(path)}`, size) : null;
@@ -231,56 +238,14 @@ export function readSessionFile(path, { progress = 'auto', stderr = process.stde
     return { data: buffer.subarray(0, offset), size: offset, mtimeMs: stat.mtimeMs, bar };
   } catch (error) {
     if (error instanceof CliError) throw error;
-    throw new CliError(`cannot read ${display}: ${describeFsError(error)}`);
+    throw new CliError(`cannot read ${display}: ${describeFsError(error)}`, 'E_FILE');
   } finally {
     closeSync(fd);
   }
 }
 
-/** Magic numbers of binary formats people mistake for a session (compressed copies, archives…). */
-const MAGIC = [
-  { bytes: [0x1f, 0x8b], what: 'gzip-compressed data (decompress it first, e.g. `gunzip -k`)' },
-  { bytes: [0x28, 0xb5, 0x2f, 0xfd], what: 'zstd-compressed data (decompress it first, e.g. `zstd -d`)' },
-  { bytes: [0x42, 0x5a, 0x68], what: 'bzip2-compressed data (decompress it first, e.g. `bunzip2 -k`)' },
-  { bytes: [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00], what: 'xz-compressed data (decompress it first, e.g. `unxz -k`)' },
-  { bytes: [0x50, 0x4b, 0x03, 0x04], what: 'a zip archive (extract the .jsonl from it first)' },
-  { bytes: [0x7f, 0x45, 0x4c, 0x46], what: 'an executable (ELF)' },
-  { bytes: [0x89, 0x50, 0x4e, 0x47], what: 'a PNG image' },
-  { bytes: [0xff, 0xd8, 0xff], what: 'a JPEG image' },
-  { bytes: [0x25, 0x50, 0x44, 0x46, 0x2d], what: 'a PDF document' },
-  { bytes: [0x53, 0x51, 0x4c, 0x69, 0x74, 0x65], what: 'an SQLite database' },
-  { bytes: [0xff, 0xfe], what: 'UTF-16 text (save it as UTF-8)' },
-  { bytes: [0xfe, 0xff], what: 'UTF-16 text (save it as UTF-8)' },
-];
-/** How many leading bytes {@link binaryKind} looks at. */
-const SNIFF_BYTES = 8 * 1024;
-
-/**
- * What a file is when it is not text at all: a known binary format by its magic number, or
- * "binary data" when its first line holds a NUL byte (the JSON text of a session header never
- * does), or when its first 8 KiB hold one and the first line is not a JSON object (`{`, the
- * start of every session line). `null` for text. Only the start is looked at: a session whose
- * later lines were damaged (a crash can leave NUL bytes at the end) still loads, its bad lines
- * kept as they are. A session is a text file of JSON lines: the CLI refuses binary input
- * with one message instead of one "malformed JSON" warning per line.
- * @param {Uint8Array} data
- * @returns {string | null}
- */
-export function binaryKind(data) {
-  for (const m of MAGIC) {
-    if (data.length >= m.bytes.length && m.bytes.every((b, i) => data[i] === b)) return m.what;
-  }
-  const head = data.subarray(0, SNIFF_BYTES);
-  const end = head.indexOf(0x0a);
-  const firstLine = end < 0 ? head : head.subarray(0, end);
-  let nul = firstLine.indexOf(0);
-  if (nul < 0) {
-    let start = 0;
-    while (start < firstLine.length && [0x20, 0x09, 0x0d, 0xef, 0xbb, 0xbf].includes(firstLine[start])) start++;
-    if (firstLine[start] !== 0x7b) nul = head.indexOf(0);
-  }
-  return nul >= 0 ? `binary data (a NUL byte at offset ${num(nul)})` : null;
-}
+/** What a file is when it is not text (bin/binary.mjs: the web demo uses the same check). */
+export { binaryKind } from './binary.mjs';
 
 /** @param {any} error */
 function describeFsError(error) {
@@ -364,9 +329,14 @@ export function writeFileAtomic(file, text, { backup, expect } = {}) {
   } catch {
     // a missing file is reported by statSync below
   }
-  const stat = statSync(file);
+  let stat;
+  try {
+    stat = statSync(file);
+  } catch (error) {
+    throw new CliError(`cannot write ${file}: ${describeFsError(error)}: nothing written`, 'E_FILE');
+  }
   if (expect && (stat.size !== expect.size || stat.mtimeMs !== expect.mtimeMs)) {
-    throw new CliError(`${file} changed on disk while it was being processed: nothing written`);
+    throw new CliError(`${file} changed on disk while it was being processed: nothing written`, 'E_FILE');
   }
   const dir = dirname(file);
   const tmpName = (/** @type {string} */ what) =>
@@ -378,7 +348,7 @@ export function writeFileAtomic(file, text, { backup, expect } = {}) {
       renameSync(tmpBackup, backup);
     } catch (error) {
       rmSync(tmpBackup, { force: true });
-      throw new CliError(`cannot write the backup ${backup}: ${describeFsError(error)}: nothing written`);
+      throw new CliError(`cannot write the backup ${backup}: ${describeFsError(error)}: nothing written`, 'E_FILE');
     }
   }
   const tmp = tmpName('new');
@@ -395,7 +365,7 @@ export function writeFileAtomic(file, text, { backup, expect } = {}) {
     renameSync(tmp, file);
   } catch (error) {
     rmSync(tmp, { force: true });
-    throw new CliError(`cannot write ${file}: ${describeFsError(error)}: the file is unchanged`);
+    throw new CliError(`cannot write ${file}: ${describeFsError(error)}: the file is unchanged`, 'E_FILE');
   }
   try {
     // Make the rename itself durable (not supported on every platform: best effort).
@@ -423,7 +393,7 @@ export function appendLineAtomic(file, line, options = {}) {
   try {
     current = readFileSync(file);
   } catch (error) {
-    throw new CliError(`cannot read ${file}: ${describeFsError(error)}: nothing written`);
+    throw new CliError(`cannot read ${file}: ${describeFsError(error)}: nothing written`, 'E_FILE');
   }
   const separator = current.length > 0 && current[current.length - 1] !== 0x0a ? '\n' : '';
   writeFileAtomic(file, Buffer.concat([current, Buffer.from(`${separator}${line}\n`, 'utf8')]), options);

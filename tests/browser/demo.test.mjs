@@ -11,7 +11,9 @@
 //   endpoint (a local stand-in server) sends the expected request; Cancel during a compaction
 //   aborts the model call and leaves the session unchanged; on a branched session the
 //   prune preview marks the engine's candidates at their branch positions; a malformed file lists its
-//   bad lines; a 50,000-entry session stays virtualized, the page stays responsive (a timer
+//   bad lines; a binary file or one without a readable line is refused with one message (the
+//   session shown stays); a number field refuses out-of-range values with a message; a
+//   50,000-entry session stays virtualized, the page stays responsive (a timer
 //   heartbeat keeps ticking) while the engine worker loads and compacts it, and the panels are
 //   marked stale while a new plan is computed. Saves web-demo/screenshot.png
 //   (gitignored) right after the sample is loaded.
@@ -226,6 +228,42 @@ function defineTests() {
     const prep2 = expected.prepareCompaction({ keepRecentTokens: 50500, reserveTokens });
     await waitForAttr('[data-cut-entry-id]', 'data-cut-entry-id', prep2.firstKeptEntryId);
     expected.free();
+  });
+
+  test('a number field refuses negative, fractional and out-of-range values with a message; the plan keeps its value', async () => {
+    const cut = await cutOnPage();
+    const kept = await page.inputValue('[data-control="keepRecentTokens"]');
+    const field = '[data-control-number="keepRecentTokens"]';
+    const box = '.control[data-for="keepRecentTokens"] [data-role="control-error"]';
+    for (const value of ['-5', '1.5', '3000000']) {
+      await page.fill(field, value);
+      await page.waitForSelector(`${box}[data-value="${value}"]`);
+      assert.equal(
+        await page.textContent(box),
+        `"${value}" is not accepted: keepRecentTokens takes a whole number from 0 to 2,000,000; ` +
+          `the plan still uses ${Number(kept).toLocaleString('en-US')}.`,
+      );
+      assert.equal(await page.getAttribute(field, 'aria-invalid'), 'true');
+      assert.equal(await page.inputValue('[data-control="keepRecentTokens"]'), kept, 'the slider did not move');
+      assert.equal(await cutOnPage(), cut, 'the plan did not change');
+    }
+    // The context window has its own bounds.
+    const windowField = '[data-control-number="contextWindow"]';
+    const windowBefore = await page.inputValue(windowField);
+    await page.fill(windowField, '500');
+    const windowBox = '.control[data-for="contextWindow"] [data-role="control-error"]';
+    await page.waitForSelector(windowBox);
+    assert.match(
+      await page.textContent(windowBox),
+      /^"500" is not accepted: contextWindow takes a whole number from 1,000 to 10,000,000;/,
+    );
+    await page.fill(windowField, windowBefore);
+    await page.waitForSelector(windowBox, { state: 'detached' });
+    // A valid value clears the message and applies.
+    await page.fill(field, kept);
+    await page.waitForSelector(box, { state: 'detached' });
+    assert.equal(await page.getAttribute(field, 'aria-invalid'), null);
+    assert.equal(await cutOnPage(), cut);
   });
 
   test('clicking a node selects it and leaves the leaf; “Make leaf” moves it; Enter on the last row restores it', async () => {
@@ -549,6 +587,36 @@ function defineTests() {
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-action="download"]')]);
     assert.equal(download.suggestedFilename(), 'broken.jsonl');
     assert.deepEqual(readFileSync(await download.path()), bytes);
+  });
+
+  test('a binary file or a file with no readable line is refused with one message; the session shown stays', async () => {
+    const count = await page.getAttribute('#tree', 'data-entry-count');
+    const leaf = await page.getAttribute('[data-leaf="true"]', 'data-entry-id');
+    const binary = Buffer.concat([Buffer.from('{"type":"session"\u0000'), Buffer.alloc(2000, 0x41)]);
+    await page.setInputFiles('#file-input', { name: 'blob.jsonl', mimeType: 'application/x-ndjson', buffer: binary });
+    await page.waitForFunction(() => document.querySelector('#status')?.textContent?.includes('blob.jsonl'));
+    assert.equal(
+      await page.textContent('#status'),
+      'blob.jsonl could not be loaded: E_PARSE: blob.jsonl is not a pi session: it holds binary data (a NUL byte at ' +
+        'offset 17); a session is a text file of JSON lines. The session shown is unchanged.',
+    );
+    assert.equal(await page.getAttribute('#status', 'class'), 'status error');
+
+    const notes = Buffer.from('just some notes\nno JSON here\n');
+    const expected = engine.SessionTree.fromBytes(notes);
+    assert.equal(expected.entryCount, 0);
+    const errors = expected.loadErrors;
+    expected.free();
+    await page.setInputFiles('#file-input', { name: 'notes.jsonl', mimeType: 'text/plain', buffer: notes });
+    await page.waitForFunction(() => document.querySelector('#status')?.textContent?.includes('notes.jsonl'));
+    const header = errors.find((/** @type {any} */ e) => e.code === 'E_HEADER');
+    assert.equal(
+      await page.textContent('#status'),
+      `notes.jsonl could not be loaded: E_HEADER: notes.jsonl is not a usable pi session: no entry could be read ` +
+        `(${errors.length} line errors; ${header.message}). The session shown is unchanged.`,
+    );
+    assert.equal(await page.getAttribute('#tree', 'data-entry-count'), count);
+    assert.equal(await page.getAttribute('[data-leaf="true"]', 'data-entry-id'), leaf);
   });
 
   test('a 50,000-entry session: the page stays responsive while the worker loads, plans and compacts it', async (t) => {

@@ -544,12 +544,26 @@ describe('--openai (fake OpenAI-compatible server on 127.0.0.1)', () => {
     }
   });
 
-  test('without OPENAI_API_KEY: a warning, no Authorization header', async () => {
+  test('OPENAI_API_KEY unset: an error naming it and the extractive option; set empty: a warning, no Authorization header', async () => {
     const server = await serve(() => ({ body: chatReply('ok') }));
     try {
-      const r = await cli(['compact', copyOf(LARGE), '--openai', `${server.base}/v1`, '--model', 'local']);
+      const unset = await cli(['compact', copyOf(LARGE), '--openai', `${server.base}/v1`, '--model', 'local']);
+      assert.equal(unset.status, 2, unset.stderr);
+      assert.equal(unset.stdout, '');
+      assert.match(
+        unset.stderr,
+        /--openai needs an API key in the environment variable OPENAI_API_KEY, which is not set: .*OPENAI_API_KEY=\);.*extractive summarizer \(no model, no API key\) \(E_INVALID_ARGUMENT\)/,
+      );
+      assert.equal(server.requests.length, 0, 'no request without a key');
+      const json = await cli(['compact', copyOf(LARGE), '--json', '--openai', `${server.base}/v1`, '--model', 'local']);
+      assert.equal(json.status, 2);
+      assert.equal(JSON.parse(json.stdout).error.code, 'E_INVALID_ARGUMENT');
+      assert.match(JSON.parse(json.stdout).error.message, /OPENAI_API_KEY/);
+      const r = await cli(['compact', copyOf(LARGE), '--openai', `${server.base}/v1`, '--model', 'local'], {
+        OPENAI_API_KEY: '',
+      });
       assert.equal(r.status, 0, r.stderr);
-      assert.match(r.stderr, /OPENAI_API_KEY is not set/);
+      assert.match(r.stderr, /OPENAI_API_KEY is empty: the requests carry no Authorization header/);
       assert.equal(server.requests[0].headers.authorization, undefined);
     } finally {
       await server.close();

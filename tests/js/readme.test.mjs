@@ -128,6 +128,26 @@ test('every fenced block of README.md names its language', () => {
   assert.ok(browserBlocks.length >= 1, 'no ```js browser block');
 });
 
+test('the first block gives npm start, npm test and npm run demo; the docs name the OpenAI variables', () => {
+  const first = blocks[0];
+  assert.equal(first.info, 'sh');
+  const commands = first.code
+    .split('\n')
+    .map((line) => line.split('#')[0].trim())
+    .filter(Boolean);
+  assert.deepEqual(commands, ['npm start', 'npm test', 'npm run demo']);
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  assert.match(readme, /`examples\/openai\.mjs` reads\s+`OPENAI_API_KEY` and `OPENAI_BASE_URL`/);
+  assert.match(readme, /it does not read\s+`OPENAI_BASE_URL`/);
+  const header = readFileSync(join(ROOT, 'examples', 'openai.mjs'), 'utf8').split('\nimport ')[0];
+  assert.ok(
+    header.includes(
+      '// Env: OPENAI_API_KEY, OPENAI_BASE_URL (any OpenAI-compatible server; default https://api.openai.com/v1).',
+    ),
+    header,
+  );
+});
+
 for (const block of nodeBlocks) {
   test(`README.md line ${block.line}: the JavaScript example runs in Node on the sample session`, () => {
     const dir = exampleFolder({ 'example.mjs': block.code });

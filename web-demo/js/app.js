@@ -198,8 +198,15 @@ function onControl(name, input) {
       .filter(Boolean);
   } else {
     const value = Number(input.value);
-    if (!Number.isFinite(value) || value < 0) return;
-    state.settings[name] = Math.round(value);
+    // The number field takes what the engine takes (a whole number of tokens) within the
+    // field's own min and max; anything else is refused with a message next to it, and the
+    // plan keeps the value in effect (the slider clamps by itself).
+    const min = Number(input.min || 0);
+    const max = input.max === '' ? Number.MAX_SAFE_INTEGER : Number(input.max);
+    const valid = input.value.trim() !== '' && Number.isInteger(value) && value >= min && value <= max;
+    showControlError(name, input, valid ? null : { given: input.value, min, max });
+    if (!valid) return;
+    state.settings[name] = value;
     const other = /** @type {HTMLInputElement | null} */ (
       input.dataset.control
         ? document.querySelector(`[data-control-number="${name}"]`)
@@ -212,8 +219,45 @@ function onControl(name, input) {
   else invalidate({ stats: true });
 }
 
+/**
+ * The message under a setting whose number field holds a value that is refused (`null`: none).
+ * @param {string} name @param {HTMLInputElement} input
+ * @param {{ given: string, min: number, max: number } | null} refused
+ */
+function showControlError(name, input, refused) {
+  const control = input.closest('.control');
+  if (!control) return;
+  let box = /** @type {HTMLElement | null} */ (control.querySelector('[data-role="control-error"]'));
+  if (!refused) {
+    for (const field of control.querySelectorAll('input')) {
+      field.removeAttribute('aria-invalid');
+      field.removeAttribute('aria-describedby');
+    }
+    box?.remove();
+    return;
+  }
+  if (!box) {
+    box = el('p', { class: 'control-error', role: 'alert' });
+    box.dataset.role = 'control-error';
+    box.id = `control-error-${name}`;
+    control.append(box);
+  }
+  input.setAttribute('aria-invalid', 'true');
+  input.setAttribute('aria-describedby', box.id);
+  box.dataset.value = refused.given;
+  box.textContent =
+    `${refused.given === '' ? 'An empty value' : `"${refused.given}"`} is not accepted: ` +
+    `${name} takes a whole number from ${num(refused.min)} to ${num(refused.max)}; ` +
+    `the plan still uses ${num(state.settings[name])}.`;
+}
+
 function applySettings(values) {
   state.settings = { ...values, protectedTools: [...values.protectedTools] };
+  for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (
+    document.querySelectorAll('[data-control-number]')
+  )) {
+    showControlError(input.dataset.controlNumber, input, null);
+  }
   for (const [name, value] of Object.entries(state.settings)) {
     for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (
       document.querySelectorAll(`[data-control="${name}"], [data-control-number="${name}"]`)

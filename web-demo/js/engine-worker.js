@@ -14,6 +14,7 @@ import { layoutTree, packNodes } from './tree-layout.js';
 
 /** @type {any} */ let api = null;
 /** @type {any} */ let openai = null;
+/** @type {((data: Uint8Array) => string | null) | null} */ let binaryKind = null;
 /** @type {any} */ let tree = null;
 /** @type {AbortController | null} */ let controller = null;
 
@@ -43,10 +44,38 @@ function structure() {
   };
 }
 
-/** Loads bytes into a new tree (the old one is freed only when the new one loaded). */
+/** An error the page shows as `CODE: message`. @param {string} code @param {string} message */
+function refusal(code, message) {
+  return Object.assign(new Error(message), { code });
+}
+
+/**
+ * Loads bytes into a new tree (the old one is freed only when the new one loaded). A file that
+ * is not the text of a session is refused with one message and the current session stays:
+ * binary data (the CLI's check, bin/binary.mjs: a known binary format, a NUL byte at the start),
+ * or a file the engine could read no line of (no entry loaded, every line an error).
+ */
 function load(bytes, name) {
   const started = performance.now();
+  const kept = tree ? ' The session shown is unchanged.' : '';
+  const kind = binaryKind?.(bytes);
+  if (kind) {
+    throw refusal(
+      'E_PARSE',
+      `${name} is not a pi session: it holds ${kind}; a session is a text file of JSON lines.${kept}`,
+    );
+  }
   const next = api.SessionTree.fromBytes(bytes);
+  const errors = next.loadErrors;
+  if (next.entryCount === 0 && errors.length > 0) {
+    const first = errors.find((e) => e.code === 'E_HEADER') ?? errors[0];
+    next.free();
+    throw refusal(
+      first.code,
+      `${name} is not a usable pi session: no entry could be read (${errors.length.toLocaleString('en-US')} ` +
+        `line error${errors.length === 1 ? '' : 's'}; ${/^line \d+/.test(first.message) ? '' : `line ${first.line}: `}${first.message}).${kept}`,
+    );
+  }
   if (tree) tree.free();
   tree = next;
   return { name, ms: performance.now() - started, ...structure() };
@@ -93,6 +122,7 @@ const ops = {
     const loaded = await loadEngine();
     api = loaded.api;
     openai = loaded.openai;
+    binaryKind = loaded.binaryKind;
     return {
       version: api.version(),
       compactionDefaults: { ...api.DEFAULT_COMPACTION_SETTINGS },

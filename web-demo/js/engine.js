@@ -13,7 +13,9 @@ const SAMPLE_CANDIDATES = [
 /**
  * The initialized package, and its `session-compaction/openai` module (openai.mjs beside the
  * entry: the OpenAI-compatible `complete` that the CLI uses too).
- * @returns {Promise<{ api: any, openai: { openaiComplete: (config: any) => (request: any) => Promise<string> } | null, url: string }>}
+ * `binaryKind`: what a file is when it is binary data, not the text of a session (`null`: text).
+ * @returns {Promise<{ api: any, openai: { openaiComplete: (config: any) => (request: any) => Promise<string> } | null,
+ *   binaryKind: ((data: Uint8Array) => string | null) | null, url: string }>}
  */
 export async function loadEngine() {
   const failures = [];
@@ -28,7 +30,10 @@ export async function loadEngine() {
     }
     await api.init();
     const openai = await import(new URL('openai.mjs', url).href).catch(() => null);
-    return { api, openai, url: url.href };
+    // The check the CLI runs before loading (bin/binary.mjs of the package): the same files are
+    // refused with the same words. `null` for a package built before it existed.
+    const binary = await import(new URL('bin/binary.mjs', url).href).catch(() => null);
+    return { api, openai, binaryKind: binary?.binaryKind ?? null, url: url.href };
   }
   throw new Error(
     `the session-compaction package was not found (${failures.join('; ')}). ` +

@@ -44,6 +44,7 @@ async function cmdCompact(session, opts, io) {
   if (keep !== undefined) settings.keepRecentTokens = keep;
   if (reserve !== undefined) settings.reserveTokens = reserve;
   const preview = intOption(opts, 'preview');
+  const timeout = timeoutOf(opts);
   const summarizer = summarizerFrom(opts, io);
   if (opts.write) checkWritable(session, 'compact');
 
@@ -74,7 +75,7 @@ async function cmdCompact(session, opts, io) {
   const done = await interruptible(
     `compacting with the ${summarizer.kind} summarizer`,
     (signal) => tree.compact({ ...summarizer.model, customInstructions: instructions, settings, signal }),
-    timeoutOf(opts),
+    timeout,
     summarizer,
   );
   const after = contextSize(tree);

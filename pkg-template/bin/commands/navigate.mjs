@@ -44,6 +44,7 @@ async function cmdNavigate(session, opts, io, target) {
   const { style } = io;
   const targetId = String(target);
   const preview = intOption(opts, 'preview');
+  const timeout = timeoutOf(opts);
   const summarize = Boolean(opts.summarize);
   if (opts.write && !summarize) {
     throw new CliError(
@@ -58,7 +59,7 @@ async function cmdNavigate(session, opts, io, target) {
   const summarizer = summarizerFrom(opts, io);
   if (opts.write) checkWritable(session, 'navigate');
   const targetEntry = /** @type {any} */ (tree.getEntry(targetId));
-  if (!targetEntry) throw new CliError(`${session.display}: no entry with id ${targetId}`);
+  if (!targetEntry) throw new CliError(`${session.display}: no entry with id ${targetId}`, 'E_NOT_FOUND');
   const oldLeafId = tree.leafId ?? null;
   const instructions = opts.instructions === undefined ? undefined : String(opts.instructions);
 
@@ -71,7 +72,7 @@ async function cmdNavigate(session, opts, io, target) {
         ...(summarize ? summarizer.model : {}),
         signal,
       }),
-    timeoutOf(opts),
+    timeout,
     summarizer,
   );
   if (out.aborted) throw Object.assign(new Error('Branch summary aborted'), { code: 'E_ABORTED' });

@@ -39,6 +39,7 @@ function cmdPrune(session, opts, io) {
       throw new CliError(
         `${session.display}: refusing to rewrite a file with ${plural(session.loadErrors.length, 'malformed line')} ` +
           `(first: ${lineMessage(session.loadErrors[0])}); they would be lost. The file is unchanged.`,
+        'E_PARSE',
       );
     }
   }
