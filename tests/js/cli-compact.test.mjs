@@ -7,7 +7,6 @@
 // stderr, not even on a 401 that quotes it). The servers listen on 127.0.0.1, ephemeral ports.
 // Run: node --test tests/js/cli-compact.test.mjs
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -16,9 +15,9 @@ import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { openaiComplete } from '../../pkg/bin/support.mjs';
 import * as sc from '../../pkg/index.node.mjs';
+import { runCli, startCli } from './support/cli.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const CLI = join(ROOT, 'pkg', 'bin', 'session-compaction.mjs');
 const SESSIONS_DIR = join(ROOT, 'examples', 'sessions');
 const SESSIONS = readdirSync(SESSIONS_DIR)
   .filter((f) => f.endsWith('.jsonl'))
@@ -40,46 +39,9 @@ function copyOf(name) {
   return path;
 }
 
-/**
- * Runs the CLI without blocking this process (the test's HTTP servers must keep answering);
- * colors off, OPENAI_API_KEY unset unless `env` sets it.
- * @param {string[]} args
- * @param {Record<string, string | undefined>} [env]
- * @returns {Promise<{ status: number | null, stdout: string, stderr: string }>}
- */
-function cli(args, env = {}) {
-  return start(args, env).done;
-}
-
-/**
- * Starts the CLI; `done` resolves when it exits.
- * @param {string[]} args
- * @param {Record<string, string | undefined>} [env]
- */
-function start(args, env = {}) {
-  /** @type {Record<string, string>} */
-  const childEnv = {};
-  for (const [k, v] of Object.entries({
-    ...process.env,
-    NO_COLOR: '1',
-    FORCE_COLOR: undefined,
-    OPENAI_API_KEY: undefined,
-    ...env,
-  })) {
-    if (v !== undefined) childEnv[k] = v;
-  }
-  const child = spawn(process.execPath, [CLI, ...args], { env: childEnv });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (c) => (stdout += c));
-  child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
-  /** @type {Promise<{ status: number | null, stdout: string, stderr: string }>} */
-  const done = new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-  return { child, done };
-}
+/** @param {string[]} args @param {Record<string, string | undefined>} [env] */
+const cli = (args, env = {}) => runCli(args, env);
+const start = startCli;
 
 /** @param {string[]} args @param {Record<string, string | undefined>} [env] @returns {Promise<any>} */
 async function cliJson(args, env) {

@@ -5,16 +5,15 @@
 // refuses a negative, fractional or non-numeric value naming the option, the value and what it
 // accepts (E_INVALID_ARGUMENT). Run: node --test tests/js/cli-errors.test.mjs
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { runCli } from './support/cli.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const CLI = join(ROOT, 'pkg', 'bin', 'session-compaction.mjs');
 const LARGE = join(ROOT, 'examples', 'sessions', 'pi-session-large.jsonl');
 
 const TMP = mkdtempSync(join(tmpdir(), 'session-compaction-cli-errors-'));
@@ -51,34 +50,8 @@ const SMALL = tmpFile(
     .join('\n')}\n`,
 );
 
-/**
- * Runs the CLI (colors off, OPENAI_API_KEY unset unless `env` sets it) without blocking this
- * process (the test server must keep answering).
- * @param {string[]} args @param {Record<string, string | undefined>} [env]
- * @returns {Promise<{ status: number | null, stdout: string, stderr: string }>}
- */
-function cli(args, env = {}) {
-  /** @type {Record<string, string>} */
-  const childEnv = {};
-  for (const [k, v] of Object.entries({
-    ...process.env,
-    NO_COLOR: '1',
-    FORCE_COLOR: undefined,
-    OPENAI_API_KEY: undefined,
-    ...env,
-  })) {
-    if (v !== undefined) childEnv[k] = v;
-  }
-  const child = spawn(process.execPath, [CLI, ...args], { env: childEnv });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (c) => (stdout += c));
-  child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
+/** @param {string[]} args @param {Record<string, string | undefined>} [env] */
+const cli = (args, env = {}) => runCli(args, env);
 
 /** A server answering every request with HTTP 500. */
 async function failingServer() {

@@ -5,7 +5,6 @@
 // --openai failures name the cause and the URL with its credentials redacted (user:password@,
 // key= / token= query values, the API key never printed). Run: node --test tests/js/cli-input.test.mjs
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -13,9 +12,9 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { runCli } from './support/cli.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const CLI = join(ROOT, 'pkg', 'bin', 'session-compaction.mjs');
 const SAMPLE = join(ROOT, 'examples', 'sessions', 'pi-session-with-compactions.jsonl');
 const SAMPLE_LINES = readFileSync(SAMPLE, 'utf8').split('\n');
 /** Secrets of the summarizer tests: none may ever be printed. */
@@ -32,35 +31,8 @@ function tmpFile(name, data) {
   return path;
 }
 
-/**
- * Runs the CLI without blocking this process (the test servers keep answering); colors off,
- * OPENAI_API_KEY unset unless `env` sets it.
- * @param {string[]} args
- * @param {Record<string, string | undefined>} [env]
- * @returns {Promise<{ status: number | null, stdout: string, stderr: string }>}
- */
-function cli(args, env = {}) {
-  /** @type {Record<string, string>} */
-  const childEnv = {};
-  for (const [k, v] of Object.entries({
-    ...process.env,
-    NO_COLOR: '1',
-    FORCE_COLOR: undefined,
-    OPENAI_API_KEY: undefined,
-    ...env,
-  })) {
-    if (v !== undefined) childEnv[k] = v;
-  }
-  const child = spawn(process.execPath, [CLI, ...args], { env: childEnv });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (c) => (stdout += c));
-  child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
+/** @param {string[]} args @param {Record<string, string | undefined>} [env] */
+const cli = (args, env = {}) => runCli(args, env);
 
 /** Non-empty lines of a text. @param {string} text */
 const linesOf = (text) => text.split('\n').filter((l) => l.trim() !== '');

@@ -1,0 +1,48 @@
+// Runs the package's CLI (pkg/bin/session-compaction.mjs) in a child process for the CLI tests,
+// without blocking the test process (its HTTP stand-ins must keep answering).
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The built CLI. */
+export const CLI = join(fileURLToPath(new URL('../../..', import.meta.url)), 'pkg', 'bin', 'session-compaction.mjs');
+
+/**
+ * Starts the CLI with colors off and `OPENAI_API_KEY` unset unless `env` sets it (a value of
+ * `undefined` removes a variable); `done` resolves with the exit status and the output.
+ * @param {string[]} args
+ * @param {Record<string, string | undefined>} [env]
+ */
+export function startCli(args, env = {}) {
+  /** @type {Record<string, string>} */
+  const childEnv = {};
+  for (const [k, v] of Object.entries({
+    ...process.env,
+    NO_COLOR: '1',
+    FORCE_COLOR: undefined,
+    OPENAI_API_KEY: undefined,
+    ...env,
+  })) {
+    if (v !== undefined) childEnv[k] = v;
+  }
+  const child = spawn(process.execPath, [CLI, ...args], { env: childEnv });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c) => (stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
+  /** @type {Promise<{ status: number | null, stdout: string, stderr: string }>} */
+  const done = new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+  return { child, done };
+}
+
+/**
+ * Runs the CLI to its end ({@link startCli}).
+ * @param {string[]} args
+ * @param {Record<string, string | undefined>} [env]
+ */
+export function runCli(args, env = {}) {
+  return startCli(args, env).done;
+}
