@@ -503,7 +503,7 @@ describe('compact() with a recording complete', () => {
         settings: { ...SETTINGS, fallback: 'extractive' },
       });
       assert.equal(fallback.result.summarizer, 'extractive');
-      assert.ok(fallback.compactionEntry.summary.trim().length > 0);
+      assert.ok(/** @type {string} */ (fallback.compactionEntry.summary).trim().length > 0);
     }
     // only the short summary empty: the history summary stays, the short one is a failure
     const short = await sc.compact(prep, {
