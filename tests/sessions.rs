@@ -479,14 +479,22 @@ fn migrate_in_place_matches_reference_flag() {
 }
 
 #[test]
-fn default_ids_are_random_and_unique() {
+fn default_ids_are_derived_from_the_file_and_unique() {
     let text =
         format!("{}\n{}\n{}", r#"{"type":"session","id":"s"}"#, r#"{"type":"message"}"#, r#"{"type":"message"}"#);
     let a = parse_session(&text, &lenient()).unwrap();
     let b = parse_session(&text, &lenient()).unwrap();
     assert_ne!(a.entries[0]["id"], a.entries[1]["id"]);
-    assert_ne!(a.entries[0]["id"], b.entries[0]["id"]);
+    assert_eq!(a.entries[0]["id"], b.entries[0]["id"], "the same file gets the same ids (SPEC §13.10)");
+    assert_eq!(a.entries[1]["id"], b.entries[1]["id"]);
     assert_eq!(a.entries[1]["parentId"], a.entries[0]["id"]);
+    // The rule: the n-th id is of the header's id and timestamp and n.
+    let mut g = session_compaction::io::RandomIds::new().derived(&json!({"type":"session","id":"s"}));
+    assert_eq!(a.entries[0]["id"], g.next_id());
+    assert_eq!(a.entries[1]["id"], g.next_id());
+    // Another header: other ids.
+    let other = text.replace(r#""id":"s""#, r#""id":"t""#);
+    assert_ne!(parse_session(&other, &lenient()).unwrap().entries[0]["id"], a.entries[0]["id"]);
 }
 
 #[test]
@@ -713,4 +721,155 @@ fn spliced_preparation_json_equals_the_materialized_one_on_real_sessions() {
             assert_eq!(spliced, full, "{name} keep {keep}");
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries that are not objects (SPEC §13.9)
+
+/// (index, line, code, message) of each issue.
+fn not_object_issues(
+    r: &session_compaction::context::ContextValidation,
+) -> Vec<(usize, Option<usize>, String, String)> {
+    r.issues
+        .iter()
+        .map(|i| {
+            (i.index, i.line, serde_json::to_value(i.code).unwrap().as_str().unwrap().to_string(), i.message.clone())
+        })
+        .collect()
+}
+
+#[test]
+fn entries_that_are_not_objects_are_reported() {
+    let v = vec![json!(null), json!(1), json!("x"), m("a", None), json!([1]), json!(true), json!(2.5)];
+    let list = EntryList::new(&v);
+    let r = session_compaction::context::validate_context(&list, None, Some(v.len() - 1));
+    let issue =
+        |i: usize, t: &str| (i, None, "E_UNKNOWN_ENTRY".to_string(), format!("entries[{i}] is not an object ({t})"));
+    assert_eq!(
+        not_object_issues(&r),
+        vec![
+            issue(0, "null"),
+            issue(1, "number"),
+            issue(2, "string"),
+            issue(4, "array"),
+            issue(5, "boolean"),
+            issue(6, "number")
+        ]
+    );
+    let first = &r.issues[0];
+    assert_eq!(first.code, IssueKind::NotAnObject);
+    assert_eq!(first.code.code(), "E_UNKNOWN_ENTRY");
+    assert_eq!(first.related_id, None);
+    assert_eq!(first.to_error().code(), "E_UNKNOWN_ENTRY");
+    assert_eq!(first.to_error().to_string(), "entries[0]: unknown entry type `(not an object)`");
+    let j = serde_json::to_value(first).unwrap();
+    assert_eq!(j["code"], "E_UNKNOWN_ENTRY");
+    // The other functions read them as entries of no known type.
+    assert_eq!(EntryMeta::from_value(&json!(5)).kind, EntryKind::Other);
+    assert_eq!(EntryMeta::from_value(&json!(5)).id, None);
+    assert!(validate(&EntryList::new(&[m("a", None)]), None).is_valid());
+}
+
+#[test]
+fn lines_that_are_not_objects_are_reported_alike_on_every_load_path() {
+    let text = format!(
+        "{HEADER}\n{}\n5\n[1]\n{}\nnull\n\"s\"\nfalse\n[[[[{{\"type\":\"message\"}}]]]]\n",
+        r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"x"}}"#,
+        r#"{"type":"message","id":"b","parentId":"a","timestamp":"t","message":{"role":"user","content":"y"}}"#,
+    );
+    let want = |i: usize, line: usize, t: &str| {
+        (i, Some(line), "E_UNKNOWN_ENTRY".to_string(), format!("entries[{i}] is not an object ({t})"))
+    };
+    let expected = vec![
+        want(1, 3, "number"),
+        want(2, 4, "array"),
+        want(4, 6, "null"),
+        want(5, 7, "string"),
+        want(6, 8, "boolean"),
+        want(7, 9, "array"),
+    ];
+    // The handle (raw path: the byte scanner and its fallbacks).
+    let (tree, errors) = SessionTree::from_jsonl(text.clone(), &lenient()).unwrap();
+    // The load reports them too (no string `type`), and keeps them.
+    assert_eq!(errors.iter().map(|e| e.line).collect::<Vec<_>>(), [3, 4, 6, 7, 8, 9]);
+    assert_eq!(tree.entry_count(), 8);
+    assert_eq!(not_object_issues(&tree.validate()), expected);
+    let (tree, _) = SessionTree::from_bytes(text.clone().into_bytes(), &lenient()).unwrap();
+    assert_eq!(not_object_issues(&tree.validate()), expected);
+    // The value path (what parseSession then validateSession read).
+    let s = parse_session(&text, &lenient()).unwrap();
+    let r = session_compaction::context::validate_context(&s.entry_list(), Some(&s.lines), Some(s.entries.len() - 1));
+    assert_eq!(not_object_issues(&r), expected);
+    // The metadata of every reader agrees.
+    for line in ["5", "[1]", "null", "\"s\"", "false", "[[[[{\"type\":\"message\"}]]]]"] {
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(EntryMeta::from_json(line.as_bytes()).unwrap(), EntryMeta::from_value(&v), "{line}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// v1 migration ids (SPEC §13.10)
+
+const V1_HEADER: &str = r#"{"type":"session","id":"v1-session","timestamp":"2024-05-01T10:00:00.000Z","cwd":"/"}"#;
+
+fn v1_text(extra: &str) -> String {
+    format!(
+        "{V1_HEADER}\n{}\n{}\n{extra}{}\n{}\n",
+        r#"{"type":"message","timestamp":"t","message":{"role":"user","content":"hi"}}"#,
+        r#"{"type":"message","timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"yo"}]}}"#,
+        r#"{"type":"compaction","timestamp":"t","summary":"s","firstKeptEntryIndex":2,"tokensBefore":5}"#,
+        r#"{"type":"message","timestamp":"t","message":{"role":"hookMessage","customType":"x","content":"c"}}"#,
+    )
+}
+
+/// The ids of a handle's entries.
+fn handle_ids(tree: &SessionTree) -> Vec<Option<String>> {
+    (0..tree.entry_count()).map(|i| tree.meta(i).id.clone()).collect()
+}
+
+#[test]
+fn v1_ids_are_the_same_on_every_load_and_path() {
+    let text = v1_text("");
+    let a = parse_session(&text, &lenient()).unwrap();
+    let ids: Vec<Option<String>> = a.entries.iter().map(|e| e["id"].as_str().map(str::to_owned)).collect();
+    assert!(ids.iter().all(|i| i.as_ref().is_some_and(|i| i.len() == 8)), "{ids:?}");
+    assert_eq!(ids.iter().collect::<HashSet<_>>().len(), 4);
+    assert_eq!(parse_session(&text, &lenient()).unwrap().entries, a.entries, "value path, twice");
+    let (t1, _) = SessionTree::from_jsonl(text.clone(), &lenient()).unwrap();
+    let (t2, _) = SessionTree::from_bytes(text.clone().into_bytes(), &lenient()).unwrap();
+    assert_eq!(handle_ids(&t1), ids, "raw path = value path");
+    assert_eq!(handle_ids(&t2), ids);
+    assert_eq!(t1.to_jsonl(), t2.to_jsonl());
+    // The compaction's firstKeptEntryIndex 2 became the id of entry 2 of the file (entries[1]).
+    assert_eq!(a.entries[2]["firstKeptEntryId"], a.entries[1]["id"]);
+    // Injected ids are used exactly as before.
+    let mut n = 0;
+    let mut next = || {
+        n += 1;
+        format!("id{n}")
+    };
+    let p = parse_session_bytes_with(&text, &mut next);
+    assert_eq!(p.iter().map(|e| e["id"].clone()).collect::<Vec<_>>(), ["id1", "id2", "id3", "id4"]);
+}
+
+fn parse_session_bytes_with(text: &str, next: &mut dyn FnMut() -> String) -> Vec<Value> {
+    session_compaction::io::parse_session_with_ids(text.as_bytes(), &lenient(), next).unwrap().entries
+}
+
+#[test]
+fn v1_ids_avoid_every_id_of_the_file() {
+    let plain = parse_session(&v1_text(""), &lenient()).unwrap();
+    let first = plain.entries[0]["id"].as_str().unwrap().to_string();
+    // A record that already has the first derived id as its own (a custom entry with an id, in
+    // a v1 file): the ids drawn avoid it, on both paths, the same way on every load.
+    let extra = format!("{}\n", json!({"type": "custom", "customType": "k", "id": first}));
+    let text = v1_text(&extra);
+    let a = parse_session(&text, &lenient()).unwrap();
+    let ids: Vec<String> = a.entries.iter().map(|e| e["id"].as_str().unwrap().to_string()).collect();
+    assert!(!ids.contains(&first), "{ids:?} {first}");
+    assert_eq!(ids.iter().collect::<HashSet<_>>().len(), ids.len());
+    assert_eq!(ids[1], plain.entries[1]["id"], "the other draws are unchanged");
+    assert_eq!(parse_session(&text, &lenient()).unwrap().entries, a.entries);
+    let (t, _) = SessionTree::from_jsonl(text.clone(), &lenient()).unwrap();
+    assert_eq!(handle_ids(&t), ids.into_iter().map(Some).collect::<Vec<_>>());
 }

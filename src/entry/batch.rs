@@ -4,6 +4,7 @@
 //! `JSON.stringify(entries, keys)`, which keeps those keys at every depth), and read that text
 //! here with the byte reader of the handle, instead of asking each entry for each key. SPEC §1.
 
+use super::kind::NotObject;
 use super::meta::{EntryMeta, MessageMeta};
 use super::read::Field;
 use super::scan_entry;
@@ -53,7 +54,7 @@ pub fn metas_of_json_array(text: &[u8], expected: usize) -> Option<Vec<EntryMeta
         let (mut meta, end) = match scan_entry(text, i) {
             Some(found) => found,
             // What `JSON.stringify` writes for `undefined` and functions: no entry.
-            None if text[i..].starts_with(b"null") => (EntryMeta::default(), i + 4),
+            None if text[i..].starts_with(b"null") => (EntryMeta::of_non_object(NotObject::Null), i + 4),
             None => return None,
         };
         meta.clear_text_spans();

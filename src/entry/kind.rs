@@ -72,6 +72,37 @@ impl EntryKind {
     }
 }
 
+/// The JSON type of an entry that is not an object (`null`, a boolean, a number, a string, an
+/// array): such an entry is kept and read as an entry of no known type, and validation reports
+/// it (SPEC §13.9). One rule for the values `validateSession` reads and the lines of a file
+/// ([`crate::entry::read_entry`], which the byte scanner falls back to for a non-object).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NotObject {
+    /// `null` (also what `JSON.stringify` makes of `undefined` or a function in an array).
+    Null,
+    /// `true` or `false`.
+    Boolean,
+    /// A number.
+    Number,
+    /// A string.
+    String,
+    /// An array.
+    Array,
+}
+
+impl NotObject {
+    /// The name used in reports: `null`, `boolean`, `number`, `string` or `array`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Null => "null",
+            Self::Boolean => "boolean",
+            Self::Number => "number",
+            Self::String => "string",
+            Self::Array => "array",
+        }
+    }
+}
+
 /// Agent message roles (SPEC §1). Unknown roles are [`Role::Other`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Role {

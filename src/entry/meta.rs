@@ -1,7 +1,7 @@
 //! What the algorithms know about an entry ([`EntryMeta`], [`MessageMeta`], usage and tool
 //! calls) and the one token-estimate rule both JSON readers share. SPEC §1–§3, §5.
 
-use super::kind::{EntryKind, Role};
+use super::kind::{EntryKind, NotObject, Role};
 use super::read::{read_entry, read_message};
 use super::scan_entry;
 use serde_json::Value;
@@ -156,6 +156,9 @@ pub struct EntryMeta {
     /// known, read from the text when needed. Not part of what the entry says: see
     /// [`EntryMeta::without_text_spans`].
     pub message_span: Option<TextSpan>,
+    /// The entry is not a JSON object: its type (every other field is then its default).
+    /// SPEC §13.9.
+    pub not_object: Option<NotObject>,
 }
 
 impl EntryMeta {
@@ -190,10 +193,16 @@ impl EntryMeta {
 
     /// Extracts the metadata of an already parsed entry ([`super::read_entry`], the rule every
     /// reader shares). Never fails: a non-object is an entry of kind [`EntryKind::Other`]
-    /// without id.
+    /// without id ([`EntryMeta::not_object`] tells its type).
     pub fn from_value(v: &Value) -> Self {
         let Ok(meta) = read_entry(&v);
         meta
+    }
+
+    /// The metadata of an entry that is not an object (of JSON type `t`): an entry of no known
+    /// type without id, [`EntryMeta::not_object`] set.
+    pub fn of_non_object(t: NotObject) -> Self {
+        Self { not_object: Some(t), ..Self::default() }
     }
 
     /// The metadata without what only some readers find (where parts of the text lie:

@@ -4,7 +4,7 @@
 //! accepts any JSON value; only the expected type counts, the way the JavaScript reference
 //! reads them. SPEC §1–§3, §5.
 
-use super::kind::{EntryKind, Role};
+use super::kind::{EntryKind, NotObject, Role};
 use super::meta::{
     BlockKind, BlockLens, ContentBlock, ContentShape, Counted, EntryMeta, MessageMeta, MessageShape, ToolCallMeta,
     UsageMeta,
@@ -172,6 +172,21 @@ pub enum Shape {
     Array,
     /// Any other object.
     Object,
+}
+
+impl Shape {
+    /// The type of a value that is not an object ([`EntryMeta::not_object`]); `None` for an
+    /// object.
+    pub fn not_object(self) -> Option<NotObject> {
+        match self {
+            Shape::Null => Some(NotObject::Null),
+            Shape::Bool(_) => Some(NotObject::Boolean),
+            Shape::Number(_) => Some(NotObject::Number),
+            Shape::String => Some(NotObject::String),
+            Shape::Array => Some(NotObject::Array),
+            Shape::Object => None,
+        }
+    }
 }
 
 /// Read access to one JSON-shaped value: what the metadata rule ([`read_entry`],
@@ -400,7 +415,7 @@ pub fn read_message<R: JsonRead>(m: &R) -> Result<MessageMeta, R::Error> {
 }
 
 /// The metadata of an entry (a value that is not an object is an entry of kind
-/// [`EntryKind::Other`] without id). Settings entries keep their whole value
+/// [`EntryKind::Other`] without id, its type in [`EntryMeta::not_object`]). Settings entries keep their whole value
 /// ([`EntryMeta::settings`]).
 pub fn read_entry<R: JsonRead>(e: &R) -> Result<EntryMeta, R::Error> {
     read_entry_with(e, true)
@@ -420,8 +435,8 @@ pub fn read_entry_head<R: JsonRead>(e: &R) -> Result<EntryMeta, R::Error> {
 /// [`read_entry`] (`body`) or [`read_entry_head`] (inlined: each keeps only its own branch).
 #[inline(always)]
 fn read_entry_with<R: JsonRead>(e: &R, body: bool) -> Result<EntryMeta, R::Error> {
-    if e.shape()? != Shape::Object {
-        return Ok(EntryMeta::default());
+    if let Some(t) = e.shape()?.not_object() {
+        return Ok(EntryMeta::of_non_object(t));
     }
     let kind = str_of(e, Field::Type)?.as_deref().map_or(EntryKind::Other, EntryKind::from_type);
     let message = match kind {
@@ -447,6 +462,7 @@ fn read_entry_with<R: JsonRead>(e: &R, body: bool) -> Result<EntryMeta, R::Error
         target_id: str_of(e, Field::TargetId)?,
         label: str_of(e, Field::Label)?,
         message_span: None,
+        not_object: None,
     };
     if meta.is_settings() {
         meta.settings = Some(Box::new(e.to_value()?));

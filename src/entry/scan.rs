@@ -438,6 +438,7 @@ impl EntryView {
                 (1, Some(span)) => span_from(origin, span),
                 _ => None,
             },
+            not_object: None,
         })
     }
 }

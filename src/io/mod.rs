@@ -523,10 +523,17 @@ fn record_meta(text: &[u8], utf8_checked: bool) -> EntryMeta {
             }
         }
     }
-    match parse_line_value(text) {
+    let mut meta = match parse_line_value(text) {
         Ok(v) => EntryMeta::from_value(&v),
         Err(_) => EntryMeta::from_value(&shallow_value(text)),
+    };
+    // `shallow_value` reads only objects: the text's first byte tells an object or an array.
+    match text.trim_ascii_start().first() {
+        Some(b'{') => meta.not_object = None,
+        Some(b'[') => meta.not_object = Some(crate::entry::NotObject::Array),
+        _ => {}
     }
+    meta
 }
 
 /// The top-level `type`, `id`, `parentId` and `timestamp` of a JSON object text (skipping the
@@ -1291,9 +1298,21 @@ fn id_number(id: &str) -> Option<u32> {
         .flatten()
 }
 
-/// The default id generator of the v1 migration: random 8-digit lowercase hex ids (the
-/// reference's `randomUUID().slice(-8)` shape), never repeating an id it returned or was told is
-/// taken. Randomness comes from the OS (`getrandom`); if that fails, from a deterministic mixer.
+/// The id generator of the engine: 8-digit lowercase hex ids (the reference's
+/// `randomUUID().slice(-8)` shape), never repeating an id it returned or was told is taken.
+///
+/// - [`RandomIds::new`], [`RandomIds::with_taken`]: random ids, for new entries (SPEC §1 "New
+///   entries"). Randomness comes from the OS (`getrandom`); if that fails, from a deterministic
+///   mixer.
+/// - [`RandomIds::derived`]: ids derived from a file, the default of the v1 migration (SPEC
+///   §13.10), so that loading the same file twice gives the same ids (the ids a tool prints for
+///   a v1 file can be used on the next run). The `n`-th id (from 0: the `n`-th entry that gets
+///   one, in file order) is the low 32 bits of a 64-bit mix of the header's `id` and
+///   `timestamp` (strings; another type counts as empty) and `n`.
+///
+/// Either way, an id that is taken (an id of the file, or one returned before) is drawn again
+/// (16 times; a derived id with the attempt number mixed in, so deterministically), then probed
+/// upwards (`+1`, wrapping).
 #[derive(Debug, Clone, Default)]
 pub struct RandomIds {
     /// The taken ids of the generator's shape (8 lowercase hex digits) as numbers: no other id
@@ -1303,6 +1322,26 @@ pub struct RandomIds {
     /// Random numbers drawn from the OS in one call and not used yet (one call per id would
     /// cost a system call, or a call into JavaScript on wasm, for every entry of a v1 file).
     pool: Vec<u32>,
+    /// Derived ids: the mix of the header's `id` and `timestamp` ([`RandomIds::derived`]);
+    /// 0: random ids.
+    seed: u64,
+    /// How many ids were returned.
+    count: u64,
+}
+
+/// FNV-1a (64 bits) of `bytes`, continued from `h`.
+fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
+        h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01B3);
+    }
+    h
+}
+
+/// The splitmix64 finalizer: a 64-bit mix whose every output bit depends on every input bit.
+fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 impl RandomIds {
@@ -1314,10 +1353,26 @@ impl RandomIds {
     /// A generator that also avoids the given ids (for example the ids already in a session).
     pub fn with_taken<I: IntoIterator<Item = String>>(taken: I) -> Self {
         let taken = taken.into_iter().filter_map(|id| id_number(&id)).collect();
-        Self { taken, state: 0, pool: Vec::new() }
+        Self { taken, state: 0, pool: Vec::new(), seed: 0, count: 0 }
     }
 
-    fn random_u32(&mut self) -> u32 {
+    /// This generator, its ids now derived from the file whose header is `header` (SPEC
+    /// §13.10); make it with the ids already in the file ([`RandomIds::with_taken`], the
+    /// header's included).
+    pub fn derived(mut self, header: &Value) -> Self {
+        let id = header.get("id").and_then(Value::as_str).unwrap_or_default();
+        let timestamp = header.get("timestamp").and_then(Value::as_str).unwrap_or_default();
+        let h = fnv1a(fnv1a(0xCBF2_9CE4_8422_2325, id.as_bytes()), timestamp.as_bytes());
+        // Odd: never 0 (random ids).
+        self.seed = mix64(h) | 1;
+        self
+    }
+
+    /// Draw `attempt` of the id numbered `n >> 8`.
+    fn draw(&mut self, n: u64, attempt: u64) -> u32 {
+        if self.seed != 0 {
+            return mix64(self.seed ^ mix64(n ^ attempt)) as u32;
+        }
         if let Some(r) = self.pool.pop() {
             return r;
         }
@@ -1330,23 +1385,23 @@ impl RandomIds {
         }
         // splitmix64 over a counter and this generator's address.
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15 ^ (self as *const Self as u64));
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (z ^ (z >> 31)) as u32
+        mix64(self.state) as u32
     }
 
     /// The next unique id: 8 lowercase hex digits.
     pub fn next_id(&mut self) -> String {
-        let mut candidate = self.random_u32();
-        for attempt in 0u64.. {
+        // The attempt goes in the low byte.
+        let n = self.count << 8;
+        self.count += 1;
+        let mut candidate = self.draw(n, 0);
+        for attempt in 1u64.. {
             if self.taken.insert(candidate) {
-                return format!("{candidate:08x}");
+                break;
             }
-            // After a few random draws, probe linearly: terminates while fewer than 2^32 are taken.
-            candidate = if attempt < 16 { self.random_u32() } else { candidate.wrapping_add(1) };
+            // After a few draws, probe linearly: terminates while fewer than 2^32 are taken.
+            candidate = if attempt <= 16 { self.draw(n, attempt) } else { candidate.wrapping_add(1) };
         }
-        String::new()
+        format!("{candidate:08x}")
     }
 }
 
@@ -1550,7 +1605,8 @@ fn session_of(
     let migrated = match next_id {
         Some(f) => migrate_to_current_version(&mut file, f),
         None => {
-            let mut ids = RandomIds::with_taken(string_ids(&file));
+            static NULL: Value = Value::Null;
+            let mut ids = RandomIds::with_taken(string_ids(&file)).derived(file.first().unwrap_or(&NULL));
             migrate_to_current_version(&mut file, &mut || ids.next_id())
         }
     };
@@ -1588,7 +1644,8 @@ fn parse_session_utf8(
 /// 2. the first record must be a header `{type: "session", id: <string>}`: when the first
 ///    non-blank line is not JSON, the records load as entries without a header; otherwise the
 ///    input is not a session and only opaque lines are returned ([`Error::Header`] either way);
-/// 3. migrates v1/v2 to v3 ([`migrate_to_current_version`]) with random ids ([`RandomIds`]);
+/// 3. migrates v1/v2 to v3 ([`migrate_to_current_version`]) with ids derived from the file
+///    ([`RandomIds::derived`], SPEC §13.10: the same file gets the same ids);
 /// 4. reports entries without a string `type` or `id` ([`Error::MissingField`]).
 ///
 /// Lenient (default): returns every line and the bad ones in `errors`. Strict: returns the
@@ -2224,6 +2281,33 @@ mod tests {
         let g = RandomIds::with_taken(vec!["0000000a".into(), "not-hex!".into(), "0000000b".into()]);
         assert_eq!(g.taken.len(), 2);
         assert!(g.taken.contains(&10) && g.taken.contains(&11));
+    }
+
+    #[test]
+    fn derived_ids_depend_on_the_header_and_the_count_only() {
+        let h = json!({"type": "session", "id": "s1", "timestamp": "2024-01-01T00:00:00.000Z"});
+        let draw = |h: &Value, taken: Vec<String>| {
+            let mut g = RandomIds::with_taken(taken).derived(h);
+            (0..4).map(|_| g.next_id()).collect::<Vec<_>>()
+        };
+        let a = draw(&h, Vec::new());
+        assert_eq!(a, draw(&h, Vec::new()), "same header, same ids");
+        assert!(a.iter().all(|i| id_number(i).is_some()), "{a:?}");
+        assert_eq!(a.iter().collect::<HashSet<_>>().len(), 4);
+        let other = json!({"type": "session", "id": "s1", "timestamp": "2024-01-01T00:00:00.001Z"});
+        assert_ne!(draw(&other, Vec::new())[0], a[0], "the timestamp counts");
+        assert_ne!(draw(&json!({"type": "session", "id": "s2"}), Vec::new())[0], a[0], "the id counts");
+        // A taken id is drawn again, deterministically; the later ids are unchanged.
+        let b = draw(&h, vec![a[0].clone(), a[2].clone()]);
+        assert_eq!(b, draw(&h, vec![a[0].clone(), a[2].clone()]));
+        assert!(b[0] != a[0] && b[2] != a[2] && b[1] == a[1] && b[3] == a[3], "{a:?} {b:?}");
+        assert!(!b.contains(&a[0]) && !b.contains(&a[2]));
+        // Every draw taken: the linear probe still returns unique ids.
+        let mut g = RandomIds::new().derived(&h);
+        g.taken.extend(0..=u16::MAX as u32);
+        g.seed = 1;
+        let ids: HashSet<String> = (0..100).map(|_| g.next_id()).collect();
+        assert_eq!(ids.len(), 100);
     }
 
     #[test]

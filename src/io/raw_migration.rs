@@ -144,7 +144,7 @@ pub(super) struct Migrated {
 
 /// Migrates a scanned v1/v2 session (valid header `header` on `header_line`, the records
 /// `lines` and the opaque lines of `all`) to v3 as [`super::migrate_to_current_version`]
-/// does (ids from `next_id`, else [`RandomIds`] avoiding the ids in the file), and writes it out
+/// does (ids from `next_id`, else [`RandomIds::derived`] of the header, avoiding the ids in the file), and writes it out
 /// as [`super::raw_from_parsed`] lays it out: header first, one record per line, opaque lines in
 /// their places. Line numbers stay those of the input.
 pub(super) fn migrate_raw(
@@ -157,14 +157,14 @@ pub(super) fn migrate_raw(
     next_id: Option<&mut dyn FnMut() -> String>,
 ) -> Migrated {
     let text_of = |l: &MetaLine| all.get(l.raw.range.clone()).unwrap_or_default();
-    let mut random = None;
+    let mut derived = None;
     let mut draw;
     let next_id: &mut dyn FnMut() -> String = match next_id {
         Some(f) => f,
         None => {
             let taken = header.get("id").and_then(Value::as_str).map(str::to_owned);
-            let ids = random
-                .insert(RandomIds::with_taken(taken.into_iter().chain(lines.iter().filter_map(|l| l.meta.id.clone()))));
+            let taken = taken.into_iter().chain(lines.iter().filter_map(|l| l.meta.id.clone()));
+            let ids = derived.insert(RandomIds::with_taken(taken).derived(&header));
             draw = move || ids.next_id();
             &mut draw
         }

@@ -315,6 +315,10 @@ pub enum IssueKind {
     /// A `label` entry whose `targetId` names no entry (or that has none).
     #[serde(rename = "E_NOT_FOUND")]
     LabelTargetNotFound,
+    /// An entry that is not a JSON object (`null`, a boolean, a number, a string, an array):
+    /// kept, read as an entry of no known type (SPEC §13.9).
+    #[serde(rename = "E_UNKNOWN_ENTRY")]
+    NotAnObject,
 }
 
 impl IssueKind {
@@ -328,6 +332,7 @@ impl IssueKind {
             IssueKind::OrphanToolResult => "E_ORPHAN_TOOL_RESULT",
             IssueKind::UnansweredToolCall => "E_UNANSWERED_TOOL_CALL",
             IssueKind::LabelTargetNotFound => "E_NOT_FOUND",
+            IssueKind::NotAnObject => "E_UNKNOWN_ENTRY",
         }
     }
 }
@@ -380,6 +385,10 @@ impl ValidationIssue {
             IssueKind::OrphanToolResult => Error::OrphanToolResult { id, tool_call_id: related },
             IssueKind::UnansweredToolCall => Error::UnansweredToolCall { id, tool_call_id: related },
             IssueKind::LabelTargetNotFound => Error::NotFound { id: related },
+            IssueKind::NotAnObject => Error::UnknownEntry {
+                location: format!("entries[{}]", self.index),
+                entry_type: "(not an object)".into(),
+            },
         }
     }
 }
@@ -455,9 +464,15 @@ impl Validator<'_> {
         self.entries.meta(i).kind == EntryKind::SessionHeader
     }
 
+    /// Duplicate ids, and entries that are not JSON objects (SPEC §13.9).
     fn duplicates(&mut self) {
         let mut seen: HashMap<String, usize> = HashMap::new();
         for i in 0..self.entries.len() {
+            if let Some(t) = self.entries.meta(i).not_object {
+                let msg = format!("entries[{i}] is not an object ({})", t.name());
+                self.issue(IssueKind::NotAnObject, i, None, None, msg);
+                continue;
+            }
             if self.skip(i) {
                 continue;
             }
@@ -684,8 +699,8 @@ impl Validator<'_> {
 /// `parentId`s naming no entry, parent cycles, compactions whose `firstKeptEntryId` is absent or
 /// not on their own path before them, tool results and calls the provider-valid context would
 /// have to repair on some root-to-leaf path (an orphan or repeated result, a call without a
-/// result before the next assistant message; SPEC §13.1), and `label` entries whose `targetId`
-/// names no entry. `lines`: the 1-based source line of each entry (for example
+/// result before the next assistant message; SPEC §13.1), `label` entries whose `targetId`
+/// names no entry, and entries that are not JSON objects (SPEC §13.9). `lines`: the 1-based source line of each entry (for example
 /// [`crate::io::ParsedSession::lines`]), used in the report. O(n) apart from one path walk per
 /// compaction. SPEC §1, §5, §10, §13.1.
 pub fn validate<S: EntrySource + ?Sized>(entries: &S, lines: Option<&[usize]>) -> ValidationReport {

@@ -620,6 +620,45 @@ describe('SessionTree', () => {
     assert.ok(broken.issues.some((i) => i.code === 'E_CYCLE'));
   });
 
+  test('validateSession and validate() report every entry that is not an object (SPEC §13.9)', () => {
+    const a = message('a', null, 'user', 'x');
+    const list = /** @type {any[]} */ ([null, 1, 'x', a, [1], true, undefined]);
+    const { issues } = sc.validateSession(list);
+    const kinds = ['null', 'number', 'string', null, 'array', 'boolean', 'null'];
+    assert.deepEqual(
+      issues,
+      kinds.flatMap((t, index) =>
+        t === null ? [] : [{ code: 'E_UNKNOWN_ENTRY', message: `entries[${index}] is not an object (${t})`, index }],
+      ),
+    );
+    // The other functions read them as entries of no known type.
+    assert.equal(sc.buildSessionContext(list, 'a').messages.length, 1);
+    // A loaded file: a line that is valid JSON but not an object, on every load path.
+    const header = '{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}';
+    const source = [header, JSON.stringify(a), '5', '[1]', 'null', '"s"'].join('\n');
+    const expected = [
+      [1, 3, 'number'],
+      [2, 4, 'array'],
+      [3, 5, 'null'],
+      [4, 6, 'string'],
+    ].map(([index, line, t]) => ({
+      code: 'E_UNKNOWN_ENTRY',
+      message: `entries[${index}] is not an object (${t})`,
+      index,
+      line,
+    }));
+    for (const tree of [sc.SessionTree.fromJsonl(source), sc.SessionTree.fromBytes(new TextEncoder().encode(source))]) {
+      assert.deepEqual(tree.validate().issues, expected);
+      assert.equal(tree.toJsonl(), `${source}\n`, 'kept as written');
+      tree.free();
+    }
+    assert.deepEqual(
+      sc.validateSession(sc.parseSession(source).entries).issues.map((i) => [i.code, i.index, i.message]),
+      expected.map((i) => [i.code, i.index, i.message]),
+      'parseSession keeps them as entries, validateSession reports them',
+    );
+  });
+
   test('Symbol.dispose frees the handle (with `using` where the runtime has it)', async () => {
     assert.equal(typeof sc.SessionTree.prototype[Symbol.dispose], 'function');
     /** @type {import('../../pkg/index.node.mjs').SessionTree | undefined} */

@@ -29,8 +29,6 @@ const SAMPLE = join(SESSIONS_DIR, 'pi-session-with-compactions.jsonl');
 const SESSIONS = readdirSync(SESSIONS_DIR)
   .filter((f) => f.endsWith('.jsonl'))
   .sort();
-/** v1 files get fresh random ids at every load: ids cannot be compared across two loads. */
-const isV1 = (/** @type {string} */ name) => name.includes('v1');
 const VERSION = sc.version();
 
 const TMP = mkdtempSync(join(tmpdir(), 'session-compaction-cli-'));
@@ -108,7 +106,6 @@ function messageLine(id, parentId, role, text) {
 describe('every command on each real session', () => {
   for (const name of SESSIONS) {
     const file = join(SESSIONS_DIR, name);
-    const v1 = isV1(name);
 
     describe(name, () => {
       const tree = load(file);
@@ -130,12 +127,11 @@ describe('every command on each real session', () => {
         assert.equal(out.cutPoint.index, plan.cutPoint.firstKeptEntryIndex);
         assert.equal(out.cutPoint.isSplitTurn, prep.isSplitTurn);
         assert.equal(out.cutPoint.turnStart?.index ?? -1, plan.cutPoint.turnStartIndex);
-        if (!v1) {
-          assert.equal(out.cutPoint.entryId, prep.firstKeptEntryId);
-          assert.equal(out.preparation.firstKeptEntryId, prep.firstKeptEntryId);
-          assert.equal(out.leafId, tree.leafId);
-          assert.equal(out.cutPoint.entryId, branch[plan.cutPoint.firstKeptEntryIndex].id);
-        }
+        // Ids compare across loads, those a v1 migration assigns too (SPEC §13.10).
+        assert.equal(out.cutPoint.entryId, prep.firstKeptEntryId);
+        assert.equal(out.preparation.firstKeptEntryId, prep.firstKeptEntryId);
+        assert.equal(out.leafId, tree.leafId);
+        assert.equal(out.cutPoint.entryId, branch[plan.cutPoint.firstKeptEntryIndex].id);
         const cutEntry = /** @type {any} */ (branch[plan.cutPoint.firstKeptEntryIndex]);
         assert.equal(out.cutPoint.role, cutEntry.type === 'message' ? cutEntry.message.role : cutEntry.type);
         assert.deepEqual(out.counts, {
@@ -177,7 +173,7 @@ describe('every command on each real session', () => {
           r.stdout,
           new RegExp(`cut point\\s+\\S+\\s+\\S+\\s+index ${fmt(plan.cutPoint.firstKeptEntryIndex)}`),
         );
-        if (!v1) assert.match(r.stdout, new RegExp(`cut point\\s+${prep.firstKeptEntryId}\\b`));
+        assert.match(r.stdout, new RegExp(`cut point\\s+${prep.firstKeptEntryId}\\b`));
         assert.match(r.stdout, new RegExp(`split turn\\s+${prep.isSplitTurn ? 'yes' : 'no'}`));
         assert.match(r.stdout, /should compact\s+(yes|no)/);
         const c = /** @type {NonNullable<typeof plan.preview>} */ (plan.preview);
@@ -240,7 +236,7 @@ describe('every command on each real session', () => {
         assert.equal(out.tokensSaved, expected.tokensSaved);
         assert.equal(out.candidates.length, expected.candidates.length);
         assert.equal(out.wouldPrune, expected.candidates.length > 0);
-        if (!v1) assert.deepEqual(out.candidates, expected.candidates);
+        assert.deepEqual(out.candidates, expected.candidates);
         const r = cli(['prune', file]);
         assert.equal(r.status, 0, r.stderr);
         if (expected.candidates.length) {
@@ -263,7 +259,7 @@ describe('every command on each real session', () => {
         assert.equal(r.status, 0, r.stderr);
         const leafLine = r.stdout.split('\n').filter((l) => l.startsWith('* '));
         assert.equal(leafLine.length, 1, 'exactly one leaf line');
-        if (!v1) assert.match(leafLine[0], new RegExp(`^\\* ${tree.leafId}\\b`));
+        assert.match(leafLine[0], new RegExp(`^\\* ${tree.leafId}\\b`));
         assert.match(r.stdout, /… [\d,]+ entries \(/);
         assert.ok(r.stdout.split('\n').length < 60, 'a linear session of 1,000 entries fits on a screen or two');
         const full = cli(['tree', file, '--full']);
@@ -363,6 +359,30 @@ describe('the v1 session goes through migration', () => {
     assert.equal(a.counts.toSummarize.messages, b.counts.toSummarize.messages);
     assert.equal(a.counts.kept.messages, b.counts.kept.messages);
     assert.match(a.cutPoint.entryId, /^[0-9a-f]{8}$/, 'migration assigned ids');
+  });
+
+  test('the ids plan prints for it are the same on the next run and in the API (SPEC §13.10)', () => {
+    const a = cliJson(['plan', file]);
+    const b = cliJson(['plan', file]);
+    assert.equal(b.cutPoint.entryId, a.cutPoint.entryId);
+    assert.equal(b.leafId, a.leafId);
+    assert.deepEqual(b.preparation, a.preparation);
+    const tree = load(file);
+    assert.equal(a.leafId, tree.leafId);
+    assert.equal(a.cutPoint.entryId, tree.prepareCompaction({})?.firstKeptEntryId);
+    const jsonl = tree.toJsonl();
+    assert.equal(sc.SessionTree.fromBytes(readFileSync(file)).toJsonl(), jsonl, 'the same file on every load');
+    const ids = jsonl
+      .split('\n')
+      .filter(Boolean)
+      .slice(1)
+      .map((line) => JSON.parse(line).id);
+    assert.deepEqual(
+      sc.parseSession(readFileSync(file, 'utf8')).entries.map((e) => /** @type {{ id: string }} */ (e).id),
+      ids,
+      'the pure parser assigns the same ids',
+    );
+    assert.equal(new Set(ids).size, ids.length);
   });
 
   test('prune --write writes it back in format v3', () => {

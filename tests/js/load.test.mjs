@@ -57,12 +57,10 @@ function hasCode(error, code) {
 test('fromFile loads the real sessions exactly as fromBytes does (path and file: URL)', () => {
   for (const name of REAL) {
     const path = join(SESSIONS, name);
-    // A v1 file gains random ids on each load: everything but the text is compared there.
-    /** @type {(s: ReturnType<typeof snapshot>) => object} */
-    const view = name.includes('v1') ? ({ jsonl: _j, context: _c, leafId: _l, ...rest }) => rest : (s) => s;
-    const expected = view(snapshot(sc.SessionTree.fromBytes(readFileSync(path))));
-    assert.deepEqual(view(snapshot(sc.SessionTree.fromFile(path))), expected, name);
-    assert.deepEqual(view(snapshot(sc.SessionTree.fromFile(pathToFileURL(path)))), expected, `${name} as a URL`);
+    // A v1 file gets the same ids on each load (SPEC §13.10): everything is compared.
+    const expected = snapshot(sc.SessionTree.fromBytes(readFileSync(path)));
+    assert.deepEqual(snapshot(sc.SessionTree.fromFile(path)), expected, name);
+    assert.deepEqual(snapshot(sc.SessionTree.fromFile(pathToFileURL(path))), expected, `${name} as a URL`);
   }
 });
 
