@@ -85,12 +85,14 @@ const EXPECTED_FILES = [
  * `SessionTree.toBytes()`, the allocator that grows the memory ahead, the checks of pure lists
  * too long for the memory and of members called on a non-handle, and the empty-answer rule: 499,250 B
  * and 390,823 B; the CLI's error codes and JSON errors, its option messages and the binary check
- * shared with the web demo (bin/binary.mjs, JS and README text, no wasm) 501,617 B (2026-12-03).
+ * shared with the web demo (bin/binary.mjs, JS and README text, no wasm) 501,617 B; validation of
+ * entries that are not objects and the v1 migration's derived ids 502,241 B and 391,294 B
+ * (2026-12-03).
  * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
  * figures fall.
  */
-const MAX_PACKED_BYTES = 502_000;
-const MAX_WASM_GZIP_BYTES = 391_300;
+const MAX_PACKED_BYTES = 503_000;
+const MAX_WASM_GZIP_BYTES = 391_800;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
 let passed = 0;
