@@ -195,13 +195,21 @@ export async function interruptible(status, work, timeoutSeconds = 600, summariz
   }
 }
 
-/** `--timeout` in seconds (default 600; 0 = never). */
+/** The longest `--timeout`, s: `setTimeout` fires at once above 2^31 − 1 ms (about 24.8 days). */
+const MAX_TIMEOUT_SECONDS = 2_147_483;
+
+/** `--timeout` in seconds (default 600; 0 = never; at most {@link MAX_TIMEOUT_SECONDS}). */
 export function timeoutOf(/** @type {Opts} */ values) {
   if (values.timeout === undefined) return 600;
   const n = Number(values.timeout);
   if (String(values.timeout).trim() === '' || !Number.isFinite(n) || n < 0) {
     throw new CliError(
       `--timeout ${JSON.stringify(String(values.timeout))} is not accepted: expected a number of seconds >= 0 (0 = never)`,
+    );
+  }
+  if (n > MAX_TIMEOUT_SECONDS) {
+    throw new CliError(
+      `--timeout ${JSON.stringify(String(values.timeout))} is not accepted: at most ${MAX_TIMEOUT_SECONDS} seconds (about 24.8 days; 0 = never)`,
     );
   }
   return n;

@@ -225,6 +225,15 @@ describe('numeric options name the option, the value and what is accepted', () =
         `session-compaction: error: --timeout "${value}" is not accepted: expected a number of seconds >= 0 (0 = never) (E_INVALID_ARGUMENT)\n`,
       );
     }
+    // Above setTimeout's limit the timer would fire at once: refused, not a 1 ms timeout.
+    for (const value of ['2147484', '1e9']) {
+      const r = await cli(['compact', SMALL, '--timeout', value]);
+      assert.equal(r.status, 2, r.stderr);
+      assert.equal(
+        r.stderr,
+        `session-compaction: error: --timeout "${value}" is not accepted: at most 2147483 seconds (about 24.8 days; 0 = never) (E_INVALID_ARGUMENT)\n`,
+      );
+    }
   });
 
   test('the help documents the codes and the JSON error object', async () => {

@@ -233,6 +233,22 @@ describe('pure functions fail safely on lists they cannot read', () => {
         );
       }
     }
+    // the functions that convert a whole list (JSON text) check its length before converting
+    for (const length of [10_000_001, 2 ** 31]) {
+      const list = /** @type {any} */ (new Array(length));
+      for (const [name, call] of /** @type {[string, () => unknown][]} */ ([
+        ['validateSession', () => sc.validateSession(list)],
+        ['prepareBranchEntries', () => sc.prepareBranchEntries(list, 1000)],
+        ['SessionTree.fromEntries', () => sc.SessionTree.fromEntries(list)],
+        ['serializeConversation', () => sc.serializeConversation(list)],
+      ])) {
+        assert.throws(
+          call,
+          (/** @type {any} */ e) => invalid(e) && /more than the memory has room for/.test(e.message),
+          `${name}, length ${length}`,
+        );
+      }
+    }
     // the module is alive and reads real lists as before
     const entries = sc.parseSession(TEXT).entries;
     assert.equal(sc.buildSessionContext(entries).messages.length, 1);

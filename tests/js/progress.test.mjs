@@ -75,11 +75,12 @@ function turn(tree, n, total) {
 }
 
 /**
- * An HTTP server on 127.0.0.1 answering `handler(body)` (`null`: never answers); counts the
- * requests and the connections the client closed before an answer.
+ * An HTTP server on 127.0.0.1 answering `handler(body)` (`null`: never answers) after
+ * `delayMs`; counts the requests and the connections the client closed before an answer.
  * @param {(body: any) => string | null} handler
+ * @param {number} [delayMs]
  */
-async function serve(handler) {
+async function serve(handler, delayMs = 0) {
   let requests = 0;
   let dropped = 0;
   const server = createServer((req, res) => {
@@ -93,8 +94,10 @@ async function serve(handler) {
         res.on('close', () => dropped++);
         return;
       }
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(reply);
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(reply);
+      }, delayMs);
     });
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', () => r(undefined)));
@@ -170,6 +173,19 @@ describe('remote endpoint limits (HTTP on 127.0.0.1)', () => {
       await server.close();
     }
   });
+});
+
+test('a remoteTimeoutMs beyond setTimeout’s limit (2^31 − 1 ms) waits, not fires at once', T, async () => {
+  const server = await serve(() => JSON.stringify({ summary: 'Late but fine.' }), 100);
+  try {
+    const prep = /** @type {any} */ (sc.prepareCompaction(makeSession(), SETTINGS));
+    for (const remoteTimeoutMs of [2 ** 31, 3e9, 1e12]) {
+      const result = await sc.compact(prep, { remoteEndpoint: server.url, remoteTimeoutMs });
+      assert.ok(result.summary.startsWith('Late but fine.'), `${remoteTimeoutMs}: ${result.summary}`);
+    }
+  } finally {
+    await server.close();
+  }
 });
 
 describe('checkCompaction progress guard', () => {

@@ -51,8 +51,36 @@ pub fn to_value(v: &JsValue, what: &str) -> Result<Value, JsValue> {
     session_compaction::io::parse_line_value(text.as_bytes()).map_err(|e| bad_arg(what, e))
 }
 
-/// A JS array as a vector of JSON values.
+/// Bytes of memory a list needs per entry to be read: its [`Known`] and the metadata of an entry
+/// read whole (about 350 bytes, plus its strings), rounded up.
+const BYTES_PER_ENTRY: usize = 512;
+
+/// Whether the memory has room to read `len` entries ([`BYTES_PER_ENTRY`] each): one block of
+/// that size allocated and freed at once (its untouched pages cost no resident memory, and the
+/// reads that follow allocate from it). An allocation that fails would abort the module, so a
+/// list too long to be read is an error before anything is read.
+pub fn room_for(len: usize) -> bool {
+    let Some(bytes) = len.checked_mul(BYTES_PER_ENTRY) else { return false };
+    let mut block = Vec::<u8>::new();
+    let ok = block.try_reserve_exact(bytes).is_ok();
+    std::hint::black_box(&mut block);
+    ok
+}
+
+/// A JS array as a vector of JSON values. `E_INVALID_ARGUMENT` when it is not an array, cannot be
+/// converted, or its `length` is more entries than the memory has room for ([`room_for`]),
+/// checked before anything is converted.
 pub fn to_values(v: &JsValue, what: &str) -> Result<Vec<Value>, JsValue> {
+    if super::safe::is_array(v) == Ok(true) {
+        let len = js_sys::Reflect::get(v, &JsValue::from_str("length"))
+            .ok()
+            .and_then(|n| n.as_f64())
+            .filter(|n| n.is_finite() && *n >= 0.0)
+            .unwrap_or(0.0);
+        if len > u32::MAX as f64 || !room_for(len as usize) {
+            return Err(bad_arg(what, format!("{len} entries are more than the memory has room for")));
+        }
+    }
     match to_value(v, what)? {
         Value::Array(a) => Ok(a),
         other => Err(bad_arg(what, format!("expected an array, got {}", kind(&other)))),

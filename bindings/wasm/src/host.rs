@@ -394,22 +394,41 @@ impl Clock for JsClock {
         js_sys::Date::now()
     }
     async fn sleep(&self, ms: f64) {
-        let mut timer = JsValue::UNDEFINED;
-        let promise = Promise::new(&mut |resolve, _| {
-            let set_timeout = get(&js_sys::global(), "setTimeout");
-            match set_timeout
-                .dyn_ref::<Function>()
-                .map(|f| f.call2(&JsValue::UNDEFINED, &resolve, &JsValue::from_f64(ms)))
-            {
-                Some(Ok(id)) => timer = id,
-                _ => {
-                    let _ = resolve.call0(&JsValue::UNDEFINED);
-                }
+        // `setTimeout` fires at once for a delay above its limit: a longer wait (a large
+        // `remoteTimeoutMs` or server-asked retry wait) is made of waits within it. NaN or ≤ 0
+        // waits once with no delay; an infinite wait never ends.
+        let mut left = ms;
+        loop {
+            let step = left.min(MAX_TIMER_MS);
+            timer_sleep(step).await;
+            left -= step;
+            if left.is_nan() || left <= 0.0 {
+                return;
             }
-        });
-        let _guard = TimerGuard(timer);
-        let _ = JsFuture::from(promise).await;
+        }
     }
+}
+
+/// The longest delay `setTimeout` takes (2³¹ − 1 ms, about 24.8 days): above it browsers, Node.js,
+/// Deno and Bun fire the timer at once.
+pub const MAX_TIMER_MS: f64 = 2_147_483_647.0;
+
+/// One `setTimeout` wait of `ms` (at most [`MAX_TIMER_MS`]); at once when there is no
+/// `setTimeout`. The timer is cleared when the wait is dropped ([`TimerGuard`]).
+async fn timer_sleep(ms: f64) {
+    let mut timer = JsValue::UNDEFINED;
+    let promise = Promise::new(&mut |resolve, _| {
+        let set_timeout = get(&js_sys::global(), "setTimeout");
+        match set_timeout.dyn_ref::<Function>().map(|f| f.call2(&JsValue::UNDEFINED, &resolve, &JsValue::from_f64(ms)))
+        {
+            Some(Ok(id)) => timer = id,
+            _ => {
+                let _ = resolve.call0(&JsValue::UNDEFINED);
+            }
+        }
+    });
+    let _guard = TimerGuard(timer);
+    let _ = JsFuture::from(promise).await;
 }
 
 /// `onEvent(event)` callback.

@@ -10,7 +10,7 @@
 //! metadata: an entry changed in place is seen with its old metadata (replace the object
 //! instead).
 
-use super::convert::{bad_arg, from_serde, to_value};
+use super::convert::{bad_arg, from_serde, room_for, to_value};
 use js_sys::{Function, JsString, Reflect};
 use serde_json::Value;
 use session_compaction::context::ContextCache;
@@ -35,22 +35,6 @@ struct Keys {
     id_keys: JsValue,
     /// `Array.prototype.slice`.
     slice: JsValue,
-}
-
-/// Bytes of memory a list needs per entry to be read: its [`Known`] and the metadata of an entry
-/// read whole (about 350 bytes, plus its strings), rounded up.
-const BYTES_PER_ENTRY: usize = 512;
-
-/// Whether the memory has room to read `len` entries ([`BYTES_PER_ENTRY`] each): one block of
-/// that size allocated and freed at once (its untouched pages cost no resident memory, and the
-/// reads that follow allocate from it). An allocation that fails would abort the module, so a
-/// list too long to be read is an error before anything is read.
-fn room_for(len: usize) -> bool {
-    let Some(bytes) = len.checked_mul(BYTES_PER_ENTRY) else { return false };
-    let mut block = Vec::<u8>::new();
-    let ok = block.try_reserve_exact(bytes).is_ok();
-    std::hint::black_box(&mut block);
-    ok
 }
 
 /// Entries whose heads are not known from which [`JsEntries::read_heads`] and
@@ -420,7 +404,8 @@ impl JsEntries {
     /// The array argument `what` as entries read on demand, of which the first `known.len()`
     /// are known (from the last call on the same objects, [`ListState`]). `E_INVALID_ARGUMENT`
     /// when it is not an array, its length cannot be read or its length is more entries than
-    /// the memory has room for (an array's `length` can be set to 2³² − 1 with nothing in it);
+    /// the memory has room for ([`room_for`]: an array's `length` can be set to 2³² − 1 with nothing
+    /// in it);
     /// the errors of entries come from [`JsEntries::check`].
     fn lazy(v: &JsValue, what: &str, mut known: Vec<Known>) -> Result<Self, JsValue> {
         if is_array(v) != Ok(true) {
