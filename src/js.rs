@@ -566,6 +566,7 @@ pub fn ms_value(ms: Option<f64>) -> Value {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn utf16_len_over_counts_units_not_bytes() {
@@ -577,8 +578,6 @@ mod tests {
         assert_eq!(utf16_len_over("😀😀", 4), None);
         assert_eq!(utf16_len_over("😀😀😀", 4), Some(6));
     }
-
-    use super::*;
 
     #[test]
     fn json_ascii_is_the_same_value_in_ascii() {

@@ -51,8 +51,9 @@ pub fn to_value(v: &JsValue, what: &str) -> Result<Value, JsValue> {
     session_compaction::io::parse_line_value(text.as_bytes()).map_err(|e| bad_arg(what, e))
 }
 
-/// Bytes of memory a list needs per entry to be read: its [`Known`] and the metadata of an entry
-/// read whole (about 350 bytes, plus its strings), rounded up.
+/// Bytes of memory a list needs per entry to be read: what the reader keeps of it
+/// (`reader::Known`) or its JSON value, and the metadata of an entry read whole (about 350
+/// bytes, plus its strings), rounded up.
 const BYTES_PER_ENTRY: usize = 512;
 
 /// Whether the memory has room to read `len` entries ([`BYTES_PER_ENTRY`] each): one block of
@@ -67,18 +68,28 @@ pub fn room_for(len: usize) -> bool {
     ok
 }
 
+/// An array's `length` value as a count of entries: a value that is not a finite number ≥ 0
+/// counts 0, and the count is at most 2³² − 1 (the longest array).
+pub fn entry_count(length: &JsValue) -> usize {
+    length.as_f64().filter(|n| n.is_finite() && *n >= 0.0).unwrap_or(0.0).min(u32::MAX as f64) as usize
+}
+
+/// `E_INVALID_ARGUMENT` naming `what` when the memory has no room to read `len` entries
+/// ([`room_for`]; an array's `length` can be set to 2³² − 1 with nothing in it).
+pub fn ensure_room(what: &str, len: usize) -> Result<(), JsValue> {
+    if room_for(len) {
+        return Ok(());
+    }
+    Err(bad_arg(what, format!("{len} entries are more than the memory has room for")))
+}
+
 /// A JS array as a vector of JSON values. `E_INVALID_ARGUMENT` when it is not an array, cannot be
 /// converted, or its `length` is more entries than the memory has room for ([`room_for`]),
 /// checked before anything is converted.
 pub fn to_values(v: &JsValue, what: &str) -> Result<Vec<Value>, JsValue> {
     if super::safe::is_array(v) == Ok(true) {
-        let len = js_sys::Reflect::get(v, &JsValue::from_str("length"))
-            .ok()
-            .and_then(|n| n.as_f64())
-            .filter(|n| n.is_finite() && *n >= 0.0)
-            .unwrap_or(0.0);
-        if len > u32::MAX as f64 || !room_for(len as usize) {
-            return Err(bad_arg(what, format!("{len} entries are more than the memory has room for")));
+        if let Ok(length) = js_sys::Reflect::get(v, &JsValue::from_str("length")) {
+            ensure_room(what, entry_count(&length))?;
         }
     }
     match to_value(v, what)? {

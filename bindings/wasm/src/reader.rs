@@ -10,7 +10,7 @@
 //! metadata: an entry changed in place is seen with its old metadata (replace the object
 //! instead).
 
-use super::convert::{bad_arg, from_serde, room_for, to_value};
+use super::convert::{bad_arg, ensure_room, entry_count, from_serde, to_value};
 use js_sys::{Function, JsString, Reflect};
 use serde_json::Value;
 use session_compaction::context::ContextCache;
@@ -404,18 +404,16 @@ impl JsEntries {
     /// The array argument `what` as entries read on demand, of which the first `known.len()`
     /// are known (from the last call on the same objects, [`ListState`]). `E_INVALID_ARGUMENT`
     /// when it is not an array, its length cannot be read or its length is more entries than
-    /// the memory has room for ([`room_for`]: an array's `length` can be set to 2³² − 1 with nothing
-    /// in it);
-    /// the errors of entries come from [`JsEntries::check`].
+    /// the memory has room for ([`ensure_room`]); the errors of entries come from [`JsEntries::check`].
     fn lazy(v: &JsValue, what: &str, mut known: Vec<Known>) -> Result<Self, JsValue> {
         if is_array(v) != Ok(true) {
             return Err(bad_arg(what, "expected an array of entries"));
         }
         let len = KEYS.with(|k| Reflect::get(v, &k.length)).map_err(|_| bad_arg(what, "cannot read its length"))?;
-        let len = len.as_f64().filter(|n| n.is_finite() && *n >= 0.0).unwrap_or(0.0).min(u32::MAX as f64) as usize;
+        let len = entry_count(&len);
         known.truncate(len);
-        if len > known.capacity() && !room_for(len) {
-            return Err(bad_arg(what, format!("{len} entries are more than the memory has room for")));
+        if len > known.capacity() {
+            ensure_room(what, len)?;
         }
         known.resize_with(len, Known::new);
         with_cache(|c| {
