@@ -87,12 +87,14 @@ const EXPECTED_FILES = [
  * and 390,823 B; the CLI's error codes and JSON errors, its option messages and the binary check
  * shared with the web demo (bin/binary.mjs, JS and README text, no wasm) 501,617 B; validation of
  * entries that are not objects and the v1 migration's derived ids 502,241 B and 391,294 B
- * (2026-12-03).
+ * (2026-12-03); the newcomer findings (validation of entries without type or id, the reserve
+ * check, E_UNSUPPORTED_VERSION, argument messages naming the setting and what was given, the
+ * token-budget and object checks) 506,014 B and 394,707 B (2026-12-03).
  * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
  * figures fall.
  */
-const MAX_PACKED_BYTES = 503_000;
-const MAX_WASM_GZIP_BYTES = 391_800;
+const MAX_PACKED_BYTES = 506_800;
+const MAX_WASM_GZIP_BYTES = 395_200;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
 let passed = 0;

@@ -31,6 +31,137 @@ pub fn token_count(n: f64) -> u64 {
     }
 }
 
+/// The largest integer a JavaScript number holds exactly (`Number.MAX_SAFE_INTEGER`, 2^53 - 1).
+pub const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// A token budget given as a JavaScript number (`tokenBudget` of `prepareBranchEntries`, where
+/// 0 means "no limit"): a whole number of tokens from 0 to 2^53 - 1 (a fraction is dropped).
+/// SPEC §10, §13.11.
+///
+/// # Errors
+/// [`Error::Argument`] naming `name` for a negative number, NaN, an infinity or a number above
+/// 2^53 - 1 (the reference would read a negative budget as "no limit" and NaN as none at all).
+pub fn token_budget(n: f64, name: &str) -> Result<u64> {
+    if (0.0..=MAX_SAFE_INTEGER).contains(&n) {
+        Ok(n as u64)
+    } else {
+        Err(Error::Argument {
+            name: name.into(),
+            reason: format!(
+                "expected a number of tokens from 0 to 2^53 - 1 (0: no limit), got {}",
+                crate::js::format_number(n)
+            ),
+        })
+    }
+}
+
+/// How a message names a JSON value's type (`null`, `a number`, `an array`, …).
+pub fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Checks that an argument is a JSON object (a message for `estimateTokens`, a preparation for
+/// `compact`): `expected` says what it should be. SPEC §13.11.
+///
+/// # Errors
+/// [`Error::Argument`] naming `name`, saying what was expected and what was given.
+pub fn require_object(v: &Value, name: &str, expected: &str) -> Result<()> {
+    if v.is_object() {
+        Ok(())
+    } else {
+        Err(Error::Argument { name: name.into(), reason: format!("expected {expected}, got {}", json_kind(v)) })
+    }
+}
+
+/// The error of an options object (or another typed argument) that serde could not read from
+/// its JSON text `json` (one line, as `JSON.stringify` or serde writes it): an [`Error::Argument`]
+/// naming the field the error lies in (`what.reserveTokens`, `what.prune.minimumSavings`) when
+/// it is a wrong type or value, and saying what was expected in words (`a non-negative integer`
+/// for serde's `u64`) and what was given; other errors (an unknown field, …) name `what`, with
+/// serde's message without its position. SPEC §13.11.
+pub fn options_error(what: &str, json: &[u8], e: &serde_json::Error) -> Error {
+    let message = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let message = match message.strip_suffix(&suffix) {
+        Some(head) if e.line() != 0 => head.to_owned(),
+        _ => message,
+    };
+    let typed = message.strip_prefix("invalid type: ").or_else(|| message.strip_prefix("invalid value: "));
+    let Some(rest) = typed else {
+        return Error::Argument { name: what.into(), reason: message };
+    };
+    // "<given>, expected <wanted>"
+    let (given, wanted) = match rest.rsplit_once(", expected ") {
+        Some((g, w)) => (g, w),
+        None => (rest, ""),
+    };
+    let wanted = match wanted {
+        "u64" | "usize" | "u32" | "u16" | "u8" => "a non-negative integer".to_string(),
+        "i64" | "i32" => "an integer".to_string(),
+        "f64" | "f32" => "a number".to_string(),
+        "a boolean" | "a string" => wanted.to_string(),
+        w if w.starts_with("struct ") => "an object".to_string(),
+        w => w.to_string(),
+    };
+    let given = given.replace("floating point ", "the number ").replace("integer ", "the number ");
+    let path = json_path_at(json, e.column().saturating_sub(1));
+    let name = if path.is_empty() { what.to_string() } else { format!("{what}.{}", path.join(".")) };
+    Error::Argument { name, reason: format!("expected {wanted}, got {given}") }
+}
+
+/// The keys leading to byte `offset` of a one-line JSON text (array positions left out): the
+/// field a serde error at that position lies in.
+fn json_path_at(json: &[u8], offset: usize) -> Vec<String> {
+    // One frame per open container: `Some(key)` in an object (empty before its first key),
+    // `None` in an array.
+    let mut stack: Vec<Option<String>> = Vec::new();
+    let mut expect_key = false;
+    let mut i = 0;
+    let end = offset.min(json.len());
+    while i < end {
+        match json[i] {
+            b'{' => {
+                stack.push(Some(String::new()));
+                expect_key = true;
+            }
+            b'[' => {
+                stack.push(None);
+                expect_key = false;
+            }
+            b'}' | b']' => {
+                stack.pop();
+                expect_key = false;
+            }
+            b',' => expect_key = matches!(stack.last(), Some(Some(_))),
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < json.len() && json[i] != b'"' {
+                    i += if json[i] == b'\\' { 2 } else { 1 };
+                }
+                if expect_key {
+                    let key: String =
+                        json.get(start..=i).and_then(|t| serde_json::from_slice(t).ok()).unwrap_or_default();
+                    if let Some(Some(k)) = stack.last_mut() {
+                        *k = key;
+                    }
+                    expect_key = false;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    stack.into_iter().flatten().filter(|k| !k.is_empty()).collect()
+}
+
 /// Result of `parseSession` (SPEC §1, §13.3): the header (`null` when there is no valid header:
 /// then either the header line was not JSON and `entries` holds every record, or the input is not
 /// a session, `entries` is empty and every line is in `opaqueLines`), the entries in file order
@@ -458,6 +589,74 @@ mod tests {
     use crate::plan::prepare::CompactionSettings;
     use crate::session::engine::{CheckOptions, NavigateRun, RetryPolicy};
     use serde_json::json;
+
+    #[test]
+    fn token_budgets_refuse_what_is_no_number_of_tokens() {
+        assert_eq!(token_budget(0.0, "tokenBudget").unwrap(), 0);
+        assert_eq!(token_budget(1000.7, "tokenBudget").unwrap(), 1000);
+        assert_eq!(token_budget(MAX_SAFE_INTEGER, "tokenBudget").unwrap(), 9_007_199_254_740_991);
+        for (n, shown) in
+            [(-1.0, "-1"), (f64::NAN, "NaN"), (f64::INFINITY, "Infinity"), (2f64.powi(53), "9007199254740992")]
+        {
+            let e = token_budget(n, "tokenBudget").unwrap_err();
+            assert_eq!(e.code(), "E_INVALID_ARGUMENT");
+            assert_eq!(
+                e.to_string(),
+                format!("invalid argument `tokenBudget`: expected a number of tokens from 0 to 2^53 - 1 (0: no limit), got {shown}")
+            );
+        }
+    }
+
+    #[test]
+    fn object_arguments_say_what_was_given() {
+        assert!(require_object(&json!({}), "message", "a message object").is_ok());
+        let e = require_object(&Value::Null, "message", "a message object").unwrap_err();
+        assert_eq!(
+            (e.code(), e.to_string().as_str()),
+            ("E_INVALID_ARGUMENT", "invalid argument `message`: expected a message object, got null")
+        );
+        let e = require_object(&json!([1]), "preparation", "a preparation object").unwrap_err();
+        assert_eq!(e.to_string(), "invalid argument `preparation`: expected a preparation object, got an array");
+    }
+
+    #[test]
+    fn option_errors_name_the_setting_and_what_was_given() {
+        use crate::plan::prepare::CompactionSettings;
+        use crate::session::engine::CheckOptions;
+        let err = |what: &str, text: &str, typed: fn(&[u8]) -> serde_json::Error| {
+            options_error(what, text.as_bytes(), &typed(text.as_bytes())).to_string()
+        };
+        let settings = |t: &[u8]| serde_json::from_slice::<CompactionSettings>(t).unwrap_err();
+        let check = |t: &[u8]| serde_json::from_slice::<CheckOptions>(t).unwrap_err();
+        assert_eq!(
+            err("settings", r#"{"reserveTokens":null}"#, settings),
+            "invalid argument `settings.reserveTokens`: expected a non-negative integer, got null"
+        );
+        assert_eq!(
+            err("settings", r#"{"enabled":true,"keepRecentTokens":"20k"}"#, settings),
+            "invalid argument `settings.keepRecentTokens`: expected a non-negative integer, got string \"20k\""
+        );
+        assert_eq!(
+            err("settings", r#"{"reserveTokens":-5}"#, settings),
+            "invalid argument `settings.reserveTokens`: expected a non-negative integer, got the number `-5`"
+        );
+        assert_eq!(
+            err("settings", r#"{"reserveTokens":1.5}"#, settings),
+            "invalid argument `settings.reserveTokens`: expected a non-negative integer, got the number `1.5`"
+        );
+        assert_eq!(
+            err("options", r#"{"contextWindow":1000,"settings":{"reserveTokens":"x"}}"#, check),
+            "invalid argument `options.settings.reserveTokens`: expected a non-negative integer, got string \"x\""
+        );
+        assert_eq!(
+            err("options", r#"{"contextWindow":"big"}"#, check),
+            "invalid argument `options.contextWindow`: expected a number, got string \"big\""
+        );
+        // Other errors keep serde's message, without its position.
+        assert!(err("settings", r#"{"bogus":1}"#, settings)
+            .starts_with("invalid argument `settings`: unknown field `bogus`"));
+        assert!(!err("settings", r#"{"bogus":1}"#, settings).contains(" at line "));
+    }
 
     #[test]
     fn token_counts_from_js_numbers() {

@@ -20,6 +20,21 @@ pub enum Error {
         /// Human-readable reason (the JSON parser's message or what was wrong).
         reason: String,
     },
+    /// The session header's `version` is newer than the format this engine reads (SPEC §1,
+    /// §13.11): reported by the loaders (the file is read as the current version; every field is
+    /// kept, so saving loses nothing).
+    #[error(
+        "line {line}: session format version {version} is newer than this engine reads ({}); the \
+         file is read as version {} and what this engine does not know is kept unchanged",
+        crate::io::CURRENT_SESSION_VERSION,
+        crate::io::CURRENT_SESSION_VERSION
+    )]
+    UnsupportedVersion {
+        /// The header's line (1-based).
+        line: usize,
+        /// The header's `version`, as JavaScript writes the number.
+        version: String,
+    },
     /// A required field is missing or has the wrong JSON type.
     #[error("{location}: missing or invalid field `{field}`")]
     MissingField {
@@ -183,6 +198,7 @@ impl Error {
             Error::MissingField { .. } => "E_MISSING_FIELD",
             Error::UnknownEntry { .. } => "E_UNKNOWN_ENTRY",
             Error::Header { .. } => "E_HEADER",
+            Error::UnsupportedVersion { .. } => "E_UNSUPPORTED_VERSION",
             Error::Cycle { .. } => "E_CYCLE",
             Error::DuplicateId { .. } => "E_DUPLICATE_ID",
             Error::NotFound { .. } => "E_NOT_FOUND",
@@ -211,6 +227,7 @@ impl Error {
         "E_MISSING_FIELD",
         "E_UNKNOWN_ENTRY",
         "E_HEADER",
+        "E_UNSUPPORTED_VERSION",
         "E_CYCLE",
         "E_DUPLICATE_ID",
         "E_NOT_FOUND",
@@ -254,6 +271,7 @@ mod tests {
             Error::MissingField { location: String::new(), field: String::new() },
             Error::UnknownEntry { location: String::new(), entry_type: String::new() },
             Error::Header { reason: String::new() },
+            Error::UnsupportedVersion { line: 1, version: String::new() },
             Error::Cycle { id: String::new() },
             Error::DuplicateId { id: String::new() },
             Error::NotFound { id: String::new() },

@@ -1386,6 +1386,44 @@ fn last_message(engine: &SessionEngine) -> Value {
 }
 
 #[test]
+fn a_reserve_not_below_the_window_is_refused() {
+    use session_compaction::plan::prepare::{
+        checked_compaction_threshold, checked_should_compact, compaction_threshold,
+    };
+    let s = |reserve| CompactionSettings { reserve_tokens: reserve, ..Default::default() };
+    assert_eq!(checked_compaction_threshold(200_000.0, &s(16384)).unwrap(), 183_616.0);
+    assert!(checked_should_compact(183_617.0, 200_000.0, &s(16384)).unwrap());
+    assert!(!checked_should_compact(183_616.0, 200_000.0, &s(16384)).unwrap());
+    // The unchecked formula (the reference's, what the vectors use) is unchanged.
+    assert_eq!(compaction_threshold(200_000.0, &s(300_000)), -100_000.0);
+    for (window, reserve) in [(200_000.0, 300_000), (1.0, 16384), (100.0, 100), (0.0, 0), (-5.0, 0), (f64::NAN, 1)] {
+        let e = checked_compaction_threshold(window, &s(reserve)).unwrap_err();
+        assert_eq!(e.code(), "E_INVALID_ARGUMENT", "{window} {reserve}");
+        assert!(checked_should_compact(0.0, window, &s(reserve)).is_err());
+    }
+    let e = checked_compaction_threshold(200_000.0, &s(300_000)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "invalid argument `reserveTokens`: expected less than contextWindow (200000), got 300000: the \
+         compaction threshold contextWindow - reserveTokens must be above 0"
+    );
+    // The engine's check refuses it before anything runs; disabled compaction has no threshold.
+    let c = Check::new();
+    let engine = simple_engine();
+    let msg = last_message(&engine);
+    let model = FakeModel::new("a", &c.log);
+    let mut opts = check_options(1000.0);
+    opts.settings.reserve_tokens = 1000;
+    let before = engine.session().snapshot().entry_count();
+    let err = c.run(&engine, &msg, &opts, std::slice::from_ref(&model)).unwrap_err();
+    assert_eq!((err.code(), err.to_string().contains("reserveTokens")), ("E_INVALID_ARGUMENT", true));
+    assert_eq!(engine.session().snapshot().entry_count(), before);
+    opts.settings.enabled = false;
+    let out = c.run(&engine, &msg, &opts, std::slice::from_ref(&model)).unwrap();
+    assert_eq!(out.reason, None);
+}
+
+#[test]
 fn threshold_path_compacts_and_asks_to_continue() {
     let c = Check::new();
     let engine = simple_engine();

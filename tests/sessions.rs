@@ -471,6 +471,41 @@ fn version_semantics() {
 }
 
 #[test]
+fn a_newer_version_is_reported_on_line_1_and_the_file_still_loads() {
+    let body = r#"{"type":"message","id":"k","parentId":null,"timestamp":"t","message":{"role":"user","content":"x"}}"#;
+    let with = |v: &str| format!(r#"{{"type":"session","id":"s","version":{v}}}"#) + "\n" + body + "\n";
+    let msg = |v: &str| {
+        format!(
+            "line 1: session format version {v} is newer than this engine reads (3); the file is read as \
+             version 3 and what this engine does not know is kept unchanged"
+        )
+    };
+    for (v, shown) in [("99", "99"), ("4", "4"), ("3.5", "3.5"), ("\"7\"", "7")] {
+        let text = with(v);
+        let s = parse_session(&text, &lenient()).unwrap();
+        let errs: Vec<(usize, &str, String)> =
+            s.errors.iter().map(|e| (e.line, e.error.code(), e.to_string())).collect();
+        assert_eq!(errs, [(1, "E_UNSUPPORTED_VERSION", msg(shown))], "{v}");
+        assert_eq!(s.entries.len(), 1);
+        assert!(!s.migrated);
+        assert_eq!(s.to_jsonl(), text, "{v}: saved unchanged");
+        let raw = scan_session(text.as_bytes(), &lenient()).unwrap();
+        assert_eq!(raw.errors, s.errors, "{v}: both paths");
+        let (tree, errors) = SessionTree::from_jsonl(text.clone(), &lenient()).unwrap();
+        assert_eq!(errors, s.errors);
+        assert_eq!((tree.entry_count(), tree.to_jsonl()), (1, text.clone()));
+        let strict = parse_session(&text, &ParseOptions { strict: true }).unwrap_err();
+        assert_eq!(strict.code(), "E_UNSUPPORTED_VERSION");
+    }
+    // The versions this engine reads (and the older ones it migrates) are not reported.
+    for v in ["3", "\"3\"", "2", "1", "null", "\"abc\""] {
+        let text = with(v);
+        assert!(parse_session(&text, &lenient()).unwrap().errors.is_empty(), "{v}");
+        assert!(scan_session(text.as_bytes(), &lenient()).unwrap().errors.is_empty(), "{v}");
+    }
+}
+
+#[test]
 fn migrate_in_place_matches_reference_flag() {
     let mut file = vec![json!({"type":"session","id":"s","version":3}), json!({"type":"message","id":"a"})];
     assert!(!migrate_to_current_version(&mut file, &mut || unreachable!()));
@@ -802,6 +837,101 @@ fn lines_that_are_not_objects_are_reported_alike_on_every_load_path() {
     assert_eq!(not_object_issues(&r), expected);
     // The metadata of every reader agrees.
     for line in ["5", "[1]", "null", "\"s\"", "false", "[[[[{\"type\":\"message\"}]]]]"] {
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(EntryMeta::from_json(line.as_bytes()).unwrap(), EntryMeta::from_value(&v), "{line}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries without a string `type` or `id` (SPEC §13.11)
+
+/// (index, line, field, message) of each `E_MISSING_FIELD` issue.
+fn missing_field_issues(
+    r: &session_compaction::context::ContextValidation,
+) -> Vec<(usize, Option<usize>, String, String)> {
+    r.issues
+        .iter()
+        .filter(|i| i.code == IssueKind::MissingField)
+        .map(|i| (i.index, i.line, i.field.clone().unwrap_or_default(), i.message.clone()))
+        .collect()
+}
+
+#[test]
+fn entries_without_type_or_id_are_reported_by_validation() {
+    let v = vec![
+        json!({}),
+        json!({"type": "message"}),
+        json!({"id": "x", "parentId": null}),
+        json!({"type": 5, "id": "y"}),
+        m("a", None),
+        json!({"type": "custom", "id": 7}),
+    ];
+    let list = EntryList::new(&v);
+    let r = session_compaction::context::validate_context(&list, None, Some(v.len() - 1));
+    let want = |i: usize, f: &str| (i, None, f.to_string(), format!("entries[{i}] has no `{f}` (expected a string)"));
+    assert_eq!(
+        missing_field_issues(&r),
+        vec![want(0, "type"), want(1, "id"), want(2, "type"), want(3, "type"), want(5, "id")]
+    );
+    let first = r.issues.iter().find(|i| i.code == IssueKind::MissingField).unwrap();
+    assert_eq!(first.code.code(), "E_MISSING_FIELD");
+    assert_eq!(first.to_error().code(), "E_MISSING_FIELD");
+    assert_eq!(first.to_error().to_string(), "entries[0]: missing or invalid field `type`");
+    let j = serde_json::to_value(first).unwrap();
+    assert_eq!((j["code"].as_str(), j["field"].as_str()), (Some("E_MISSING_FIELD"), Some("type")));
+    // The metadata tells an absent type from an unknown one.
+    assert!(EntryMeta::from_value(&json!({"id": "q"})).no_type);
+    assert!(!EntryMeta::from_value(&json!({"type": "whatever", "id": "q"})).no_type);
+    assert_eq!(EntryMeta::from_value(&json!({"type": "whatever", "id": "q"})).missing_field(), None);
+    assert!(validate(&EntryList::new(&[json!({"type": "whatever", "id": "q"})]), None).is_valid());
+}
+
+#[test]
+fn lines_without_type_or_id_are_reported_alike_on_every_load_path() {
+    let text = format!(
+        "{HEADER}\n{}\n{{}}\n{}\n{}\n{}\n",
+        r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"x"}}"#,
+        r#"{"type":"message","parentId":"a"}"#,
+        r#"{"type":"message","type":null,"id":"c"}"#,
+        r#"{"type":"custom","id":"d","parentId":"a"}"#,
+    );
+    let expected = vec![
+        (1, Some(3), "type".to_string(), "entries[1] (line 3) has no `type` (expected a string)".to_string()),
+        (2, Some(4), "id".to_string(), "entries[2] (line 4) has no `id` (expected a string)".to_string()),
+        (3, Some(5), "type".to_string(), "entries[3] (line 5) has no `type` (expected a string)".to_string()),
+    ];
+    // The load reports the same lines and fields, and keeps the entries.
+    let (tree, errors) = SessionTree::from_jsonl(text.clone(), &lenient()).unwrap();
+    let load: Vec<(usize, String)> = errors.iter().map(|e| (e.line, e.error.to_string())).collect();
+    assert_eq!(
+        load,
+        [
+            (3, "line 3: missing or invalid field `type`".to_string()),
+            (4, "line 4: missing or invalid field `id`".to_string()),
+            (5, "line 5: missing or invalid field `type`".to_string()),
+        ]
+    );
+    assert_eq!(tree.entry_count(), 5);
+    assert_eq!(missing_field_issues(&tree.validate()), expected);
+    let v = tree.validate();
+    let issue = v.issues.iter().find(|i| i.code == IssueKind::MissingField).unwrap();
+    assert_eq!(issue.to_error().to_string(), "line 3: missing or invalid field `type`");
+    let (tree, _) = SessionTree::from_bytes(text.clone().into_bytes(), &lenient()).unwrap();
+    assert_eq!(missing_field_issues(&tree.validate()), expected);
+    // The value path (parseSession then validateSession).
+    let s = parse_session(&text, &lenient()).unwrap();
+    assert_eq!(s.errors.iter().map(|e| e.line).collect::<Vec<_>>(), [3, 4, 5]);
+    let r = session_compaction::context::validate_context(&s.entry_list(), Some(&s.lines), Some(s.entries.len() - 1));
+    assert_eq!(missing_field_issues(&r), expected);
+    // A handle built from the values (fromEntries) keeps them and reports them the same way,
+    // without lines.
+    let tree = SessionTree::from_values(s.header.clone(), &s.entries);
+    assert_eq!(tree.entry_count(), 5);
+    let no_lines: Vec<_> =
+        missing_field_issues(&tree.validate()).into_iter().map(|(i, line, f, _)| (i, line, f)).collect();
+    assert_eq!(no_lines, [(1, None, "type".to_string()), (2, None, "id".to_string()), (3, None, "type".to_string())]);
+    // Every reader's metadata agrees (the byte scanner and the value reader).
+    for line in [r#"{}"#, r#"{"type":"message","parentId":"a"}"#, r#"{"type":"message","type":null,"id":"c"}"#] {
         let v: Value = serde_json::from_str(line).unwrap();
         assert_eq!(EntryMeta::from_json(line.as_bytes()).unwrap(), EntryMeta::from_value(&v), "{line}");
     }

@@ -98,7 +98,7 @@ export function warnLoadErrors(/** @type {Session} */ session, /** @type {Io} */
   const { loadErrors, display, maxErrors } = session;
   const shown = capped(loadErrors, maxErrors);
   for (const e of shown.items) {
-    io.warn(`${display}: ${lineMessage(e)} (line skipped)`);
+    io.warn(`${display}: ${lineMessage(e)}${e.code === 'E_PARSE' ? ' (line skipped)' : ''}`);
   }
   if (shown.more) {
     io.warn(

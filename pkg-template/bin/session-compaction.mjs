@@ -161,11 +161,13 @@ function describeFailure(error) {
     const cut = message.indexOf('\n');
     return cut < 0 ? `${message} (${code})` : `${message.slice(0, cut)} (${code})${message.slice(cut)}`;
   };
+  // The JSON form's message without the ` (CODE)` the readable form shows: the code is a field.
+  const bare = (/** @type {string} */ message, /** @type {string} */ code) => message.replace(` (${code})`, '');
   if (error instanceof CliError) {
     const code = String(error.code);
     return {
       code,
-      message: error.message,
+      message: bare(error.message, code),
       exitCode: error.exitCode,
       label: 'error',
       text: withCode(error.message, code),
@@ -181,7 +183,7 @@ function describeFailure(error) {
     // Outside `interruptible` (which names the endpoint): the message with every URL in it
     // redacted (the HTTP status and the reply's error text; never a key).
     const text = `the summarizer failed: ${redactText(message)} (${code}); nothing was written`;
-    return { code, message: text, exitCode: EXIT_SUMMARIZER, label: 'error', text: withCode(text, code) };
+    return { code, message: bare(text, code), exitCode: EXIT_SUMMARIZER, label: 'error', text: withCode(text, code) };
   }
   if (typeof code === 'string' && code.startsWith('E_') && code !== 'E_INTERNAL') {
     // The engine refused the input (its message names the entry or line).

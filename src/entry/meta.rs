@@ -159,6 +159,11 @@ pub struct EntryMeta {
     /// The entry is not a JSON object: its type (every other field is then its default).
     /// SPEC §13.9.
     pub not_object: Option<NotObject>,
+    /// The entry (an object) has no string `type` (absent, or another JSON type; the last
+    /// `type` key counts, as in `JSON.parse`): its kind is then [`EntryKind::Other`] like an
+    /// unknown type's, and loading and validation report it (`E_MISSING_FIELD`). `false` for a
+    /// value that is not an object ([`EntryMeta::not_object`] tells that). SPEC §1, §13.11.
+    pub no_type: bool,
 }
 
 impl EntryMeta {
@@ -203,6 +208,19 @@ impl EntryMeta {
     /// type without id, [`EntryMeta::not_object`] set.
     pub fn of_non_object(t: NotObject) -> Self {
         Self { not_object: Some(t), ..Self::default() }
+    }
+
+    /// The required field this entry lacks, if any: `"type"` when it has no string `type` (a
+    /// value that is not an object included), else `"id"` when it has no string `id`; the rule
+    /// of the loaders' `E_MISSING_FIELD` and of validation (SPEC §1, §13.11).
+    pub fn missing_field(&self) -> Option<&'static str> {
+        if self.no_type || self.not_object.is_some() {
+            Some("type")
+        } else if self.id.is_none() {
+            Some("id")
+        } else {
+            None
+        }
     }
 
     /// The metadata without what only some readers find (where parts of the text lie:

@@ -438,7 +438,8 @@ fn read_entry_with<R: JsonRead>(e: &R, body: bool) -> Result<EntryMeta, R::Error
     if let Some(t) = e.shape()?.not_object() {
         return Ok(EntryMeta::of_non_object(t));
     }
-    let kind = str_of(e, Field::Type)?.as_deref().map_or(EntryKind::Other, EntryKind::from_type);
+    let ty = str_of(e, Field::Type)?;
+    let kind = ty.as_deref().map_or(EntryKind::Other, EntryKind::from_type);
     let message = match kind {
         EntryKind::Message => Some(match e.field(Field::Message)? {
             Some(m) if body => read_message(&m)?,
@@ -463,6 +464,7 @@ fn read_entry_with<R: JsonRead>(e: &R, body: bool) -> Result<EntryMeta, R::Error
         label: str_of(e, Field::Label)?,
         message_span: None,
         not_object: None,
+        no_type: ty.is_none(),
     };
     if meta.is_settings() {
         meta.settings = Some(Box::new(e.to_value()?));

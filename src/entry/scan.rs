@@ -439,6 +439,7 @@ impl EntryView {
                 _ => None,
             },
             not_object: None,
+            no_type: self.ty.is_none(),
         })
     }
 }

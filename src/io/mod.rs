@@ -50,7 +50,7 @@
 //! blank line: the raw path is the one for inputs of any size.
 
 use crate::entry::EntryList;
-use crate::entry::{EntryKind, EntryMeta};
+use crate::entry::EntryMeta;
 use crate::error::{Error, Result};
 use crate::js::{js_string, js_trim};
 use serde::ser::{Serialize, Serializer};
@@ -72,7 +72,7 @@ pub const CURRENT_SESSION_VERSION: u32 = 3;
 pub struct ParseOptions {
     /// `false` (default): keep every line and report each bad one in `errors`.
     /// `true`: fail with the error of the first bad line (lowest line number: `E_PARSE`,
-    /// `E_MISSING_FIELD` or `E_HEADER`) instead of reporting it in `errors`.
+    /// `E_MISSING_FIELD`, `E_HEADER` or `E_UNSUPPORTED_VERSION`) instead of reporting it in `errors`.
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub strict: bool,
 }
@@ -1142,6 +1142,15 @@ fn header_version(header: &Value) -> f64 {
     }
 }
 
+/// The report of a header whose version is newer than [`CURRENT_SESSION_VERSION`] (on `line`):
+/// [`Error::UnsupportedVersion`]. The file still loads as the current version (the reference
+/// reads it so), every field kept. SPEC §1, §13.11.
+fn unsupported_version(header: &Value, line: usize) -> Option<LineError> {
+    let v = header_version(header);
+    (v > f64::from(CURRENT_SESSION_VERSION))
+        .then(|| LineError { line, error: Error::UnsupportedVersion { line, version: crate::js::format_number(v) } })
+}
+
 /// What loading must do for a header's version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct VersionPlan {
@@ -1584,7 +1593,11 @@ fn session_of(
     let JsonlValues { values: mut file, lines, opaque, .. } = values;
     let first_line = lines.first().copied().unwrap_or(1);
     match header_state(file.first().zip(lines.first().copied()), errors.first_parse_line()) {
-        HeaderState::Valid => {}
+        HeaderState::Valid => {
+            if let Some(e) = file.first().and_then(|h| unsupported_version(h, first_line)) {
+                errors.push(e);
+            }
+        }
         HeaderState::Damaged(e) => {
             errors.push(e);
             for (v, &line) in file.iter().zip(&lines) {
@@ -1769,19 +1782,9 @@ fn raw_from_parsed(p: ParsedSession) -> RawSession {
 
 /// Reports the entries (records of `bytes`) without a string `type` or `id`
 /// ([`Error::MissingField`]).
-fn missing_field_errors(bytes: &[u8], entries: &[MetaLine], errors: &mut ErrorLog) {
+fn missing_field_errors(entries: &[MetaLine], errors: &mut ErrorLog) {
     for e in entries {
-        let field = if e.meta.kind == EntryKind::Other {
-            // Unknown or missing `type`: look at the record itself (rare).
-            let v = parse_line_value(&bytes[e.raw.range.clone()])
-                .unwrap_or_else(|_| shallow_value(&bytes[e.raw.range.clone()]));
-            missing_field_of(&v)
-        } else if e.meta.id.is_none() {
-            Some("id")
-        } else {
-            None
-        };
-        if let Some(field) = field {
+        if let Some(field) = e.meta.missing_field() {
             errors.push_with(e.raw.line, || missing_field(e.raw.line, field));
         }
     }
@@ -1878,7 +1881,7 @@ fn raw_session_of(
                 return lossy(next_id);
             };
             let m = raw_migration::migrate_raw(all, h, first.raw, lines, opaque, plan, next_id);
-            missing_field_errors(m.text.as_bytes(), &m.entries, &mut errors);
+            missing_field_errors(&m.entries, &mut errors);
             let errors = check_strict(options, errors)?;
             return Ok(RawSession {
                 header: Some(m.header),
@@ -1891,7 +1894,12 @@ fn raw_session_of(
                 source_version,
             });
         }
-        HeaderState::Valid => (header, first.map(|l| l.raw), lines),
+        HeaderState::Valid => {
+            if let Some(e) = header.as_ref().zip(first.as_ref()).and_then(|(h, l)| unsupported_version(h, l.raw.line)) {
+                errors.push(e);
+            }
+            (header, first.map(|l| l.raw), lines)
+        }
         HeaderState::Damaged(e) => {
             errors.push(e);
             let mut entries = Vec::with_capacity(lines.len() + 1);
@@ -1907,7 +1915,7 @@ fn raw_session_of(
         }
     };
     let plan = version_plan(header.as_ref());
-    missing_field_errors(bytes, &entries, &mut errors);
+    missing_field_errors(&entries, &mut errors);
     let errors = check_strict(options, errors)?;
     let migrated = header.is_some() && plan.migrated;
     let source_version = header.as_ref().map(header_version);

@@ -629,12 +629,51 @@ fn preparation_of(
 }
 
 /// The context size above which [`should_compact`] triggers: `contextWindow - reserveTokens`
-/// (tokens). SPEC §5.
+/// (tokens). SPEC §5. Unchecked: [`checked_compaction_threshold`] refuses a reserve that leaves
+/// no room.
 pub fn compaction_threshold(context_window: f64, settings: &CompactionSettings) -> f64 {
     context_window - settings.reserve_tokens as f64
 }
 
 /// `shouldCompact`: `enabled && contextTokens > contextWindow - reserveTokens`. SPEC §5.
+/// Unchecked: [`checked_should_compact`] refuses a reserve that leaves no room.
 pub fn should_compact(context_tokens: f64, context_window: f64, settings: &CompactionSettings) -> bool {
     settings.enabled && context_tokens > compaction_threshold(context_window, settings)
+}
+
+/// [`compaction_threshold`], refusing settings whose `reserveTokens` is not below
+/// `contextWindow` (the threshold would be 0 or negative: every context, even an empty one,
+/// would be "over" it). SPEC §13.11.
+///
+/// # Errors
+/// [`Error::Argument`](crate::Error::Argument) (`E_INVALID_ARGUMENT`) naming `reserveTokens`,
+/// with both numbers, when `reserveTokens >= contextWindow` (a `contextWindow` of 0, negative
+/// or NaN included).
+pub fn checked_compaction_threshold(context_window: f64, settings: &CompactionSettings) -> crate::Result<f64> {
+    let threshold = compaction_threshold(context_window, settings);
+    if threshold > 0.0 {
+        return Ok(threshold);
+    }
+    Err(crate::Error::Argument {
+        name: "reserveTokens".into(),
+        reason: format!(
+            "expected less than contextWindow ({}), got {}: the compaction threshold \
+             contextWindow - reserveTokens must be above 0",
+            crate::js::format_number(context_window),
+            settings.reserve_tokens
+        ),
+    })
+}
+
+/// [`should_compact`] with the check of [`checked_compaction_threshold`]. SPEC §5, §13.11.
+///
+/// # Errors
+/// As [`checked_compaction_threshold`].
+pub fn checked_should_compact(
+    context_tokens: f64,
+    context_window: f64,
+    settings: &CompactionSettings,
+) -> crate::Result<bool> {
+    let threshold = checked_compaction_threshold(context_window, settings)?;
+    Ok(settings.enabled && context_tokens > threshold)
 }

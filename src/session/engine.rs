@@ -903,7 +903,8 @@ impl SessionEngine {
     /// (a manual one) is the latest, or the model, window or settings differ; an overflow is
     /// recovered at most once per turn (no user message since the recovery's compaction). A due
     /// compaction that does not run emits `auto_compaction_skipped` and sets
-    /// [`CheckOutcome::skipped`].
+    /// [`CheckOutcome::skipped`]. With compaction enabled, a `reserveTokens` not below
+    /// `contextWindow` is `E_INVALID_ARGUMENT` before anything runs (SPEC §13.11).
     #[allow(clippy::too_many_arguments)] // each argument is a distinct host capability
     pub async fn check_compaction<C: Complete, H: Hooks, K: Clock, E: EventSink>(
         &self,
@@ -915,6 +916,10 @@ impl SessionEngine {
         events: &E,
         abort: Option<&AbortSignal>,
     ) -> Result<CheckOutcome> {
+        // A reserve that leaves no room is refused before anything runs (SPEC §13.11).
+        if check.settings.enabled {
+            crate::plan::prepare::checked_compaction_threshold(check.context_window, &check.settings)?;
+        }
         // One operation at a time: a busy session is neither pruned nor compacted.
         let (_guard, signal) = self.begin(abort)?;
         let mut outcome = CheckOutcome::default();

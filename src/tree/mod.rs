@@ -319,6 +319,10 @@ pub enum IssueKind {
     /// kept, read as an entry of no known type (SPEC §13.9).
     #[serde(rename = "E_UNKNOWN_ENTRY")]
     NotAnObject,
+    /// An entry (an object) without a string `type`, or with one but without a string `id`:
+    /// kept, as the loaders keep it, and reported like they report it (SPEC §13.11).
+    #[serde(rename = "E_MISSING_FIELD")]
+    MissingField,
 }
 
 impl IssueKind {
@@ -333,6 +337,7 @@ impl IssueKind {
             IssueKind::UnansweredToolCall => "E_UNANSWERED_TOOL_CALL",
             IssueKind::LabelTargetNotFound => "E_NOT_FOUND",
             IssueKind::NotAnObject => "E_UNKNOWN_ENTRY",
+            IssueKind::MissingField => "E_MISSING_FIELD",
         }
     }
 }
@@ -370,6 +375,10 @@ pub struct ValidationIssue {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub related_line: Option<usize>,
+    /// The field an `E_MISSING_FIELD` issue is about (`type` or `id`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub field: Option<String>,
 }
 
 impl ValidationIssue {
@@ -388,6 +397,13 @@ impl ValidationIssue {
             IssueKind::NotAnObject => Error::UnknownEntry {
                 location: format!("entries[{}]", self.index),
                 entry_type: "(not an object)".into(),
+            },
+            IssueKind::MissingField => Error::MissingField {
+                location: match self.line {
+                    Some(line) => format!("line {line}"),
+                    None => format!("entries[{}]", self.index),
+                },
+                field: self.field.clone().unwrap_or_else(|| "type".into()),
             },
         }
     }
@@ -453,6 +469,7 @@ impl Validator<'_> {
             related_id,
             related_index,
             related_line,
+            field: None,
         });
     }
 
@@ -469,12 +486,26 @@ impl Validator<'_> {
         let mut seen: HashMap<String, usize> = HashMap::new();
         for i in 0..self.entries.len() {
             if let Some(t) = self.entries.meta(i).not_object {
-                let msg = format!("entries[{i}] is not an object ({})", t.name());
+                let msg = not_an_object_message(i, t.name());
                 self.issue(IssueKind::NotAnObject, i, None, None, msg);
                 continue;
             }
             if self.skip(i) {
                 continue;
+            }
+            if let Some(field) = self.entries.meta(i).missing_field() {
+                let at = match self.line(i) {
+                    Some(l) => format!("entries[{i}] (line {l})"),
+                    None => format!("entries[{i}]"),
+                };
+                let msg = match field {
+                    "type" => format!("{at} has no `type` (expected a string)"),
+                    _ => format!("{at} has no `id` (expected a string)"),
+                };
+                self.issue(IssueKind::MissingField, i, None, None, msg);
+                if let Some(last) = self.issues.last_mut() {
+                    last.field = Some(field.to_string());
+                }
             }
             let Some(id) = self.entries.meta(i).id.clone() else { continue };
             if let Some(prev) = seen.insert(id.clone(), i) {
@@ -693,6 +724,14 @@ impl Validator<'_> {
             self.issue(IssueKind::LabelTargetNotFound, i, target, None, msg);
         }
     }
+}
+
+/// The message of an [`IssueKind::NotAnObject`] issue for entry `i` of JSON type `type_name`
+/// (`entries[3] is not an object (null)`, SPEC §13.9). A binding whose list held a value JSON
+/// has no type for (a JavaScript function or `undefined`, read as `null`) names it so:
+/// `type_name` = `"function, read as null"`.
+pub fn not_an_object_message(i: usize, type_name: &str) -> String {
+    format!("entries[{i}] is not an object ({type_name})")
 }
 
 /// Checks a session's structure without changing it: duplicate ids (with both line numbers),

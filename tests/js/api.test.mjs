@@ -624,7 +624,8 @@ describe('SessionTree', () => {
     const a = message('a', null, 'user', 'x');
     const list = /** @type {any[]} */ ([null, 1, 'x', a, [1], true, undefined]);
     const { issues } = sc.validateSession(list);
-    const kinds = ['null', 'number', 'string', null, 'array', 'boolean', 'null'];
+    // `undefined` reads as null and is named as given (SPEC §13.11).
+    const kinds = ['null', 'number', 'string', null, 'array', 'boolean', 'undefined, read as null'];
     assert.deepEqual(
       issues,
       kinds.flatMap((t, index) =>
@@ -941,5 +942,161 @@ describe('the rules the CLI and the demo read from the handle (one source of tru
     assert.equal(sc.isContextOverflow(failed('maximum context length is 10 TO\u212AENS'), 1000), true);
     assert.equal(sc.isContextOverflow(failed('maximum context length is 10 TO\u212BENS'), 1000), false);
     assert.equal(sc.isContextOverflow(failed('Überlastet (overloaded)'), 1000), false);
+  });
+});
+
+describe('newcomer findings: missing fields, thresholds, versions, argument messages', () => {
+  const noTypeOrId = /** @type {any[]} */ ([{}, { type: 'message' }, { id: 'x', parentId: null }]);
+
+  test('validateSession, fromEntries().validate() and a loaded file report an entry without type or id', () => {
+    const want = [
+      { code: 'E_MISSING_FIELD', message: 'entries[0] has no `type` (expected a string)', index: 0, field: 'type' },
+      { code: 'E_MISSING_FIELD', message: 'entries[1] has no `id` (expected a string)', index: 1, field: 'id' },
+      {
+        code: 'E_MISSING_FIELD',
+        message: 'entries[2] has no `type` (expected a string)',
+        index: 2,
+        id: 'x',
+        field: 'type',
+      },
+    ];
+    assert.deepEqual(sc.validateSession(noTypeOrId).issues, want);
+    // fromEntries keeps them, as a lenient load keeps such lines, and its validate() reports them.
+    const tree = sc.SessionTree.fromEntries(noTypeOrId);
+    try {
+      assert.equal(tree.entryCount, 3);
+      assert.deepEqual(tree.validate().issues, want);
+    } finally {
+      tree.free();
+    }
+    // The same records as a file: the load errors and validation name the line.
+    const jsonl = [HEADER, ...noTypeOrId].map((e) => JSON.stringify(e)).join('\n');
+    for (const loaded of [sc.SessionTree.fromJsonl(jsonl), sc.SessionTree.fromBytes(new TextEncoder().encode(jsonl))]) {
+      try {
+        assert.deepEqual(
+          loaded.loadErrors.map((e) => [e.line, e.code, e.message]),
+          [
+            [2, 'E_MISSING_FIELD', 'line 2: missing or invalid field `type`'],
+            [3, 'E_MISSING_FIELD', 'line 3: missing or invalid field `id`'],
+            [4, 'E_MISSING_FIELD', 'line 4: missing or invalid field `type`'],
+          ],
+        );
+        assert.deepEqual(
+          loaded.validate().issues.map((i) => [i.line, i.code, i.field, i.message]),
+          [
+            [2, 'E_MISSING_FIELD', 'type', 'entries[0] (line 2) has no `type` (expected a string)'],
+            [3, 'E_MISSING_FIELD', 'id', 'entries[1] (line 3) has no `id` (expected a string)'],
+            [4, 'E_MISSING_FIELD', 'type', 'entries[2] (line 4) has no `type` (expected a string)'],
+          ],
+        );
+      } finally {
+        loaded.free();
+      }
+    }
+  });
+
+  test('shouldCompact and compactionThreshold refuse a reserve not below the window', () => {
+    assert.equal(sc.shouldCompact(183_617, 200_000, { reserveTokens: 16_384 }), true);
+    assert.throws(
+      () => sc.shouldCompact(1, 200_000, { reserveTokens: 300_000 }),
+      failsWith(
+        'E_INVALID_ARGUMENT',
+        /^invalid argument `reserveTokens`: expected less than contextWindow \(200000\), got 300000: the compaction threshold contextWindow - reserveTokens must be above 0$/,
+      ),
+    );
+    assert.throws(() => sc.compactionThreshold(1), failsWith('E_INVALID_ARGUMENT', /contextWindow \(1\), got 16384/));
+    assert.throws(() => sc.compactionThreshold(1000, { reserveTokens: 1000 }), failsWith('E_INVALID_ARGUMENT'));
+  });
+
+  test('a header of a newer version is a load error on line 1; the file still loads and saves unchanged', () => {
+    const jsonl = `${JSON.stringify({ ...HEADER, version: 99 })}\n${JSON.stringify(message('a', null, 'user', 'hi'))}\n`;
+    const tree = sc.SessionTree.fromJsonl(jsonl);
+    try {
+      assert.deepEqual(tree.loadErrors, [
+        {
+          line: 1,
+          code: 'E_UNSUPPORTED_VERSION',
+          message:
+            'line 1: session format version 99 is newer than this engine reads (3); the file is read as version 3 and what this engine does not know is kept unchanged',
+        },
+      ]);
+      assert.equal(tree.entryCount, 1);
+      assert.equal(tree.sourceVersion, 99);
+      assert.equal(tree.toJsonl(), jsonl);
+    } finally {
+      tree.free();
+    }
+    assert.deepEqual(
+      sc.parseSession(jsonl).errors.map((e) => e.code),
+      ['E_UNSUPPORTED_VERSION'],
+    );
+    assert.throws(() => sc.parseSession(jsonl, { strict: true }), failsWith('E_UNSUPPORTED_VERSION', /^line 1: /));
+  });
+
+  test('argument messages name the argument and say what was expected and what was given', () => {
+    assert.throws(
+      () => sc.shouldCompact(1, 200_000, { reserveTokens: NaN }),
+      failsWith(
+        'E_INVALID_ARGUMENT',
+        /^invalid argument `settings\.reserveTokens`: expected a finite number, got NaN$/,
+      ),
+    );
+    assert.throws(
+      () => sc.prepareCompaction([], /** @type {any} */ ({ keepRecentTokens: '20k' })),
+      failsWith(
+        'E_INVALID_ARGUMENT',
+        /^invalid argument `settings\.keepRecentTokens`: expected a non-negative integer, got string "20k"$/,
+      ),
+    );
+    assert.throws(
+      () => sc.prepareBranchEntries([], NaN),
+      failsWith('E_INVALID_ARGUMENT', /^invalid argument `tokenBudget`: expected a number, got NaN$/),
+    );
+    assert.throws(
+      () => sc.estimateTokens(/** @type {any} */ (null)),
+      failsWith('E_INVALID_ARGUMENT', /^invalid argument `message`: expected a message object .*, got null$/),
+    );
+    assert.throws(() => sc.estimateTokens(/** @type {any} */ ([1])), failsWith('E_INVALID_ARGUMENT', /got an array$/));
+    assert.equal(sc.estimateTokens({ role: 'user', content: 'abcd', timestamp: 1 }), 1);
+    assert.deepEqual(
+      sc.validateSession(/** @type {any} */ ([() => 1, undefined, null])).issues.map((i) => i.message),
+      [
+        'entries[0] is not an object (a function, read as null)',
+        'entries[1] is not an object (undefined, read as null)',
+        'entries[2] is not an object (null)',
+      ],
+    );
+  });
+
+  test('compact(null) says a preparation object was expected', async () => {
+    await assert.rejects(
+      sc.compact(/** @type {any} */ (null), { complete: async () => 'x' }),
+      failsWith(
+        'E_INVALID_ARGUMENT',
+        /^invalid argument `preparation`: expected a preparation object \(the result of prepareCompaction\), got null$/,
+      ),
+    );
+  });
+
+  test('prepareBranchEntries refuses a negative, NaN or unsafe budget; undefined and 0 mean no limit', () => {
+    const entries = [message('a', null, 'user', 'hello there')];
+    const none = sc.prepareBranchEntries(entries);
+    assert.deepEqual(sc.prepareBranchEntries(entries, 0), none);
+    assert.equal(none.messages.length, 1);
+    for (const [budget, shown] of /** @type {const} */ ([
+      [-1, '-1'],
+      [2 ** 53, '9007199254740992'],
+      [Infinity, 'Infinity'],
+    ])) {
+      assert.throws(
+        () => sc.prepareBranchEntries(entries, budget),
+        failsWith(
+          'E_INVALID_ARGUMENT',
+          new RegExp(
+            `^invalid argument \`tokenBudget\`: expected a number of tokens from 0 to 2\\^53 - 1 \\(0: no limit\\), got ${shown}$`,
+          ),
+        ),
+      );
+    }
   });
 });

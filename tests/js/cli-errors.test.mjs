@@ -98,6 +98,8 @@ async function assertFails(args, code, exitCode, message, env = {}, reset = () =
   assert.equal(parsed.error.code, code, what);
   assert.equal(parsed.error.exitCode, exitCode, what);
   assert.match(parsed.error.message, message, what);
+  // The code is its own field: the message does not repeat it.
+  assert.ok(!parsed.error.message.includes(`(${code})`), `${what} --json: ${parsed.error.message}`);
   return parsed.error;
 }
 

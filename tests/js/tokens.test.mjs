@@ -397,7 +397,8 @@ describe('countTokens in the handle methods that plan and prune, and its failure
         const last = /** @type {any} */ (entries.at(-1)).message;
         const settings = { countTokens: failing };
         await assert.rejects(
-          tree.checkCompaction(last, { contextWindow: 1000, complete: async () => 's', settings }),
+          // A window above the default reserve (a reserve not below it is refused first, SPEC §13.11).
+          tree.checkCompaction(last, { contextWindow: 100_000, complete: async () => 's', settings }),
           namesCountTokens,
         );
         await assert.rejects(tree.compact({ complete: async () => 's', settings }), namesCountTokens);

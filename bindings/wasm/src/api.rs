@@ -3,7 +3,7 @@
 
 use super::convert::{
     arg_index, arg_number, arg_opt_number, arg_opt_string, arg_string, arg_strings, bad_arg, error_js, from_option,
-    from_serde, parse_js, stringify, to_typed, to_value, to_values,
+    from_serde, js_kind, parse_js, stringify, to_typed, to_value, to_values,
 };
 use super::options::to_options;
 use super::reader::{Channel, JsEntries, JsRead, ListState};
@@ -90,6 +90,9 @@ export interface SessionTree {
 }
 "#;
 
+/// What `estimateTokens` expects as its message.
+const MESSAGE_OBJECT: &str = "a message object ({role, content, ...})";
+
 /// `estimateTokens(message, {countTokens?})`: `ceil(chars / 4)` in UTF-16 units, or the
 /// host's `countTokens` of the text the estimate counts (a Promise when it returns one). SPEC §3.
 #[wasm_bindgen(js_name = estimateTokens, unchecked_return_type = "number")]
@@ -108,11 +111,16 @@ pub fn estimate_tokens(
         };
         let meta = match meta {
             Some(m) => m,
-            None => session_compaction::entry::MessageMeta::from_value(&to_value(&message, "message")?),
+            None => {
+                let v = to_value(&message, "message")?;
+                session_compaction::api::require_object(&v, "message", MESSAGE_OBJECT).map_err(error_js)?;
+                session_compaction::entry::MessageMeta::from_value(&v)
+            }
         };
         return Ok(JsValue::from_f64(meta.tokens as f64));
     }
     let message = to_value(&message, "message")?;
+    session_compaction::api::require_object(&message, "message", MESSAGE_OBJECT).map_err(error_js)?;
     let text = session_compaction::plan::tokens::counted_text(&message);
     with_counts(
         counter,
@@ -230,7 +238,8 @@ pub fn preview_compaction(
     })
 }
 
-/// `shouldCompact(contextTokens, contextWindow, settings?)`. SPEC §5.
+/// `shouldCompact(contextTokens, contextWindow, settings?)`. SPEC §5. `E_INVALID_ARGUMENT` when
+/// `reserveTokens >= contextWindow` (SPEC §13.11).
 #[wasm_bindgen(js_name = shouldCompact)]
 pub fn should_compact(
     #[wasm_bindgen(js_name = contextTokens, unchecked_param_type = "number")] context_tokens: JsValue,
@@ -241,11 +250,12 @@ pub fn should_compact(
         (arg_number(&context_tokens, "contextTokens")?, arg_number(&context_window, "contextWindow")?);
     counter_of(&settings, "settings")?;
     let settings: CompactionSettings = to_options(&settings, "settings", &[COUNT_TOKENS])?;
-    Ok(session_compaction::plan::prepare::should_compact(tokens, window, &settings))
+    session_compaction::plan::prepare::checked_should_compact(tokens, window, &settings).map_err(error_js)
 }
 
 /// `compactionThreshold(contextWindow, settings?)`: the context size above which
 /// `shouldCompact` triggers, `contextWindow - reserveTokens` (tokens). SPEC §5.
+/// `E_INVALID_ARGUMENT` when `reserveTokens >= contextWindow` (SPEC §13.11).
 #[wasm_bindgen(js_name = compactionThreshold)]
 pub fn compaction_threshold(
     #[wasm_bindgen(js_name = contextWindow, unchecked_param_type = "number")] context_window: JsValue,
@@ -254,7 +264,7 @@ pub fn compaction_threshold(
     let window = arg_number(&context_window, "contextWindow")?;
     counter_of(&settings, "settings")?;
     let settings: CompactionSettings = to_options(&settings, "settings", &[COUNT_TOKENS])?;
-    Ok(session_compaction::plan::prepare::compaction_threshold(window, &settings))
+    session_compaction::plan::prepare::checked_compaction_threshold(window, &settings).map_err(error_js)
 }
 
 /// `estimateContextTokens(pathEntries, {countTokens?})`: last fresh usage + estimates after it.
@@ -415,7 +425,8 @@ pub fn collect_entries_for_branch_summary(
     from_serde(&host::collect_branch_collection(&values, old_leaf_id.as_deref(), &target_id))
 }
 
-/// `prepareBranchEntries(entries, tokenBudget?, {countTokens?})` (0 = no limit). SPEC §10.
+/// `prepareBranchEntries(entries, tokenBudget?, {countTokens?})` (0 or `undefined` = no limit;
+/// a negative, NaN or above 2^53 - 1 budget is `E_INVALID_ARGUMENT`, SPEC §13.11). SPEC §10.
 #[wasm_bindgen(js_name = prepareBranchEntries, unchecked_return_type = "BranchEntriesResult")]
 pub fn prepare_branch_entries(
     #[wasm_bindgen(unchecked_param_type = "SessionEntry[]")] entries: JsValue,
@@ -423,7 +434,10 @@ pub fn prepare_branch_entries(
     #[wasm_bindgen(unchecked_optional_param_type = "SyncTokenCount")] options: JsValue,
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&entries, "entries")?;
-    let budget = arg_opt_number(&token_budget, "tokenBudget")?.map_or(0, host::token_count);
+    let budget = match arg_opt_number(&token_budget, "tokenBudget")? {
+        None => 0,
+        Some(n) => session_compaction::api::token_budget(n, "tokenBudget").map_err(error_js)?,
+    };
     let counter = counter_option(&options, "options")?;
     on_values(counter, values, move |list| {
         let r = session_compaction::plan::branch::prepare_branch_entries(list, budget);
@@ -492,7 +506,18 @@ pub fn validate_session(
 ) -> Result<JsValue, JsValue> {
     let values = to_values(&entries, "entries")?;
     let list = EntryList::new(&values);
-    from_serde(&session_compaction::context::validate_context(&list, None, values.len().checked_sub(1)))
+    let mut report = session_compaction::context::validate_context(&list, None, values.len().checked_sub(1));
+    // A function or `undefined` read as `null` is named as the caller gave it.
+    for issue in &mut report.issues {
+        if issue.code == session_compaction::tree::IssueKind::NotAnObject && values[issue.index].is_null() {
+            let given = js_sys::Reflect::get_u32(&entries, issue.index as u32).unwrap_or(JsValue::NULL);
+            if given.is_function() || given.is_undefined() || given.is_symbol() {
+                let kind = format!("{}, read as null", js_kind(&given));
+                issue.message = session_compaction::tree::not_an_object_message(issue.index, &kind);
+            }
+        }
+    }
+    from_serde(&report)
 }
 
 /// The default compaction settings (SPEC §5); the JS entry exposes them frozen as

@@ -105,14 +105,18 @@ pub fn to_typed<T: DeserializeOwned + Default>(v: &JsValue, what: &str) -> Resul
     super::options::to_options(v, what, &[])
 }
 
-/// A typed argument that must be given (`undefined` is an error), read straight from its JSON
-/// text.
-pub fn to_required<T: DeserializeOwned>(v: &JsValue, what: &str) -> Result<T, JsValue> {
+/// A typed argument that must be an object (`expected` says which, for the message: anything
+/// else is `E_INVALID_ARGUMENT` saying what was given), read straight from its JSON text.
+pub fn to_required<T: DeserializeOwned>(v: &JsValue, what: &str, expected: &str) -> Result<T, JsValue> {
+    if !v.is_object() || super::safe::is_array(v) != Ok(false) {
+        return Err(bad_arg(what, format!("expected {expected}, got {}", js_kind(v))));
+    }
     let text = js_sys::JSON::stringify(v)
         .map_err(|_| bad_arg(what, "cannot be converted to JSON (cycle or BigInt?)"))?
         .as_string()
         .ok_or_else(|| bad_arg(what, "expected a JSON value"))?;
-    serde_json::from_slice(text.as_bytes()).map_err(|e| bad_arg(what, e))
+    serde_json::from_slice(text.as_bytes())
+        .map_err(|e| error_js(session_compaction::api::options_error(what, text.as_bytes(), &e)))
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -210,6 +214,7 @@ pub fn arg_strings(v: &JsValue, what: &str) -> Result<Vec<String>, JsValue> {
 pub fn arg_number(v: &JsValue, what: &str) -> Result<f64, JsValue> {
     match v.as_f64() {
         Some(n) if !n.is_nan() => Ok(n),
+        Some(_) => Err(bad_arg(what, "expected a number, got NaN")),
         _ => Err(bad_arg(what, format!("expected a number, got {}", js_kind(v)))),
     }
 }
@@ -239,7 +244,7 @@ pub fn arg_bytes(v: &JsValue, what: &str) -> Result<Vec<u8>, JsValue> {
 
 /// A short name of a JS value's type, for messages. Only `typeof` probes and a caught
 /// `Array.isArray`: it never throws, whatever the value.
-fn js_kind(v: &JsValue) -> &'static str {
+pub fn js_kind(v: &JsValue) -> &'static str {
     if v.is_undefined() {
         "undefined"
     } else if v.is_null() {

@@ -5,7 +5,7 @@
 //! function but is no callback of the call is refused too (`JSON.stringify` would drop it
 //! silently). Conversions only: what each option means is the core's.
 
-use super::convert::{bad_arg, to_value};
+use super::convert::{bad_arg, error_js, to_value};
 use js_sys::Reflect;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -82,6 +82,7 @@ fn data_part(v: &JsValue, what: &str, js_only: &[&str]) -> Result<Value, JsValue
             continue;
         }
         let value = Reflect::get(v, &JsValue::from_str(&key)).map_err(|_| bad_arg(what, "cannot be read"))?;
+        not_finite(&value, &format!("{what}.{key}"))?;
         if value.is_function() {
             return Err(bad_arg(what, format!("unknown option `{key}` (a function; the callbacks are {js_only:?})")));
         }
@@ -91,6 +92,7 @@ fn data_part(v: &JsValue, what: &str, js_only: &[&str]) -> Result<Value, JsValue
                 continue;
             }
             let f = Reflect::get(&value, &JsValue::from_str(&nested)).map_err(|_| bad_arg(&inner, "cannot be read"))?;
+            not_finite(&f, &format!("{inner}.{nested}"))?;
             if f.is_function() {
                 return Err(bad_arg(&inner, format!("unknown option `{nested}` (a function is no setting here)")));
             }
@@ -114,6 +116,17 @@ fn data_part(v: &JsValue, what: &str, js_only: &[&str]) -> Result<Value, JsValue
     Ok(value)
 }
 
+/// A number option that is NaN or an infinity (which `JSON.stringify` would write as `null`):
+/// `E_INVALID_ARGUMENT` naming it (`name`: `settings.reserveTokens`).
+fn not_finite(v: &JsValue, name: &str) -> Result<(), JsValue> {
+    match v.as_f64() {
+        Some(n) if !n.is_finite() => {
+            Err(bad_arg(name, format!("expected a finite number, got {}", session_compaction::js::format_number(n))))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// An optional options object (`undefined`/`null` → `T::default()`): its data part read into
 /// `T`, whose unknown fields are refused (`E_INVALID_ARGUMENT` naming the field and `what`).
 pub fn to_options<T: DeserializeOwned + Default>(v: &JsValue, what: &str, js_only: &[&str]) -> Result<T, JsValue> {
@@ -127,19 +140,9 @@ pub fn to_options<T: DeserializeOwned + Default>(v: &JsValue, what: &str, js_onl
 ///
 /// The data part is read from its JSON text, by the byte reader every other typed argument uses
 /// (`serde_json::from_slice`): reading it from the `Value` would compile a second deserializer of
-/// each option struct (the figures: docs/BENCHMARKS.md, "Size"). The messages are serde's without
-/// the position in that text, which the caller never saw.
+/// each option struct (the figures: docs/BENCHMARKS.md, "Size"). A failure names the field and
+/// says what was expected and given ([`session_compaction::api::options_error`]).
 pub fn to_required_options<T: DeserializeOwned>(v: &JsValue, what: &str, js_only: &[&str]) -> Result<T, JsValue> {
     let text = serde_json::to_vec(&data_part(v, what, js_only)?).map_err(|e| bad_arg(what, e))?;
-    serde_json::from_slice(&text).map_err(|e| bad_arg(what, without_position(&e)))
-}
-
-/// A serde_json error's message without its ` at line L column C` suffix.
-fn without_position(e: &serde_json::Error) -> String {
-    let message = e.to_string();
-    let suffix = format!(" at line {} column {}", e.line(), e.column());
-    match message.strip_suffix(&suffix) {
-        Some(head) if e.line() != 0 => head.to_owned(),
-        _ => message,
-    }
+    serde_json::from_slice(&text).map_err(|e| error_js(session_compaction::api::options_error(what, &text, &e)))
 }

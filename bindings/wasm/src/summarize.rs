@@ -100,7 +100,8 @@ pub fn compact_preparation(
     #[wasm_bindgen(unchecked_param_type = "CompactionPreparation")] preparation: JsValue,
     #[wasm_bindgen(unchecked_param_type = "CompactCallOptions")] options: JsValue,
 ) -> Promise {
-    let prep: Result<CompactionPreparation, JsValue> = to_required(&preparation, "preparation");
+    let prep: Result<CompactionPreparation, JsValue> =
+        to_required(&preparation, "preparation", "a preparation object (the result of prepareCompaction)");
     let opts: Result<CompactOptions, JsValue> = to_options(&options, "options", MODEL_CALL_KEYS);
     future_to_promise(async move {
         let (prep, opts) = (prep?, opts?);
@@ -152,7 +153,7 @@ pub fn generate_branch_summary(
 pub fn extractive_summary(
     #[wasm_bindgen(unchecked_param_type = "SummaryRequest")] request: JsValue,
 ) -> Result<String, JsValue> {
-    let req: SummaryRequest = to_required(&request, "request")?;
+    let req: SummaryRequest = to_required(&request, "request", "a request object")?;
     Ok(session_compaction::summarize::extractive::extractive_summary(&req))
 }
 

@@ -18,15 +18,20 @@ function cmdValidate(session, opts, io) {
   const { tree } = session;
   const { style } = io;
   const report = tree.validate();
+  // A line the load reported and validation reports again with the same code (an entry without
+  // a string `type` or `id`) is listed once, as validation's finding.
+  const reported = new Set(report.issues.map((/** @type {any} */ i) => `${i.code}:${i.line}`));
   /** @type {{ severity: 'error' | 'warning', code: string, line: number | undefined, id: string | undefined, message: string }[]} */
   const findings = [
-    ...session.loadErrors.map((e) => ({
-      severity: /** @type {const} */ ('error'),
-      code: e.code,
-      line: e.line,
-      id: undefined,
-      message: e.message.replace(/^line \d+: /, ''),
-    })),
+    ...session.loadErrors
+      .filter((e) => !reported.has(`${e.code}:${e.line}`))
+      .map((e) => ({
+        severity: /** @type {const} */ ('error'),
+        code: e.code,
+        line: e.line,
+        id: undefined,
+        message: e.message.replace(/^line \d+: /, ''),
+      })),
     ...report.issues.map((/** @type {any} */ i) => ({
       severity: WARNING_CODES.has(i.code) ? /** @type {const} */ ('warning') : /** @type {const} */ ('error'),
       code: i.code,
