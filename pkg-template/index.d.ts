@@ -42,7 +42,10 @@ export type InitInput = string | URL | Request | Response | ArrayBuffer | ArrayB
  * unreadable file, no `import.meta.url` as in Cloudflare Workers) it rejects with
  * `code === "E_WASM_NOT_FOUND"`; the message names where it looked and how to pass the file
  * (the README's "Runtimes and bundlers" says what each bundler needs).
- * On the Node entry (Node.js and Bun by default) it is a no-op that resolves at once.
+ * On the Node entry (Node.js and Bun by default) it is a no-op that resolves at once, except on
+ * a Node.js without `process.getBuiltinModule` (before 20.16 and 22.3): there it imports `node:fs`,
+ * which the first call needs to read the `.wasm`, and must be awaited first (the first call
+ * throws `E_NOT_INITIALIZED` otherwise).
  */
 export declare function init(input?: InitInput | Promise<InitInput>): Promise<void>;
 

@@ -5,16 +5,16 @@
 //      the version of the `wasm-bindgen` crate in Cargo.lock (installed with cargo if needed);
 //   2. cargo build --release --target wasm32-unknown-unknown -p session-compaction-wasm (the binding
 //      crate in bindings/wasm; the core crate at the root has no wasm code);
-//   3. wasm-bindgen --target nodejs (CommonJS) and --target web (ES module), then wasm-opt -Oz
-//      (binaryen from node_modules) on the .wasm; cached in <target>/npm-pkg/, redone only when
-//      the cargo output, a tool version or a flag changes. The package ships ONE .wasm
-//      (web/session_compaction_bg.wasm): both flavours emit the same module, and the CommonJS glue
-//      is patched to read web/'s file, and only on first use (importing the package compiles
-//      nothing). Shipped: the web glue .js, the CommonJS glue inlined into index.node.cjs (no
-//      module of its own: one file less for Node to load on import; node/session_compaction.js
-//      only points Deno at the types and re-exports that entry), and the one .d.ts the package
-//      types import (node/session_compaction.d.ts); not the web .d.ts nor the *_bg.wasm.d.ts
-//      (nothing reads them);
+//   3. wasm-bindgen --target web (an ES module), then wasm-opt -Oz (binaryen from node_modules) on
+//      the .wasm; cached in <target>/npm-pkg/, redone only when the cargo output, a tool version or
+//      a flag changes. The package ships ONE glue and ONE .wasm (web/): both entries use the web
+//      glue, patched (firstUseHook) so that an entry can decide what the first engine call does
+//      while the module is not instantiated (the Node entry instantiates it from the file then:
+//      importing the package compiles nothing; the web entry's own guard throws E_NOT_INITIALIZED
+//      before that). Shipped: the glue .js and the .wasm (web/), and the API part of the glue's
+//      .d.ts as node/session_compaction.d.ts (what index.d.ts and index.d.cts re-export; a
+//      CommonJS folder, see apiDeclarations; not wasm-bindgen's loader declarations, which the
+//      entries replace with their own init/initSync, nor the *_bg.wasm.d.ts, which nothing reads);
 //   4. pkg/ = those outputs + pkg-template/ (package.json gets version/description/license from
 //      Cargo.toml; the entries get their export lists and the Node entry its default constants
 //      generated from the wasm module); files are written only when their content changed, stale
@@ -35,7 +35,6 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -43,11 +42,8 @@ import { capture, formatBytes, npmBin, PKG_DIR, probe, ROOT, run, UserError } fr
 
 const WASM_TARGET = 'wasm32-unknown-unknown';
 const TEMPLATE_DIR = join(ROOT, 'pkg-template');
-/** The two wasm-bindgen flavours shipped in the package: pkg/<dir>/ ← --target <target>. */
-const FLAVOURS = [
-  { dir: 'node', target: 'nodejs', type: 'commonjs' },
-  { dir: 'web', target: 'web', type: 'module' },
-];
+/** The wasm-bindgen output shipped in the package: pkg/<dir>/ ← --target <target>. */
+const FLAVOUR = { dir: 'web', target: 'web', type: 'module' };
 // --weak-refs: Rust objects handed to JS free their wasm memory when garbage-collected
 // (FinalizationRegistry). Since wasm-bindgen 0.2.91 this is the default (with run-time detection)
 // and the flag is a deprecated no-op that 0.2.130 still accepts; drop it if a later CLI rejects it.
@@ -72,18 +68,13 @@ const PER_TURN_EXPORTS = ['prepareCompaction', 'buildSessionContext'];
 const RESERVED_EXPORTS = ['init', 'initSync', 'default', 'isSessionCompactionError'];
 /** Marker line in the entry templates, replaced by the generated export list. */
 const EXPORTS_MARKER = '// @generated-exports';
-/** Marker line in index.node.cjs, replaced by the default constants (values read from the module). */
+/** Marker line in index.node.mjs, replaced by the default constants (values read from the module). */
 const DEFAULTS_MARKER = '// @generated-defaults';
 /**
  * Marker line in both entries, replaced by pkg-template/shared/freed-guard.js, errors.js and from-file.js
  * (isSessionCompactionError), not shipped themselves.
  */
 const FREED_GUARD_MARKER = '// @generated-freed-guard';
-/**
- * Marker line in index.node.cjs, replaced by wasm-bindgen's CommonJS glue (patched by lazyNodeGlue),
- * wrapped so that it defines `api` (the glue's `exports`) and nothing else in the entry's scope.
- */
-const NODE_GLUE_MARKER = '// @generated-node-glue';
 
 const log = (message) => console.log(`[build] ${message}`);
 
@@ -239,105 +230,80 @@ function bindgenAndOptimize({ wasmIn, staging, bindgenVersion, libName }) {
     input: createHash('sha256').update(readFileSync(wasmIn)).digest('hex'),
     wasmBindgen: bindgenVersion,
     wasmBindgenFlags: WASM_BINDGEN_FLAGS,
-    flavours: FLAVOURS,
+    flavour: FLAVOUR,
     wasmOpt: capture(wasmOpt, ['--version']).trim(),
     wasmOptFlags: optFlags,
   });
   const stampFile = join(staging, 'stamp.json');
-  const complete = FLAVOURS.every((f) => existsSync(join(staging, f.dir, `${libName}_bg.wasm`)));
-  if (complete && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) {
+  const out = join(staging, FLAVOUR.dir);
+  const wasm = join(out, `${libName}_bg.wasm`);
+  if (existsSync(wasm) && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) {
     log('wasm-bindgen + wasm-opt: up to date');
     return;
   }
   rmSync(staging, { recursive: true, force: true });
-  for (const { dir, target, type } of FLAVOURS) {
-    const out = join(staging, dir);
-    log(`wasm-bindgen --target ${target} → ${dir}/`);
-    run('wasm-bindgen', [...WASM_BINDGEN_FLAGS, '--target', target, '--out-name', libName, '--out-dir', out, wasmIn], {
-      label: `wasm-bindgen --target ${target}`,
-    });
-    // Tells Node (and bundlers) how to read the generated .js files, whatever encloses them.
-    writeFileSync(join(out, 'package.json'), `${JSON.stringify({ type }, null, 2)}\n`);
-  }
-  // One .wasm for every entry: the flavours differ only in their JS glue.
-  const [first, ...others] = FLAVOURS.map((f) => join(staging, f.dir, `${libName}_bg.wasm`));
-  for (const other of others) {
-    if (!readFileSync(other).equals(readFileSync(first))) {
-      throw new UserError(`wasm-bindgen wrote different .wasm files for the flavours (${first}, ${other})`);
-    }
-  }
+  log(`wasm-bindgen --target ${FLAVOUR.target} → ${FLAVOUR.dir}/`);
+  run(
+    'wasm-bindgen',
+    [...WASM_BINDGEN_FLAGS, '--target', FLAVOUR.target, '--out-name', libName, '--out-dir', out, wasmIn],
+    { label: `wasm-bindgen --target ${FLAVOUR.target}` },
+  );
+  // Tells Node (and bundlers) how to read the generated .js files, whatever encloses them.
+  writeFileSync(join(out, 'package.json'), `${JSON.stringify({ type: FLAVOUR.type }, null, 2)}\n`);
   log(`wasm-opt ${optFlags.join(' ')} ${libName}_bg.wasm`);
-  run(wasmOpt, [...optFlags, first, '-o', `${first}.opt`], { label: 'wasm-opt' });
-  renameSync(`${first}.opt`, first);
-  // The staging copies stay usable on their own (apiExportNames loads both).
-  for (const other of others) writeFileSync(other, readFileSync(first));
+  run(wasmOpt, [...optFlags, wasm, '-o', `${wasm}.opt`], { label: 'wasm-opt' });
+  renameSync(`${wasm}.opt`, wasm);
   writeFileSync(stampFile, stamp);
 }
 
 /**
- * The names the Rust crate exports to JavaScript, read from both generated modules (they must
- * agree). The entries re-export exactly these, plus `init` and `initSync`.
+ * The names the Rust crate exports to JavaScript, read from the generated module. The entries
+ * re-export exactly these, plus `init` and `initSync`.
  */
 async function apiExportNames(staging, libName) {
-  const nodeModule = createRequire(import.meta.url)(join(staging, 'node', `${libName}.js`));
+  // Importing the glue is side-effect free: it instantiates nothing until initSync().
+  const glue = await import(pathToFileURL(join(staging, FLAVOUR.dir, `${libName}.js`)).href);
   // `__…` exports are the glue's own (pkg-template/shared/pure.js), not the package's API.
-  const nodeNames = Object.keys(nodeModule).filter((n) => !n.startsWith('__'));
-  // Importing the web module is side-effect free: it instantiates nothing until init().
-  const webModule = await import(pathToFileURL(join(staging, 'web', `${libName}.js`)).href);
-  const webNames = new Set(Object.keys(webModule));
-  webNames.delete('default');
-  webNames.delete('initSync');
-  for (const n of webNames) if (n.startsWith('__')) webNames.delete(n);
-  const missing = nodeNames.filter((n) => !webNames.has(n));
-  const extra = [...webNames].filter((n) => !nodeNames.includes(n));
-  if (missing.length || extra.length) {
-    throw new UserError(
-      `the nodejs and web builds export different names (only in node: ${missing.join(', ') || '-'}; ` +
-        `only in web: ${extra.join(', ') || '-'})`,
-    );
-  }
-  const clash = nodeNames.filter((n) => RESERVED_EXPORTS.includes(n));
+  const names = Object.keys(glue).filter((n) => n !== 'default' && n !== 'initSync' && !n.startsWith('__'));
+  const clash = names.filter((n) => RESERVED_EXPORTS.includes(n));
   if (clash.length) {
     throw new UserError(`the Rust crate exports ${clash.join(', ')}: reserved for the package entries`);
   }
   // The Node entry's constants, written into it so that loading it instantiates nothing.
+  glue.initSync({ module: readFileSync(join(staging, FLAVOUR.dir, `${libName}_bg.wasm`)) });
   const defaults = {
-    DEFAULT_COMPACTION_SETTINGS: nodeModule.defaultCompactionSettings(),
-    DEFAULT_PRUNE_CONFIG: nodeModule.defaultPruneConfig(),
+    DEFAULT_COMPACTION_SETTINGS: glue.defaultCompactionSettings(),
+    DEFAULT_PRUNE_CONFIG: glue.defaultPruneConfig(),
   };
-  return { names: nodeNames, defaults };
+  return { names, defaults };
 }
 
 /**
  * Every file of pkg/: relative path → content (Buffer or string), with its mode if special.
- * From the staging dir only what something loads: the web glue module, the CommonJS glue (inlined
- * into index.node.cjs), the one .wasm (web/) and the .d.ts that index.d.ts re-exports (node/).
+ * From the staging dir only what something loads: the glue module (patched) and the one .wasm
+ * (web/), and the API part of the glue's .d.ts, which index.d.ts re-exports (node/).
  */
 function packageFiles({ staging, meta, exportNames, defaults }) {
   const files = new Map();
-  const staged = (rel) => readFileSync(join(staging, rel));
+  const { dir } = FLAVOUR;
+  const staged = (rel) => readFileSync(join(staging, dir, rel));
   const lib = meta.libName;
-  for (const { dir } of FLAVOURS) files.set(`${dir}/package.json`, { content: staged(`${dir}/package.json`) });
-  // The CommonJS glue is not shipped as a file of its own: it is inlined into index.node.cjs
-  // (below), which saves Node a second module resolution, read and compilation on every import.
-  const nodeGlue = inlinedNodeGlue(
-    withoutDocComments(
-      nativeStringPassing(lazyNodeGlue(staged(`node/${lib}.js`).toString('utf8'), lib), `node/${lib}.js`),
-      `node/${lib}.js`,
-    ),
-    lib,
-  );
-  files.set(`node/${lib}.js`, { content: typesModule(lib) });
-  files.set(`node/${lib}.d.ts`, {
-    content: sameApiDeclarations(staged(`node/${lib}.d.ts`), staged(`web/${lib}.d.ts`)),
-  });
-  files.set(`web/${lib}.js`, {
+  files.set(`${dir}/package.json`, { content: staged('package.json') });
+  const glueRel = `${dir}/${lib}.js`;
+  files.set(glueRel, {
     content: withoutDocComments(
-      nativeStringPassing(withoutSelfTypes(staged(`web/${lib}.js`).toString('utf8'), `web/${lib}.js`), `web/${lib}.js`),
-      `web/${lib}.js`,
+      nativeStringPassing(
+        firstUseHook(withoutSelfTypes(staged(`${lib}.js`).toString('utf8'), glueRel), glueRel),
+        glueRel,
+      ),
+      glueRel,
     ),
   });
-  files.set(`web/${lib}_bg.wasm`, { content: staged(`web/${lib}_bg.wasm`) });
+  // The declarations go to node/, a CommonJS folder, with a module for Deno to find them by.
+  files.set('node/package.json', { content: `${JSON.stringify({ type: 'commonjs' }, null, 2)}\n` });
+  files.set(`node/${lib}.d.ts`, { content: apiDeclarations(staged(`${lib}.d.ts`), `${dir}/${lib}.d.ts`) });
+  files.set(`node/${lib}.js`, { content: typesModule(lib) });
+  files.set(`${dir}/${lib}_bg.wasm`, { content: staged(`${lib}_bg.wasm`) });
   const freedGuard = ['freed-guard.js', 'errors.js', 'from-file.js', 'pure.js']
     .map((f) => readFileSync(join(TEMPLATE_DIR, 'shared', f), 'utf8').trimEnd())
     .join('\n\n');
@@ -345,10 +311,9 @@ function packageFiles({ staging, meta, exportNames, defaults }) {
     const rel = relative(TEMPLATE_DIR, path).split(sep).join('/');
     if (rel.startsWith('shared/')) continue;
     let content = readFileSync(path, 'utf8');
-    if (rel === 'index.web.mjs' || rel === 'index.node.cjs') {
+    if (rel === 'index.web.mjs' || rel === 'index.node.mjs') {
       content = fillMarker(rel, content, FREED_GUARD_MARKER, [freedGuard]);
     }
-    if (rel === 'index.node.cjs') content = fillMarker(rel, content, NODE_GLUE_MARKER, [nodeGlue]);
     if (rel === 'package.json') content = packageJson(content, meta);
     if (rel === 'index.web.mjs') {
       content = fillExports(
@@ -361,15 +326,17 @@ function packageFiles({ staging, meta, exportNames, defaults }) {
       );
     }
     if (rel === 'index.node.mjs') {
-      const names = [...exportNames, 'init', 'initSync'];
-      content = fillExports(rel, content, [`export const { ${names.join(', ')} } = api;`]);
-    }
-    if (rel === 'index.node.cjs') {
+      const direct = exportNames.filter((n) => !PER_TURN_EXPORTS.includes(n));
+      const perTurn = exportNames.filter((n) => PER_TURN_EXPORTS.includes(n));
+      content = fillExports(rel, content, [
+        `export const { ${direct.join(', ')} } = raw;`,
+        `export const { ${perTurn.join(', ')} } = perTurn;`,
+      ]);
       content = fillMarker(
         rel,
         content,
         DEFAULTS_MARKER,
-        Object.entries(defaults).map(([name, value]) => `const ${name} = deepFreeze(${JSON.stringify(value)});`),
+        Object.entries(defaults).map(([name, value]) => `export const ${name} = deepFreeze(${JSON.stringify(value)});`),
       );
     }
     const mode = rel.startsWith('bin/') ? 0o755 : undefined;
@@ -387,48 +354,47 @@ function packageFiles({ staging, meta, exportNames, defaults }) {
 }
 
 /**
- * The nodejs-target glue reads its own copy of the .wasm and compiles and instantiates it while
- * it is being required. Patched: it reads web/'s copy (the package's only one), on the first
- * access to the wasm exports (the first engine call), so `require`/`import` of the package costs
- * no compilation. `wasm` starts as a Proxy whose first property read instantiates the module and
- * replaces `wasm` with the real exports, so every later call reads the exports directly.
+ * wasm-bindgen's web glue leaves `wasm` (the module's exports) undefined until `initSync()` or
+ * the default export instantiated the module, so a call before that fails inside the glue.
+ * Patched: until then `wasm` is a Proxy whose property reads (the first engine call) run the
+ * hook an entry set with the added export `__onFirstUse(hook)`, then read the real exports; with
+ * no hook, or when the hook did not instantiate the module, the read throws. The Node entry's
+ * hook instantiates the module synchronously from the file beside it (so importing it compiles
+ * nothing and there is nothing to await); the web entry sets none (its guard throws
+ * E_NOT_INITIALIZED before any call reaches the glue). The glue's "already instantiated" checks
+ * then look at `wasmInstance`, which only instantiation sets. Once instantiated, `wasm` is the
+ * real exports and every call reads them directly.
  */
-function lazyNodeGlue(glue, lib) {
-  const eager = [
-    `const wasmPath = \`\${__dirname}/${lib}_bg.wasm\`;`,
-    "const wasmBytes = require('fs').readFileSync(wasmPath);",
-    'const wasmModule = new WebAssembly.Module(wasmBytes);',
-    'let wasmInstance = new WebAssembly.Instance(wasmModule, __wbg_get_imports());',
-    'let wasm = wasmInstance.exports;',
-    'wasm.__wbindgen_start();',
-  ].join('\n');
+function firstUseHook(glue, rel) {
+  const declaration = 'let wasmModule, wasmInstance, wasm;\n';
   const lazy = [
-    "// Patched by scripts/build.mjs: the package's one .wasm (web/), instantiated on first use.",
-    `const wasmPath = \`\${__dirname}/web/${lib}_bg.wasm\`;`,
-    'let wasmModule;',
-    'let wasmInstance;',
+    '// Patched by scripts/build.mjs (firstUseHook): the first use of an uninstantiated module runs the',
+    '// hook an entry set with __onFirstUse (the Node entry instantiates the module from its file).',
+    'let wasmModule, wasmInstance;',
+    'let firstUse = null;',
     'let wasm = new Proxy({}, {',
     '    get(_target, name) {',
-    '        __wbg_instantiate();',
+    '        if (wasmInstance === undefined && firstUse !== null) firstUse();',
+    "        if (wasmInstance === undefined) throw new Error('session-compaction: the WebAssembly module is not instantiated');",
     '        return wasm[name];',
     '    },',
     '});',
-    'function __wbg_instantiate() {',
-    "    const wasmBytes = require('fs').readFileSync(wasmPath);",
-    '    wasmModule = new WebAssembly.Module(wasmBytes);',
-    '    wasmInstance = new WebAssembly.Instance(wasmModule, __wbg_get_imports());',
-    '    wasm = wasmInstance.exports;',
-    '    wasm.__wbindgen_start();',
+    'export function __onFirstUse(hook) {',
+    '    firstUse = hook;',
     '}',
+    '',
   ].join('\n');
-  const at = glue.indexOf(eager);
-  if (at === -1 || glue.indexOf(eager, at + 1) !== -1) {
+  const check = '    if (wasm !== undefined) return wasm;\n';
+  const at = glue.indexOf(declaration);
+  const checks = glue.split(check).length - 1;
+  if (at === -1 || glue.indexOf(declaration, at + 1) !== -1 || checks !== 2 || /\bfirstUse\b/.test(glue)) {
     throw new UserError(
-      `node/${lib}.js: wasm-bindgen's instantiation code is not the one build.mjs patches ` +
-        '(a new wasm-bindgen version? update lazyNodeGlue)',
+      `${rel}: wasm-bindgen's instantiation state is not the one build.mjs patches ` +
+        '(a new wasm-bindgen version? update firstUseHook)',
     );
   }
-  return glue.slice(0, at) + lazy + glue.slice(at + eager.length);
+  const patched = glue.slice(0, at) + lazy + glue.slice(at + declaration.length);
+  return patched.replaceAll(check, '    if (wasmInstance !== undefined) return wasm;\n');
 }
 
 /**
@@ -485,65 +451,18 @@ function nativeStringPassing(glue, rel) {
 }
 
 /**
- * The CommonJS glue as the statement that index.node.cjs runs in its place: `const api = …` over
- * the glue in a function scope of its own, with `exports` the object it fills. Its
- * `@ts-self-types` pointer goes (index.d.ts names node/*.d.ts itself); `module` and `require`
- * stay the entry's, which is what the glue's own uses of them (getrandom's `module.require`, the
- * lazy `require('fs')`) expect.
+ * The engine's declarations, node/<lib>.d.ts: wasm-bindgen's .d.ts of the glue up to its loader
+ * section (`InitInput`, `initSync`, the default export, `InitOutput`), which the entries replace
+ * with their own `init`/`initSync` (declared in index.d.ts). index.d.ts and index.d.cts re-export
+ * it for every entry. It lies in node/, a "type": "commonjs" folder: a CommonJS declaration file
+ * can be re-exported by the ESM index.d.ts and the CommonJS index.d.cts under every `module`
+ * setting (TypeScript's `node16` refuses a .d.cts re-exporting an ES module's declarations).
  */
-function inlinedNodeGlue(glue, lib) {
-  const selfTypes = `/* @ts-self-types="./${lib}.d.ts" */\n`;
-  if (!glue.startsWith(selfTypes)) {
-    throw new UserError(`node/${lib}.js: no leading @ts-self-types line (a new wasm-bindgen version?)`);
-  }
-  if (/^\s*(module\.exports\s*=|exports\s*=)/m.test(glue)) {
-    throw new UserError(
-      `node/${lib}.js: the glue assigns module.exports (a new wasm-bindgen version? update inlinedNodeGlue)`,
-    );
-  }
-  const body = glue.slice(selfTypes.length).trimEnd();
-  return [
-    `// wasm-bindgen's CommonJS glue (node/${lib}.js of its --target nodejs output), inlined by scripts/build.mjs.`,
-    'const api = (() => {',
-    'const exports = {};',
-    body,
-    'return exports;',
-    '})();',
-  ].join('\n');
-}
-
-/**
- * node/<lib>.js, the module that index.d.ts names for the engine's declarations
- * (`export * from './node/<lib>.js'`): TypeScript reads node/<lib>.d.ts beside it, Deno resolves the
- * specifier to this file and follows its `@ts-self-types` pointer to that .d.ts, so the file must
- * exist. The glue it used to hold is inlined into index.node.cjs; requiring this file gives that
- * entry. Nothing loads it on `import`/`require` of the package.
- */
-function typesModule(lib) {
-  return [
-    `/* @ts-self-types="./${lib}.d.ts" */`,
-    `// The engine's declarations are ./${lib}.d.ts (index.d.ts re-exports this module for them).`,
-    "// wasm-bindgen's CommonJS glue is inlined into ../index.node.cjs by scripts/build.mjs; this is that entry.",
-    "'use strict';",
-    "module.exports = require('../index.node.cjs');",
-    '',
-  ].join('\n');
-}
-
-/**
- * The one engine .d.ts shipped (node/) also types the web entry: checks that the web build's
- * declarations, up to wasm-bindgen's loader section (`InitInput`, `initSync`, `InitOutput`),
- * are the same; returns the node declarations.
- */
-function sameApiDeclarations(nodeDts, webDts) {
-  const web = webDts.toString('utf8');
-  const cut = web.indexOf('export type InitInput');
-  if (cut < 0) throw new UserError('web/*.d.ts: no `export type InitInput` loader section (a new wasm-bindgen?)');
-  const norm = (text) => text.replace(/\s+/g, ' ').trim();
-  if (norm(web.slice(0, cut)) !== norm(nodeDts.toString('utf8'))) {
-    throw new UserError('the nodejs and web builds declare different APIs in their .d.ts');
-  }
-  return nodeDts;
+function apiDeclarations(dts, rel) {
+  const text = dts.toString('utf8');
+  const cut = text.indexOf('export type InitInput');
+  if (cut < 0) throw new UserError(`${rel}: no \`export type InitInput\` loader section (a new wasm-bindgen?)`);
+  return `${text.slice(0, cut).trimEnd()}\n`;
 }
 
 /**
@@ -560,7 +479,25 @@ function withoutDocComments(glue, rel) {
   return stripped;
 }
 
-/** Drops the `@ts-self-types` pointer of a glue file whose .d.ts the package does not ship. */
+/**
+ * node/<lib>.js, the module that index.d.ts names for the engine's declarations
+ * (`export * from './node/<lib>.js'`): TypeScript reads node/<lib>.d.ts beside it, Deno resolves the
+ * specifier to this file and follows its `@ts-self-types` pointer to that .d.ts, so the file must
+ * exist. It holds no glue; requiring it gives the Node entry. Nothing loads it on `import`/`require`
+ * of the package.
+ */
+function typesModule(lib) {
+  return [
+    `/* @ts-self-types="./${lib}.d.ts" */`,
+    `// The engine's declarations are ./${lib}.d.ts (index.d.ts re-exports this module for them).`,
+    "// The engine's glue is ../web/session_compaction.js; this is the Node entry.",
+    "'use strict';",
+    "module.exports = require('../index.node.cjs');",
+    '',
+  ].join('\n');
+}
+
+/** Drops the `@ts-self-types` pointer of the glue: its declarations are shipped as node/<lib>.d.ts. */
 function withoutSelfTypes(glue, rel) {
   const line = /^\/\* @ts-self-types="[^"]*" \*\/\r?\n/;
   if (!line.test(glue)) throw new UserError(`${rel}: no @ts-self-types line to remove (a new wasm-bindgen version?)`);

@@ -74,11 +74,7 @@ export function prepareDemo({ log = (line) => console.log(line), build = true } 
     run(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { label: 'build' });
   }
   rmSync(DEMO_PKG_DIR, { recursive: true, force: true });
-  // The Node entry's glue (node/) is of no use to a browser: leave it out.
-  cpSync(PKG_DIR, DEMO_PKG_DIR, {
-    recursive: true,
-    filter: (src) => resolve(src) !== join(PKG_DIR, 'node'),
-  });
+  cpSync(PKG_DIR, DEMO_PKG_DIR, { recursive: true });
   mkdirSync(join(DEMO_DIR, 'sample'), { recursive: true });
   copyFileSync(SAMPLE_SOURCE, DEMO_SAMPLE);
   log(`[demo] copied pkg/ → ${relative(ROOT, DEMO_PKG_DIR)}/ and the sample session → ${relative(ROOT, DEMO_SAMPLE)}`);

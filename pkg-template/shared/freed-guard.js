@@ -1,5 +1,6 @@
-// Inlined by scripts/build.mjs into both entries (index.node.cjs is CommonJS, index.web.mjs
-// is ESM, so they cannot share a module): the one copy of the use-after-free guard. Not shipped.
+// Inlined by scripts/build.mjs into both entries (index.node.mjs, index.web.mjs; a module of its
+// own would be one more file to resolve and load on every import): the one copy of the
+// use-after-free guard. Not shipped.
 // A SessionTree used after free() throws E_FREED (async methods reject); free() twice is a no-op.
 const ASYNC_METHODS = new Set(['compact', 'navigateTree', 'checkCompaction']);
 

@@ -48,7 +48,7 @@ function hostFiles(nodeFs) {
  * Adds `SessionTree.fromFile(path, options?)`: reads the file straight into WebAssembly memory
  * (the engine allocates exactly the file's size and the runtime reads into a view of it) and
  * loads it like `fromBytes`, so the host never holds a copy of the file. `nodeFs()`: Node's `fs`
- * module where the entry can get it (the CommonJS `require`, `process.getBuiltinModule`). Errors: `E_FILE` (no
+ * module where the entry can get it (the Node entry's import of `node:fs`, `process.getBuiltinModule`). Errors: `E_FILE` (no
  * file system, a missing or unreadable path, a directory) with the runtime's error as `cause`;
  * otherwise those of `fromBytes`.
  */

@@ -24,6 +24,8 @@ test('ESM and CommonJS share one module instance', () => {
   const cjs = require('../../pkg');
   assert.equal(esm.version, cjs.version);
   assert.equal(esm.isSessionCompactionError, cjs.isSessionCompactionError);
+  // require(esm): `require` gives the ES module's namespace object itself
+  assert.equal(cjs, esm);
 });
 
 test('init() and initSync() are harmless no-ops on the Node entry', async () => {
@@ -31,6 +33,25 @@ test('init() and initSync() are harmless no-ops on the Node entry', async () => 
   await esm.init();
   esm.initSync(new Uint8Array(0));
   assert.equal(esm.version(), crateVersion());
+});
+
+test('a Node.js without process.getBuiltinModule (before 20.16 / 22.3): E_NOT_INITIALIZED until `await init()`', () => {
+  const script = `
+    delete process.getBuiltinModule;
+    const sc = await import(${JSON.stringify(`${PKG_DIR}/index.node.mjs`)});
+    let before = null;
+    try { sc.version(); } catch (error) { before = { code: error.code, message: error.message }; }
+    await sc.init();
+    const tree = sc.SessionTree.fromFile(${JSON.stringify(`${PKG_DIR}/../examples/sessions/pi-session-large.jsonl`)});
+    console.log(JSON.stringify({ before, version: sc.version(), entries: tree.entryCount }));
+  `;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.equal(out.before?.code, 'E_NOT_INITIALIZED');
+  assert.match(out.before.message, /no process\.getBuiltinModule .*`await init\(\)`/);
+  assert.equal(out.version, crateVersion());
+  assert.equal(out.entries, 1018);
 });
 
 test('pkg/package.json: version from Cargo.toml, types condition first, bin present', () => {
@@ -97,13 +118,44 @@ test('the default constants are the module values, deeply frozen, the same objec
   assert.ok(Object.isFrozen(esm.DEFAULT_PRUNE_CONFIG.protectedTools));
 });
 
-test('one .wasm in pkg/ (web/), read by every entry', () => {
+test('one .wasm and one glue in pkg/ (web/), used by every entry', () => {
   const wasmFiles = readdirSync(PKG_DIR, { recursive: true }).filter((f) => String(f).endsWith('.wasm'));
   assert.deepEqual(wasmFiles, [join('web', 'session_compaction_bg.wasm')]);
-  // The CommonJS glue is inlined into index.node.cjs (at the package root); node/session_compaction.js
-  // (the module index.d.ts names for the types) is that entry again.
-  assert.equal(require(join(PKG_DIR, 'node', 'session_compaction.js')), require('../../pkg'));
-  const nodeEntry = readFileSync(join(PKG_DIR, 'index.node.cjs'), 'utf8');
-  assert.match(nodeEntry, /\$\{__dirname\}\/web\/session_compaction_bg\.wasm/);
+  // The Node entry is an ES module over the web glue (a module instance of its own, `?node`) that
+  // reads web/'s .wasm on first use; the CommonJS entry is that module through require(esm).
+  const nodeEntry = readFileSync(join(PKG_DIR, 'index.node.mjs'), 'utf8');
+  assert.match(nodeEntry, /from '\.\/web\/session_compaction\.js\?node'/);
+  assert.match(nodeEntry, /new URL\('\.\/web\/session_compaction_bg\.wasm', import\.meta\.url\)/);
+  assert.doesNotMatch(nodeEntry, /^import .*'node:module'|createRequire\(/m, 'the Node entry loads no CommonJS');
+  assert.match(
+    readFileSync(join(PKG_DIR, 'index.node.cjs'), 'utf8'),
+    /module\.exports = require\('\.\/index\.node\.mjs'\);/,
+  );
+  assert.equal(require('../../pkg'), require(join(PKG_DIR, 'index.node.cjs')));
   assert.equal(pkgJson.sideEffects, false);
+});
+
+test('require() without require(esm) (node --no-experimental-require-module): a clear ERR_REQUIRE_ESM error', () => {
+  const r = spawnSync(
+    process.execPath,
+    ['--no-experimental-require-module', '-e', `require(${JSON.stringify(join(PKG_DIR, 'index.node.cjs'))})`],
+    { encoding: 'utf8' },
+  );
+  assert.notEqual(r.status, 0);
+  assert.match(r.stderr, /code: 'ERR_REQUIRE_ESM'/);
+  assert.match(r.stderr, /needs Node\.js \^20\.19\.0 or >=22\.12\.0/);
+  assert.match(r.stderr, /`import` works on every Node\.js >= 20/);
+  // `import` of the same package in such a process works.
+  const esm = spawnSync(
+    process.execPath,
+    [
+      '--no-experimental-require-module',
+      '--input-type=module',
+      '-e',
+      `const sc = await import(${JSON.stringify(join(PKG_DIR, 'index.node.mjs'))}); console.log(sc.version());`,
+    ],
+    { encoding: 'utf8' },
+  );
+  assert.equal(esm.status, 0, esm.stderr);
+  assert.equal(esm.stdout.trim(), crateVersion());
 });

@@ -135,14 +135,16 @@ test('no `any` in the public .d.ts except in `details` / `data` fields', () => {
 });
 
 test('the package ships one engine .d.ts (node/); the web glue points at none', () => {
-  // scripts/build.mjs checks that the web build's declarations (up to its loader section) equal
-  // the node build's, and ships only the node ones, which index.d.ts re-exports for every entry.
+  // scripts/build.mjs ships the web build's declarations up to their loader section (index.d.ts
+  // declares the entries' own init/initSync) in node/, a CommonJS folder, so that index.d.ts and
+  // index.d.cts can both re-export them under every `module` setting.
   assert.equal(existsSync(join(PKG, 'web', 'session_compaction.d.ts')), false);
   assert.equal(existsSync(join(PKG, 'web', 'session_compaction_bg.wasm.d.ts')), false);
   assert.doesNotMatch(read(join(PKG, 'web', 'session_compaction.js')), /@ts-self-types/);
-  // The CommonJS glue is inlined into index.node.cjs, without its pointer; node/session_compaction.js
-  // (what index.d.ts names) keeps it for Deno.
-  assert.doesNotMatch(read(join(PKG, 'index.node.cjs')), /@ts-self-types/);
+  assert.doesNotMatch(read(join(PKG, 'node', 'session_compaction.d.ts')), /InitInput|InitOutput|export default/);
+  assert.equal(JSON.parse(read(join(PKG, 'node', 'package.json'))).type, 'commonjs');
+  // node/session_compaction.js (what index.d.ts names) holds no glue: its pointer is for Deno.
+  assert.doesNotMatch(read(join(PKG, 'index.node.mjs')), /@ts-self-types/);
   assert.match(read(join(PKG, 'node', 'session_compaction.js')), /@ts-self-types="\.\/session_compaction\.d\.ts"/);
   assert.match(read(join(PKG, 'index.d.ts')), /export \* from '\.\/node\/session_compaction\.js';/);
 });
