@@ -171,11 +171,18 @@ struct FakeHooks {
     log: Log,
     events: Lock<Vec<(String, Value)>>,
     replies: Lock<HashMap<String, Reply>>,
+    /// The hooks it has (`has`); `None`: all of them.
+    listening: Option<Vec<String>>,
 }
 
 impl FakeHooks {
     fn new(log: &Log) -> Self {
         Self { log: log.clone(), ..Default::default() }
+    }
+    /// Has only the hooks `names` (the engine must neither build nor call the others).
+    fn only(mut self, names: &[&str]) -> Self {
+        self.listening = Some(names.iter().map(|n| n.to_string()).collect());
+        self
     }
     fn on(self, name: &str, reply: Reply) -> Self {
         self.replies.borrow_mut().insert(name.into(), reply);
@@ -195,7 +202,11 @@ impl FakeHooks {
 }
 
 impl HooksByName for FakeHooks {
+    fn has(&self, name: &str) -> bool {
+        self.listening.as_ref().map_or(true, |l| l.iter().any(|n| n == name))
+    }
     async fn call(&self, name: &str, event: Value) -> Result<Value> {
+        assert!(self.has(name), "{name} was called although it has no listener");
         self.log.borrow_mut().push(format!("hook:{name}"));
         assert_eq!(event["type"], json!(name), "the event carries its type");
         self.events.borrow_mut().push((name.to_string(), event.clone()));
@@ -1091,6 +1102,50 @@ fn tree_engine() -> SessionEngine {
 
 fn summarize() -> NavigateRun {
     NavigateRun { summarize: true, ..Default::default() }
+}
+
+/// A hook without a listener is neither built nor called (the `session_before_compact` event
+/// holds the whole branch as JSON); the operation goes on as on the default answer, with the same
+/// result as with every hook answering nothing.
+#[test]
+fn hooks_without_a_listener_are_not_called() {
+    let log = Log::default();
+    let model = FakeModel::new("m", &log);
+    let answering_nothing = FakeHooks::new(&log);
+    let all = simple_engine();
+    let with_all = block_on(all.compact(&model, &answering_nothing, &run(150), None, T_COMPACT)).unwrap();
+    assert_eq!(answering_nothing.names(), vec!["session_before_compact", "session.compacting", "session_compact"]);
+    let branch = answering_nothing.event("session_before_compact")["branchEntries"].as_array().unwrap().len();
+    assert_eq!(branch, 4, "a listener gets the whole branch");
+
+    for only in [&[][..], &["session_compact"][..], &["session_before_compact"][..], &["session.compacting"][..]] {
+        let hooks = FakeHooks::new(&log).only(only);
+        let engine = simple_engine();
+        let out = block_on(engine.compact(&model, &hooks, &run(150), None, T_COMPACT)).unwrap();
+        assert_eq!(hooks.names(), only, "only the hooks it has are called");
+        let without_id = |e: &Value| {
+            let mut e = e.clone();
+            e.as_object_mut().unwrap().remove("id");
+            e
+        };
+        assert_eq!(
+            without_id(&out.entry),
+            without_id(&with_all.entry),
+            "the same compaction as with hooks answering nothing ({only:?})"
+        );
+        assert_eq!(compaction_count(&engine), 1);
+    }
+
+    let hooks = FakeHooks::new(&log).only(&["session_tree"]);
+    let engine = tree_engine();
+    let out =
+        block_on(engine.navigate_tree("e3", no_model(), &hooks, &NavigateRun::default(), None, T_COMPACT)).unwrap();
+    assert_eq!(hooks.names(), vec!["session_tree"]);
+    assert_eq!(out.new_leaf_id.as_deref(), Some("e2"));
+    let hooks = FakeHooks::new(&log).only(&["session_before_tree"]);
+    let engine = tree_engine();
+    block_on(engine.navigate_tree("e3", no_model(), &hooks, &NavigateRun::default(), None, T_COMPACT)).unwrap();
+    assert_eq!(hooks.names(), vec!["session_before_tree"]);
 }
 
 #[test]

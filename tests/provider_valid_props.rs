@@ -298,6 +298,11 @@ fn check(s: &SessionTree) -> std::result::Result<(), String> {
     let stored = s.build_session_context();
     let (converted, _) = convert_to_llm_provider_valid(&stored.messages, &templates).map_err(|e| e.to_string())?;
     check_provider_valid(&converted).map_err(|e| format!("convertToLlm {{repair}}: {e}"))?;
+    // The handle converts only what conversion changes (the rest is its stored message): the same
+    // messages as converting the whole provider-valid context.
+    if llm != converted {
+        return Err(format!("buildLlmMessages {llm:?} differs from convertToLlm {{repair}} {converted:?}"));
+    }
     if stored.repairs != repairs || s.context_repairs() != repairs {
         return Err("the outputs report different repairs".into());
     }

@@ -71,14 +71,25 @@ pub fn convert_to_llm_provider_valid(
     Ok((convert_to_llm(&repaired, templates)?, repairs))
 }
 
+/// Whether conversion (SPEC §6) hands a message of `role` back as it is: `user` and
+/// `assistant` messages, and `toolResult` messages that were not pruned (`pruned`: a `prunedAt`
+/// key is present, even `null`). Callers that hold the message object already (the handle's
+/// `buildLlmMessages`, `convertToLlm` on the caller's objects) return that object instead of a
+/// converted copy, as the reference does.
+pub fn unchanged_by_conversion(role: &str, pruned: bool) -> bool {
+    matches!(role, "user" | "assistant") || (role == "toolResult" && !pruned)
+}
+
 /// Converts one agent message (SPEC §6); `None` when the message is dropped.
 pub fn convert_message(m: &Value, templates: &PromptTemplates) -> crate::Result<Option<Value>> {
     let Some(obj) = m.as_object() else {
         return Ok(None);
     };
     let role = obj.get("role").and_then(Value::as_str).unwrap_or("");
+    if unchanged_by_conversion(role, obj.contains_key("prunedAt")) {
+        return Ok(Some(m.clone()));
+    }
     let converted = match role {
-        "user" | "assistant" => m.clone(),
         "toolResult" => convert_tool_result(obj),
         "bashExecution" | "pythonExecution" => {
             if crate::js::truthy(obj.get("excludeFromContext")) {
@@ -132,16 +143,15 @@ fn user_message(content: Option<Value>, source: &Map<String, Value>) -> Value {
     Value::Object(out)
 }
 
+/// A pruned tool result: its text blocks joined into one (`[Output truncated]` when empty).
 fn convert_tool_result(obj: &Map<String, Value>) -> Value {
     let mut out = obj.clone();
-    if obj.contains_key("prunedAt") {
-        let blocks = obj.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
-        let mut text = text_blocks_joined(blocks);
-        if text.is_empty() {
-            text = "[Output truncated]".to_string();
-        }
-        out.insert("content".into(), json!([{"type": "text", "text": text}]));
+    let blocks = obj.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+    let mut text = text_blocks_joined(blocks);
+    if text.is_empty() {
+        text = "[Output truncated]".to_string();
     }
+    out.insert("content".into(), json!([{"type": "text", "text": text}]));
     Value::Object(out)
 }
 

@@ -140,6 +140,44 @@ impl AbortSignal {
 // ------------------------------------------------------------------------------------------
 // Host traits
 
+/// The hooks of a session operation, by the JS API's event names (SPEC §11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HookName {
+    /// `session_before_compact`: may cancel a compaction or supply one.
+    BeforeCompact,
+    /// `session.compacting`: may shape the summary request.
+    Compacting,
+    /// `session_compact`: a compaction entry was appended.
+    AfterCompact,
+    /// `session_before_tree`: may cancel a navigation or supply its branch summary.
+    BeforeTree,
+    /// `session_tree`: a navigation happened.
+    AfterTree,
+}
+
+impl HookName {
+    /// Every hook, in the order of the operations.
+    pub const ALL: [HookName; 5] = [
+        HookName::BeforeCompact,
+        HookName::Compacting,
+        HookName::AfterCompact,
+        HookName::BeforeTree,
+        HookName::AfterTree,
+    ];
+
+    /// The event name (`"session_before_compact"`, `"session.compacting"`, `"session_compact"`,
+    /// `"session_before_tree"`, `"session_tree"`), which is also the event's `type`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            HookName::BeforeCompact => "session_before_compact",
+            HookName::Compacting => "session.compacting",
+            HookName::AfterCompact => "session_compact",
+            HookName::BeforeTree => "session_before_tree",
+            HookName::AfterTree => "session_tree",
+        }
+    }
+}
+
 /// The host's hooks (SPEC §11), one method per hook, each with its typed event and answer
 /// ([`crate::session::events`]). Every method has a default that does nothing (answers
 /// "no change"), so a host implements only the hooks it needs. A failing hook returns
@@ -149,6 +187,14 @@ impl AbortSignal {
 /// Hooks keyed by the JS API's event names (a JSON event in, a JSON answer out) implement
 /// [`HooksByName`] instead; every such type is a `Hooks`.
 pub trait Hooks: MaybeSend + MaybeSync {
+    /// Whether `hook` has a listener. When it has none the engine neither builds that event
+    /// (a `session_before_compact` event holds every entry of the branch as JSON, which costs
+    /// a parse of each on a large session) nor calls it, and goes on as on the default answer
+    /// (no cancel, no supplied summary, no shaping). Default `true`: every hook is called.
+    fn listens(&self, hook: HookName) -> bool {
+        let _ = hook;
+        true
+    }
     /// `session_before_compact`: may cancel the compaction or supply one.
     fn before_compact(
         &self,
@@ -187,6 +233,11 @@ pub trait Hooks: MaybeSend + MaybeSync {
 /// answers read with [`BeforeCompactReply::from_value`], [`CompactingReply::from_value`] and
 /// [`BeforeTreeReply::from_value`].
 pub trait HooksByName: MaybeSend + MaybeSync {
+    /// Whether a hook is registered under `name` ([`Hooks::listens`]); default `true`.
+    fn has(&self, name: &str) -> bool {
+        let _ = name;
+        true
+    }
     /// Calls the hook `name` with `event`; resolves to its answer (or `Null`).
     fn call(&self, name: &str, event: Value) -> impl Future<Output = Result<Value>> + MaybeSend;
 }
@@ -197,24 +248,27 @@ fn event_json<T: serde::Serialize>(hook: &str, event: &T) -> Result<Value> {
 }
 
 impl<T: HooksByName> Hooks for T {
+    fn listens(&self, hook: HookName) -> bool {
+        self.has(hook.as_str())
+    }
     async fn before_compact(&self, event: BeforeCompactEvent) -> Result<BeforeCompactReply> {
-        const NAME: &str = "session_before_compact";
+        const NAME: &str = HookName::BeforeCompact.as_str();
         BeforeCompactReply::from_value(&self.call(NAME, event_json(NAME, &event)?).await?)
     }
     async fn compacting(&self, event: CompactingEvent) -> Result<CompactingReply> {
-        const NAME: &str = "session.compacting";
+        const NAME: &str = HookName::Compacting.as_str();
         Ok(CompactingReply::from_value(&self.call(NAME, event_json(NAME, &event)?).await?))
     }
     async fn after_compact(&self, event: CompactEvent) -> Result<()> {
-        const NAME: &str = "session_compact";
+        const NAME: &str = HookName::AfterCompact.as_str();
         self.call(NAME, event_json(NAME, &event)?).await.map(drop)
     }
     async fn before_tree(&self, event: BeforeTreeEvent) -> Result<BeforeTreeReply> {
-        const NAME: &str = "session_before_tree";
+        const NAME: &str = HookName::BeforeTree.as_str();
         Ok(BeforeTreeReply::from_value(&self.call(NAME, event_json(NAME, &event)?).await?))
     }
     async fn after_tree(&self, event: TreeEvent) -> Result<()> {
-        const NAME: &str = "session_tree";
+        const NAME: &str = HookName::AfterTree.as_str();
         self.call(NAME, event_json(NAME, &event)?).await.map(drop)
     }
 }
@@ -222,7 +276,11 @@ impl<T: HooksByName> Hooks for T {
 /// No hooks at all.
 pub struct NoHooks;
 
-impl Hooks for NoHooks {}
+impl Hooks for NoHooks {
+    fn listens(&self, _hook: HookName) -> bool {
+        false
+    }
+}
 
 /// Time source: the real clock in hosts ([`SystemClock`] natively), a fake one in tests (no
 /// real sleeping). `Send + Sync` with a `Send` future natively.
@@ -625,7 +683,12 @@ impl SessionEngine {
                         return Err(if ends_in_compaction { Error::AlreadyCompacted } else { Error::NothingToCompact });
                     }
                 };
-                let entries: Vec<Value> = path.iter().map(|&i| s.entry(i).into_owned()).collect();
+                // The branch as JSON only for a `session_before_compact` listener.
+                let entries: Vec<Value> = if hooks.listens(HookName::BeforeCompact) {
+                    path.iter().map(|&i| s.entry(i).into_owned()).collect()
+                } else {
+                    Vec::new()
+                };
                 let sid = s.header().and_then(|h| h.get("id")).cloned().unwrap_or(Value::Null);
                 // The branch this compaction belongs to (SPEC §13.2): its entry goes under this
                 // leaf whatever the host does with the leaf meanwhile.
@@ -634,12 +697,16 @@ impl SessionEngine {
                 Ok((prep, entries, sid, context_before, prepared))
             })
         })?;
-        let event = BeforeCompactEvent {
-            preparation: prep.clone(),
-            branch_entries,
-            custom_instructions: run.custom_instructions.clone(),
+        let before = if hooks.listens(HookName::BeforeCompact) {
+            let event = BeforeCompactEvent {
+                preparation: prep.clone(),
+                branch_entries,
+                custom_instructions: run.custom_instructions.clone(),
+            };
+            signal.race(WHAT, hooks.before_compact(event)).await?
+        } else {
+            BeforeCompactReply::default()
         };
-        let before = signal.race(WHAT, hooks.before_compact(event)).await?;
         if before.cancel {
             return Err(Error::Cancelled);
         }
@@ -653,10 +720,14 @@ impl SessionEngine {
             }
             None if prep.nothing_to_compact => return Err(Error::NothingToCompact),
             None => {
-                let messages: Vec<Value> =
-                    prep.messages_to_summarize.iter().chain(&prep.turn_prefix_messages).cloned().collect();
-                let event = CompactingEvent { session_id, messages };
-                let shaping = signal.race(WHAT, hooks.compacting(event)).await?;
+                let shaping = if hooks.listens(HookName::Compacting) {
+                    let messages: Vec<Value> =
+                        prep.messages_to_summarize.iter().chain(&prep.turn_prefix_messages).cloned().collect();
+                    let event = CompactingEvent { session_id, messages };
+                    signal.race(WHAT, hooks.compacting(event)).await?
+                } else {
+                    CompactingReply::default()
+                };
                 let options = CompactOptions {
                     custom_instructions: run.custom_instructions.clone(),
                     prompt_override: shaping.prompt,
@@ -726,7 +797,11 @@ impl SessionEngine {
             }
             Ok(i)
         })?;
-        let after = hooks.after_compact(CompactEvent { compaction_entry: entry.clone(), from_extension }).await;
+        let after = if hooks.listens(HookName::AfterCompact) {
+            hooks.after_compact(CompactEvent { compaction_entry: entry.clone(), from_extension }).await
+        } else {
+            Ok(())
+        };
         if let Err(e) = after {
             // A failing hook fails the operation and the compaction entry does not stay (SPEC
             // §11); entries the host appended meanwhile do (SPEC §13.2).
@@ -780,16 +855,20 @@ impl SessionEngine {
             };
             Ok((old_leaf, entries, common, new_leaf, editor))
         })?;
-        let event = BeforeTreeEvent {
-            preparation: TreePreparation {
-                target_id: target_id.to_string(),
-                old_leaf_id: old_leaf.clone(),
-                common_ancestor_id: common,
-                entries_to_summarize: entries_to_summarize.clone(),
-                user_wants_summary: run.summarize,
-            },
+        let before: Result<BeforeTreeReply> = if hooks.listens(HookName::BeforeTree) {
+            let event = BeforeTreeEvent {
+                preparation: TreePreparation {
+                    target_id: target_id.to_string(),
+                    old_leaf_id: old_leaf.clone(),
+                    common_ancestor_id: common,
+                    entries_to_summarize: entries_to_summarize.clone(),
+                    user_wants_summary: run.summarize,
+                },
+            };
+            signal.race(WHAT, hooks.before_tree(event)).await
+        } else {
+            Ok(BeforeTreeReply::default())
         };
-        let before: Result<BeforeTreeReply> = signal.race(WHAT, hooks.before_tree(event)).await;
         let before = match before {
             Ok(v) => v,
             Err(Error::Aborted { .. }) => {
@@ -872,7 +951,8 @@ impl SessionEngine {
             summary_entry: summary_entry.clone(),
             from_extension: summary_entry.as_ref().map(|_| from_extension),
         };
-        if let Err(e) = hooks.after_tree(event).await {
+        let after = if hooks.listens(HookName::AfterTree) { hooks.after_tree(event).await } else { Ok(()) };
+        if let Err(e) = after {
             // A failing hook fails the operation: undo the summary entry and the move (entries
             // the host appended meanwhile stay; a leaf the host moved stays where it is).
             let mut s = self.session.guard();

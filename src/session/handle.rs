@@ -967,8 +967,64 @@ impl SessionTree {
         &self,
         templates: &crate::prompt::templates::PromptTemplates,
     ) -> Result<(Vec<Value>, Vec<ContextRepair>)> {
-        let ctx = self.build_provider_context();
-        Ok((crate::context::convert::convert_to_llm(&ctx.messages, templates)?, ctx.repairs))
+        let (plan, repairs) = self.llm_messages(templates)?;
+        let messages = plan
+            .into_iter()
+            .filter_map(|m| match m {
+                LlmMessage::Stored(item) => item.materialize(self),
+                LlmMessage::Built(v) => Some(v),
+            })
+            .collect();
+        Ok((messages, repairs))
+    }
+
+    /// [`SessionTree::build_llm_messages`] without converting what conversion leaves as it is:
+    /// the message of a `user` or `assistant` entry, and of a `toolResult` entry that was not
+    /// pruned, is its stored message ([`LlmMessage::Stored`]: a host that keeps message objects
+    /// hands back the same object); the others (summaries, custom and execution messages,
+    /// pruned results, the synthetic results of the provider-valid form) are converted here
+    /// ([`LlmMessage::Built`]). Dropped messages (excluded executions, unknown roles) are left
+    /// out. The same messages, in the same order, as `convertToLlm` of the provider-valid
+    /// context (SPEC §6, §13.1). Errors as [`SessionTree::build_llm_messages`].
+    pub fn llm_messages(
+        &self,
+        templates: &crate::prompt::templates::PromptTemplates,
+    ) -> Result<(Vec<LlmMessage>, Vec<ContextRepair>)> {
+        use crate::context::convert::unchanged_by_conversion;
+        let plan = self.fold.plan();
+        let repair = plan.repair_plan(self);
+        let mut out = Vec::with_capacity(repair.steps.len());
+        let convert = |out: &mut Vec<LlmMessage>, v: Option<Value>| -> Result<()> {
+            if let Some(c) = v.map(|v| crate::context::convert::convert_message(&v, templates)).transpose()?.flatten() {
+                out.push(LlmMessage::Built(c));
+            }
+            Ok(())
+        };
+        for step in repair.steps {
+            match step {
+                RepairStep::Message(k) => {
+                    let item = plan.items[k];
+                    let unchanged = match item {
+                        ContextItem::Message(i) => self.metas[i]
+                            .message
+                            .as_ref()
+                            .is_some_and(|m| m.role.name().is_some_and(|role| unchanged_by_conversion(role, m.pruned))),
+                        _ => false,
+                    };
+                    if unchanged {
+                        out.push(LlmMessage::Stored(item));
+                    } else {
+                        convert(&mut out, item.materialize(self))?;
+                    }
+                }
+                RepairStep::MissingResult { message, call } => {
+                    let item = plan.items[message];
+                    let meta = self.metas[item.index()].message.as_ref();
+                    convert(&mut out, item.materialize(self).map(|a| synthetic_for(&a, meta, call)))?;
+                }
+            }
+        }
+        Ok((out, repair.repairs))
     }
 
     /// The validation report of the session (SPEC §1, §13.1): the structural issues, with the
@@ -1200,6 +1256,15 @@ impl SessionTree {
 /// The text of the `message` value of the entry line `raw`, as `JSON.parse` reads the line: of
 /// duplicate `message` keys the last one (escaped key spellings included); `None` when the
 /// line is not a JSON object or has no message (absent or `null`, SPEC §2).
+/// One message of [`SessionTree::llm_messages`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum LlmMessage {
+    /// The stored message of this context item, which conversion leaves unchanged.
+    Stored(ContextItem),
+    /// A message converted (or made, for a synthetic tool result) for this result.
+    Built(Value),
+}
+
 fn message_span(raw: &str) -> Option<&str> {
     use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
     use serde_json::value::RawValue;

@@ -150,4 +150,131 @@ describe('the handle hands back the message objects it built', () => {
     assert.equal(tree.buildSessionContext().messages.length, context.length, 'nothing to show for it');
     tree.free();
   });
+
+  test('buildLlmMessages: what conversion leaves as it is is the context’s own object; the rest converted', () => {
+    const sessions = ['pi-session-with-compactions.jsonl', 'pi-session-large.jsonl', 'pi-session-v1-format.jsonl'];
+    for (const name of sessions) {
+      const tree = sc.SessionTree.fromBytes(readFileSync(new URL(`../../examples/sessions/${name}`, import.meta.url)));
+      // Every message converted for the model, as convertToLlm of the provider-valid context.
+      const expected = sc.convertToLlm(JSON.parse(tree.buildSessionContextJson()));
+      const llm = tree.buildLlmMessages();
+      assert.deepEqual(llm, expected, name);
+      // A message equal to a stored one of a role conversion leaves as it is is that object.
+      const stored = tree.buildSessionContext().messages;
+      const context = new Set(stored);
+      const byText = new Map(stored.map((m) => [JSON.stringify(m), m]));
+      let kept = 0;
+      for (const m of llm) {
+        const same = byText.get(JSON.stringify(m));
+        const unchanged = ['user', 'assistant', 'toolResult'].includes(m.role) && !('prunedAt' in m);
+        if (same === undefined || !unchanged) continue;
+        assert.ok(context.has(m), `${name}: a ${m.role} message is the context's own object`);
+        kept++;
+      }
+      assert.ok(kept > stored.length / 2, `${name}: ${kept} of ${stored.length}`);
+      assert.deepEqual(tree.buildLlmMessages(), llm, 'the same on a second call');
+      tree.free();
+    }
+    // Converted: a summary, custom and execution messages, a pruned result with two blocks,
+    // an excluded execution (left out) and a tool call without a result (a synthetic one).
+    const at = (/** @type {number} */ k) => new Date(Date.UTC(2026, 0, 1, 0, 0, k)).toISOString();
+    /** @type {any[]} */
+    const entries = [
+      {
+        type: 'message',
+        id: 'u1',
+        parentId: null,
+        timestamp: at(1),
+        message: { role: 'user', content: 'hi', timestamp: 1 },
+      },
+      {
+        type: 'message',
+        id: 'a1',
+        parentId: 'u1',
+        timestamp: at(2),
+        message: {
+          role: 'assistant',
+          content: [{ type: 'toolCall', id: 'c1', name: 'bash', arguments: { command: 'ls' } }],
+          stopReason: 'toolUse',
+          timestamp: 2,
+        },
+      },
+      {
+        type: 'message',
+        id: 't1',
+        parentId: 'a1',
+        timestamp: at(3),
+        message: {
+          role: 'toolResult',
+          toolCallId: 'c1',
+          toolName: 'bash',
+          content: [
+            { type: 'text', text: 'one' },
+            { type: 'text', text: 'two' },
+          ],
+          isError: false,
+          prunedAt: 5,
+          timestamp: 3,
+        },
+      },
+      { type: 'branch_summary', id: 'b1', parentId: 't1', timestamp: at(4), fromId: 'x', summary: 'left behind' },
+      {
+        type: 'custom_message',
+        id: 'm1',
+        parentId: 'b1',
+        timestamp: at(5),
+        customType: 'note',
+        content: 'a note',
+        display: true,
+      },
+      {
+        type: 'message',
+        id: 'x1',
+        parentId: 'm1',
+        timestamp: at(6),
+        message: {
+          role: 'bashExecution',
+          command: 'pwd',
+          output: '/',
+          exitCode: 0,
+          excludeFromContext: true,
+          timestamp: 6,
+        },
+      },
+      {
+        type: 'message',
+        id: 'x2',
+        parentId: 'x1',
+        timestamp: at(7),
+        message: { role: 'bashExecution', command: 'ls', output: 'a', exitCode: 0, timestamp: 7 },
+      },
+      {
+        type: 'message',
+        id: 'a2',
+        parentId: 'x2',
+        timestamp: at(8),
+        message: {
+          role: 'assistant',
+          content: [{ type: 'toolCall', id: 'c2', name: 'read', arguments: { path: 'a' } }],
+          stopReason: 'toolUse',
+          timestamp: 8,
+        },
+      },
+    ];
+    const tree = sc.SessionTree.fromEntries(entries);
+    const llm = tree.buildLlmMessages();
+    assert.deepEqual(llm, sc.convertToLlm(JSON.parse(tree.buildSessionContextJson())));
+    assert.deepEqual(
+      llm.map((m) => m.role),
+      ['user', 'assistant', 'toolResult', 'user', 'user', 'user', 'assistant', 'toolResult'],
+    );
+    assert.deepEqual(/** @type {any} */ (llm[2]).content, [{ type: 'text', text: 'onetwo' }], 'the pruned result: its text blocks joined');
+    assert.equal(/** @type {any} */ (llm[7]).toolCallId, 'c2', 'the synthetic result of the unanswered call');
+    // The caller's own objects where conversion changes nothing (fromEntries keeps them).
+    assert.equal(llm[0], entries[0].message);
+    assert.equal(llm[1], entries[1].message);
+    assert.equal(llm[6], entries[7].message);
+    assert.notEqual(llm[2], entries[2].message);
+    tree.free();
+  });
 });

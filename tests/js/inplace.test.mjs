@@ -256,4 +256,64 @@ describe('pure functions read the entries in place', () => {
     // Values that are not objects are entries of no known type: read, never an error.
     assert.equal(sc.buildSessionContext([...entries, 5, null, 'x'], 'u4').messages.length, 7);
   });
+
+  test('convertToLlm hands back the messages it leaves as they are; converts the others as from JSON', () => {
+    for (const name of ['pi-session-large.jsonl', 'pi-session-with-compactions.jsonl']) {
+      const messages = /** @type {any[]} */ (sc.buildSessionContext(entriesOf(name)).messages);
+      const llm = /** @type {any[]} */ (sc.convertToLlm(messages));
+      // The JSON path: a message with a `toJSON` method is read through its JSON.
+      const viaJson = sc.convertToLlm(/** @type {any} */ (messages.map((m) => ({ toJSON: () => m }))));
+      assert.deepEqual(llm, viaJson, name);
+      assert.ok(
+        llm.every((m) => !viaJson.includes(m)),
+        'the JSON path builds new objects',
+      );
+      const own = new Set(messages);
+      for (const [k, m] of llm.entries()) {
+        const unchanged = ['user', 'assistant', 'toolResult'].includes(m.role) && !('prunedAt' in m);
+        if (unchanged && messages.includes(m)) continue;
+        assert.ok(!unchanged || !own.has(m), `${name}: llm[${k}]`);
+      }
+      const kept = llm.filter((m) => own.has(m)).length;
+      assert.ok(kept > messages.length / 2, `${name}: ${kept} of ${messages.length} handed back`);
+    }
+    const user = { role: 'user', content: 'hi', timestamp: 1 };
+    const result = { role: 'toolResult', toolCallId: 'c', toolName: 'bash', content: [], isError: false, timestamp: 2 };
+    const pruned = {
+      ...result,
+      content: [
+        { type: 'text', text: 'a' },
+        { type: 'text', text: 'b' },
+      ],
+      prunedAt: null,
+    };
+    const undefinedPrunedAt = { ...result, prunedAt: undefined };
+    const withToJson = {
+      role: 'user',
+      content: 'x',
+      toJSON: () => ({ role: 'custom', content: 'from toJSON', timestamp: 3 }),
+    };
+    const summary = { role: 'compactionSummary', summary: 'S', tokensBefore: 1, timestamp: 4 };
+    const out = /** @type {any[]} */ (
+      sc.convertToLlm(/** @type {any} */ ([user, result, pruned, undefinedPrunedAt, withToJson, summary, 5, null]))
+    );
+    assert.equal(out.length, 6, 'values that are not messages are left out');
+    assert.equal(out[0], user);
+    assert.equal(out[1], result);
+    assert.notEqual(out[2], pruned);
+    assert.deepEqual(out[2].content, [{ type: 'text', text: 'ab' }], 'a pruned result (prunedAt: null) is converted');
+    assert.equal(out[3], undefinedPrunedAt, 'prunedAt: undefined is absent from its JSON');
+    assert.deepEqual(out[4].content, [{ type: 'text', text: 'from toJSON' }], 'read through toJSON');
+    assert.equal(out[5].role, 'user');
+    assert.match(out[5].content[0].text, /S/);
+    const throwing = {
+      get role() {
+        throw new Error('no');
+      },
+    };
+    assert.throws(
+      () => sc.convertToLlm(/** @type {any} */ ([user, throwing])),
+      (/** @type {any} */ e) => e.code === 'E_INVALID_ARGUMENT' && /messages\[1\]/.test(e.message),
+    );
+  });
 });

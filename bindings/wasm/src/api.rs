@@ -378,8 +378,11 @@ pub fn convert_to_llm(
     #[wasm_bindgen(unchecked_param_type = "AgentMessage[]")] messages: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "ConvertOptions")] options: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let values = to_values(&messages, "messages")?;
     let options: session_compaction::context::convert::ConvertOptions = to_typed(&options, "options")?;
+    if !options.repair && super::safe::is_array(&messages) == Ok(true) {
+        return convert_in_place(&messages);
+    }
+    let values = to_values(&messages, "messages")?;
     if options.repair {
         let (messages, repairs) =
             session_compaction::context::convert::convert_to_llm_provider_valid(&values, &templates())
@@ -387,6 +390,41 @@ pub fn convert_to_llm(
         return from_serde(&session_compaction::api::RepairedLlmMessages { messages, repairs });
     }
     from_serde(&session_compaction::context::convert::convert_to_llm(&values, &templates()).map_err(error_js)?)
+}
+
+/// `convertToLlm(messages)` of an array, read in place: a message conversion leaves as it is
+/// ([`unchanged_by_conversion`](session_compaction::context::convert::unchanged_by_conversion)
+/// of its `role` and `prunedAt`) is the caller's own object, as the reference hands it back;
+/// the others are converted from their JSON one by one. A message with a `toJSON` method is
+/// read through it, as `JSON.stringify` reads it. Errors as [`to_value`] (naming `messages[i]`).
+fn convert_in_place(messages: &JsValue) -> Result<JsValue, JsValue> {
+    use js_sys::Reflect;
+    use session_compaction::context::convert::{convert_message, unchanged_by_conversion};
+    let len = super::convert::entry_count(&Reflect::get(messages, &JsValue::from_str("length"))?);
+    super::convert::ensure_room("messages", len)?;
+    let templates = templates();
+    let out = js_sys::Array::new();
+    let key = |name: &str| JsValue::from_str(name);
+    let (role_key, pruned_key, to_json_key) = (key("role"), key("prunedAt"), key("toJSON"));
+    for i in 0..len {
+        let what = || format!("messages[{i}]");
+        let unreadable = |_| bad_arg(&what(), "cannot be read (a throwing getter or a revoked Proxy?)");
+        let m = Reflect::get_u32(messages, i as u32).map_err(unreadable)?;
+        if m.is_object() && !Reflect::get(&m, &to_json_key).map_err(unreadable)?.is_function() {
+            let role = Reflect::get(&m, &role_key).map_err(unreadable)?.as_string();
+            let pruned = Reflect::get(&m, &pruned_key).map_err(unreadable)?;
+            // Present in its JSON: what `JSON.stringify` writes (not undefined, a function or a symbol).
+            let pruned = !(pruned.is_undefined() || pruned.is_function() || pruned.is_symbol());
+            if role.is_some_and(|r| unchanged_by_conversion(&r, pruned)) {
+                out.push(&m);
+                continue;
+            }
+        }
+        if let Some(converted) = convert_message(&to_value(&m, &what())?, &templates).map_err(error_js)? {
+            out.push(&from_serde(&converted)?);
+        }
+    }
+    Ok(out.into())
 }
 
 /// `serializeConversation(llmMessages)`: the text the summarizer reads. SPEC §8.

@@ -351,6 +351,9 @@ impl JsHooks {
 }
 
 impl HooksByName for JsHooks {
+    fn has(&self, name: &str) -> bool {
+        get(&self.obj, name).is_function()
+    }
     async fn call(&self, name: &str, event: Value) -> Result<Value> {
         let f = get(&self.obj, name);
         if !f.is_function() {

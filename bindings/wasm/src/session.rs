@@ -451,11 +451,23 @@ impl SessionTree {
     }
 
     /// The context messages converted for the model (`convertToLlm`) in provider-valid form
-    /// (SPEC §6, §13.1; the repairs are `contextRepairs()`).
+    /// (SPEC §6, §13.1; the repairs are `contextRepairs()`). A message that conversion leaves
+    /// as it is (`user`, `assistant`, a `toolResult` not pruned) is the same object
+    /// `buildSessionContext()` hands back, built once; the others are new objects.
     #[wasm_bindgen(js_name = buildLlmMessages, unchecked_return_type = "AgentMessage[]")]
     pub fn build_llm_messages(&self) -> Result<JsValue, JsValue> {
-        let (messages, _repairs) = self.s(|s| s.build_llm_messages(&templates())).map_err(error_js)?;
-        from_serde(&messages)
+        use session_compaction::session::handle::LlmMessage;
+        self.s(|s| {
+            let (plan, _repairs) = s.llm_messages(&templates()).map_err(error_js)?;
+            let wants: Vec<Want<'_>> = plan
+                .iter()
+                .map(|m| match m {
+                    LlmMessage::Stored(item) => Want::Item(*item),
+                    LlmMessage::Built(v) => Want::Value(v),
+                })
+                .collect();
+            Ok(self.messages.borrow_mut().array(s, &wants)?.into())
+        })
     }
 
     /// What the provider-valid context of the current branch repairs (SPEC §13.1): synthetic

@@ -79,6 +79,11 @@ async function cmdCompact(session, opts, io) {
     summarizer,
   );
   const after = contextSize(tree);
+  // Tokens on both sides are the engine's estimates of the built context (SPEC §13.5), the
+  // figures its progress rule compares: the estimate before the run may rest on the provider's
+  // last usage, which has no counterpart after it.
+  before.tokens = done.result.contextTokensBefore ?? before.tokens;
+  after.tokens = done.result.contextTokensAfter ?? after.tokens;
   const entry = /** @type {any} */ (done.compactionEntry);
   const written = opts.write ? persistEntry(session, entry) : null;
 

@@ -1,7 +1,7 @@
 //! Cues of what a sentence or line says: filler and wrapper messages, questions, finished work,
 //! intentions, decisions, findings, constraints, error lines and viewing commands.
 
-use super::text::{has_word, one_line, starts_with_any, word_count};
+use super::text::{contains, has_word, one_line, starts_with_any, word_count};
 use crate::js::lowercase;
 use indexmap::IndexSet;
 
@@ -328,9 +328,6 @@ pub(super) fn is_error_line(line: &str) -> bool {
         "exited with code 0",
         "no issues",
     ];
-    if NOT.iter().any(|n| l.contains(n)) {
-        return false;
-    }
     const WORDS: [&str; 12] = [
         "error",
         "errors",
@@ -359,7 +356,9 @@ pub(super) fn is_error_line(line: &str) -> bool {
         "undefined is not",
         "npm err!",
     ];
-    WORDS.iter().any(|w| has_word(&l, w)) || PHRASES.iter().any(|p| l.contains(p))
+    // The cues first: most lines have none, and then the negations need no search.
+    let cue = WORDS.iter().any(|w| has_word(&l, w)) || PHRASES.iter().any(|p| contains(&l, p));
+    cue && !NOT.iter().any(|n| contains(&l, n))
 }
 
 /// Trimmed error lines of a text, in order, without duplicates.

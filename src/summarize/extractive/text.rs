@@ -51,9 +51,39 @@ pub(super) fn quote(s: &str, max: usize) -> String {
     format!("\"{}\"", clip_chars(&one_line(s), max))
 }
 
+/// The byte offsets of the non-overlapping occurrences of `needle` (not empty) in `hay`, left to
+/// right: what `hay.match_indices(needle)` gives. Found by a scan for the needle's first byte and
+/// a compare of the rest: for the short cue words and the short lines the summarizer checks by
+/// the dozen, `str`'s own search spends more on setting up its Two-Way searcher (once per call)
+/// than on searching. An occurrence starts at a character boundary (a UTF-8 lead byte is never
+/// inside a character).
+pub(super) fn occurrences<'a>(hay: &'a str, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        let (&first, rest) = n.split_first()?;
+        // The last offset where the needle still fits.
+        let last = h.len().checked_sub(n.len())?;
+        while from <= last {
+            let i = from + h[from..=last].iter().position(|&b| b == first)?;
+            if &h[i + 1..i + n.len()] == rest {
+                from = i + n.len();
+                return Some(i);
+            }
+            from = i + 1;
+        }
+        None
+    })
+}
+
+/// `hay.contains(needle)`, by [`occurrences`] (an empty needle is contained in every text).
+pub(super) fn contains(hay: &str, needle: &str) -> bool {
+    needle.is_empty() || occurrences(hay, needle).next().is_some()
+}
+
 /// `word` occurs in `hay` (both lowercase) with no letter or digit right before or after it.
 pub(super) fn has_word(hay: &str, word: &str) -> bool {
-    hay.match_indices(word).any(|(i, _)| {
+    occurrences(hay, word).any(|i| {
         let before = hay[..i].chars().next_back();
         let after = hay[i + word.len()..].chars().next();
         !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
@@ -149,6 +179,31 @@ pub(super) fn lead(text: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        /// `occurrences` and `contains` give what `match_indices` and `contains` of `str` give.
+        #[test]
+        fn occurrences_are_the_match_indices(hay in "[ab é✓xX]{0,40}", needle in "[ab é✓]{1,4}") {
+            let ours: Vec<usize> = super::occurrences(&hay, &needle).collect();
+            let std: Vec<usize> = hay.match_indices(needle.as_str()).map(|(i, _)| i).collect();
+            prop_assert_eq!(ours, std);
+            prop_assert_eq!(super::contains(&hay, &needle), hay.contains(needle.as_str()));
+        }
+    }
+
+    #[test]
+    fn occurrences_do_not_overlap_and_fit() {
+        assert_eq!(super::occurrences("aaaa", "aa").collect::<Vec<_>>(), [0, 2]);
+        assert_eq!(super::occurrences("aaa", "aa").collect::<Vec<_>>(), [0]);
+        assert_eq!(super::occurrences("ab", "abc").count(), 0);
+        assert_eq!(super::occurrences("", "a").count(), 0);
+        assert_eq!(super::occurrences("é error", "error").collect::<Vec<_>>(), [3]);
+        assert!(super::contains("x", ""));
+        assert!(super::has_word("build failed: 2 errors", "failed"));
+        assert!(!super::has_word("onerror handler", "error"));
+    }
+
     use super::*;
 
     #[test]
