@@ -268,7 +268,11 @@ describe('the handle hands back the message objects it built', () => {
       llm.map((m) => m.role),
       ['user', 'assistant', 'toolResult', 'user', 'user', 'user', 'assistant', 'toolResult'],
     );
-    assert.deepEqual(/** @type {any} */ (llm[2]).content, [{ type: 'text', text: 'onetwo' }], 'the pruned result: its text blocks joined');
+    assert.deepEqual(
+      /** @type {any} */ (llm[2]).content,
+      [{ type: 'text', text: 'onetwo' }],
+      'the pruned result: its text blocks joined',
+    );
     assert.equal(/** @type {any} */ (llm[7]).toolCallId, 'c2', 'the synthetic result of the unanswered call');
     // The caller's own objects where conversion changes nothing (fromEntries keeps them).
     assert.equal(llm[0], entries[0].message);
