@@ -49,24 +49,8 @@ function deepFreeze(value) {
 
 export { isSessionCompactionError };
 
-guardFreed(raw.SessionTree.prototype);
-addInspect(raw.SessionTree, (tree) => ({
-  entryCount: tree.entryCount,
-  leafId: tree.leafId,
-  sourceVersion: tree.sourceVersion,
-  migrated: tree.migrated,
-  loadErrors: tree.loadErrors.length,
-}));
-addInspect(raw.PruneOutcome, (outcome) => outcome.toJSON());
-addFromFile(raw.SessionTree, nodeFs);
-
-// `using tree = SessionTree.fromJsonl(...)`: the generated class defines Symbol.dispose when the
-// runtime had the symbol at load time; add it if the symbol exists and the class still lacks it.
-if (typeof Symbol.dispose === 'symbol' && typeof raw.SessionTree.prototype[Symbol.dispose] !== 'function') {
-  raw.SessionTree.prototype[Symbol.dispose] = function dispose() {
-    this.free();
-  };
-}
+// The guard, inspect, fromFile and Symbol.dispose (shared/freed-guard.js).
+setUpClasses(raw, nodeFs);
 
 /** prepareCompaction and buildSessionContext with the per-turn cache check (shared/pure.js). */
 // biome-ignore lint/correctness/noUnusedVariables: build.mjs appends the export lines that use it

@@ -186,17 +186,9 @@ function guard(name, value) {
 
 export { isSessionCompactionError };
 
-guardFreed(raw.SessionTree.prototype);
-addInspect(raw.SessionTree, (tree) => ({
-  entryCount: tree.entryCount,
-  leafId: tree.leafId,
-  sourceVersion: tree.sourceVersion,
-  migrated: tree.migrated,
-  loadErrors: tree.loadErrors.length,
-}));
-addInspect(raw.PruneOutcome, (outcome) => outcome.toJSON());
-// Node's fs where this entry runs in Node or Bun (process.getBuiltinModule); Deno's API otherwise.
-addFromFile(raw.SessionTree, () => globalThis.process?.getBuiltinModule?.('node:fs'));
+// The guard, inspect, fromFile and Symbol.dispose (shared/freed-guard.js); Node's fs where this
+// entry runs in Node or Bun (process.getBuiltinModule), Deno's API otherwise.
+setUpClasses(raw, () => globalThis.process?.getBuiltinModule?.('node:fs'));
 
 /** prepareCompaction and buildSessionContext with the per-turn cache check (shared/pure.js). */
 // biome-ignore lint/correctness/noUnusedVariables: build.mjs appends the export lines that use it
@@ -249,13 +241,5 @@ export let DEFAULT_COMPACTION_SETTINGS = placeholder('DEFAULT_COMPACTION_SETTING
  * frozen. Filled by init(); before that every property access throws E_NOT_INITIALIZED.
  */
 export let DEFAULT_PRUNE_CONFIG = placeholder('DEFAULT_PRUNE_CONFIG', pruneConfigTarget);
-
-// `using tree = SessionTree.fromJsonl(...)`: the generated class defines Symbol.dispose when the
-// runtime had the symbol at load time; add it if the symbol exists and the class still lacks it.
-if (typeof Symbol.dispose === 'symbol' && typeof raw.SessionTree?.prototype[Symbol.dispose] !== 'function') {
-  raw.SessionTree.prototype[Symbol.dispose] = function dispose() {
-    this.free();
-  };
-}
 
 // @generated-exports

@@ -96,3 +96,27 @@ function addInspect(cls, describe) {
     });
   }
 }
+
+/**
+ * What every entry adds to the glue's classes: the E_FREED guard, the inspect output,
+ * `SessionTree.fromFile` (with `nodeFs`, see from-file.js) and `Symbol.dispose` where the
+ * runtime has the symbol but the generated class lacks it (`using tree = SessionTree.fromJsonl(...)`).
+ */
+// biome-ignore lint/correctness/noUnusedVariables: the entries call it once scripts/build.mjs has inlined this file
+function setUpClasses(raw, nodeFs) {
+  guardFreed(raw.SessionTree.prototype);
+  addInspect(raw.SessionTree, (tree) => ({
+    entryCount: tree.entryCount,
+    leafId: tree.leafId,
+    sourceVersion: tree.sourceVersion,
+    migrated: tree.migrated,
+    loadErrors: tree.loadErrors.length,
+  }));
+  addInspect(raw.PruneOutcome, (outcome) => outcome.toJSON());
+  addFromFile(raw.SessionTree, nodeFs);
+  if (typeof Symbol.dispose === 'symbol' && typeof raw.SessionTree.prototype[Symbol.dispose] !== 'function') {
+    raw.SessionTree.prototype[Symbol.dispose] = function dispose() {
+      this.free();
+    };
+  }
+}

@@ -594,7 +594,10 @@ function defineTests() {
     const leaf = await page.getAttribute('[data-leaf="true"]', 'data-entry-id');
     const binary = Buffer.concat([Buffer.from('{"type":"session"\u0000'), Buffer.alloc(2000, 0x41)]);
     await page.setInputFiles('#file-input', { name: 'blob.jsonl', mimeType: 'application/x-ndjson', buffer: binary });
-    await page.waitForFunction(() => document.querySelector('#status')?.textContent?.includes('blob.jsonl'));
+    // The outcome, not the "Reading blob.jsonl…" shown while the worker reads it.
+    await page.waitForFunction(() =>
+      document.querySelector('#status')?.textContent?.includes('blob.jsonl could not be loaded'),
+    );
     assert.equal(
       await page.textContent('#status'),
       'blob.jsonl could not be loaded: E_PARSE: blob.jsonl is not a pi session: it holds binary data (a NUL byte at ' +
@@ -608,7 +611,10 @@ function defineTests() {
     const errors = expected.loadErrors;
     expected.free();
     await page.setInputFiles('#file-input', { name: 'notes.jsonl', mimeType: 'text/plain', buffer: notes });
-    await page.waitForFunction(() => document.querySelector('#status')?.textContent?.includes('notes.jsonl'));
+    // The outcome, not the "Reading notes.jsonl…" shown while the worker reads it.
+    await page.waitForFunction(() =>
+      document.querySelector('#status')?.textContent?.includes('notes.jsonl could not be loaded'),
+    );
     const header = errors.find((/** @type {any} */ e) => e.code === 'E_HEADER');
     assert.equal(
       await page.textContent('#status'),

@@ -94,7 +94,7 @@ pub fn to_values(v: &JsValue, what: &str) -> Result<Vec<Value>, JsValue> {
     }
     match to_value(v, what)? {
         Value::Array(a) => Ok(a),
-        other => Err(bad_arg(what, format!("expected an array, got {}", kind(&other)))),
+        other => Err(bad_arg(what, format!("expected an array, got {}", session_compaction::api::json_kind(&other)))),
     }
 }
 
@@ -117,17 +117,6 @@ pub fn to_required<T: DeserializeOwned>(v: &JsValue, what: &str, expected: &str)
         .ok_or_else(|| bad_arg(what, "expected a JSON value"))?;
     serde_json::from_slice(text.as_bytes())
         .map_err(|e| error_js(session_compaction::api::options_error(what, text.as_bytes(), &e)))
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// The longest string a JavaScript engine holds, in UTF-16 units (V8's limit, the lowest of the
@@ -205,7 +194,9 @@ pub fn arg_strings(v: &JsValue, what: &str) -> Result<Vec<String>, JsValue> {
         .enumerate()
         .map(|(i, s)| match s {
             Value::String(s) => Ok(s),
-            other => Err(bad_arg(what, format!("item {i} is {}, not a string", kind(&other)))),
+            other => {
+                Err(bad_arg(what, format!("item {i} is {}, not a string", session_compaction::api::json_kind(&other))))
+            }
         })
         .collect()
 }
