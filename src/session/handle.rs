@@ -980,8 +980,8 @@ impl SessionTree {
 
     /// [`SessionTree::build_llm_messages`] without converting what conversion leaves as it is:
     /// the message of a `user` or `assistant` entry, and of a `toolResult` entry that was not
-    /// pruned, is its stored message ([`LlmMessage::Stored`]: a host that keeps message objects
-    /// hands back the same object); the others (summaries, custom and execution messages,
+    /// pruned, is its stored message ([`LlmMessage::Stored`]: a binding splices its stored text
+    /// instead of parsing and writing it again); the others (summaries, custom and execution messages,
     /// pruned results, the synthetic results of the provider-valid form) are converted here
     /// ([`LlmMessage::Built`]). Dropped messages (excluded executions, unknown roles) are left
     /// out. The same messages, in the same order, as `convertToLlm` of the provider-valid

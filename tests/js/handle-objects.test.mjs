@@ -151,7 +151,7 @@ describe('the handle hands back the message objects it built', () => {
     tree.free();
   });
 
-  test('buildLlmMessages: what conversion leaves as it is is the context’s own object; the rest converted', () => {
+  test('buildLlmMessages: new objects on every call, equal to convertToLlm of the provider-valid context', () => {
     const sessions = ['pi-session-with-compactions.jsonl', 'pi-session-large.jsonl', 'pi-session-v1-format.jsonl'];
     for (const name of sessions) {
       const tree = sc.SessionTree.fromBytes(readFileSync(new URL(`../../examples/sessions/${name}`, import.meta.url)));
@@ -159,20 +159,19 @@ describe('the handle hands back the message objects it built', () => {
       const expected = sc.convertToLlm(JSON.parse(tree.buildSessionContextJson()));
       const llm = tree.buildLlmMessages();
       assert.deepEqual(llm, expected, name);
-      // A message equal to a stored one of a role conversion leaves as it is is that object.
-      const stored = tree.buildSessionContext().messages;
-      const context = new Set(stored);
-      const byText = new Map(stored.map((m) => [JSON.stringify(m), m]));
-      let kept = 0;
-      for (const m of llm) {
-        const same = byText.get(JSON.stringify(m));
-        const unchanged = ['user', 'assistant', 'toolResult'].includes(m.role) && !('prunedAt' in m);
-        if (same === undefined || !unchanged) continue;
-        assert.ok(context.has(m), `${name}: a ${m.role} message is the context's own object`);
-        kept++;
-      }
-      assert.ok(kept > stored.length / 2, `${name}: ${kept} of ${stored.length}`);
-      assert.deepEqual(tree.buildLlmMessages(), llm, 'the same on a second call');
+      // New objects: none is the context's, and a change to one reaches no later call.
+      const context = new Set(tree.buildSessionContext().messages);
+      assert.ok(
+        llm.every((m) => !context.has(m)),
+        `${name}: no object of buildSessionContext()`,
+      );
+      const again = tree.buildLlmMessages();
+      assert.ok(
+        again.every((m, k) => m !== llm[k]),
+        `${name}: no object of the previous call`,
+      );
+      /** @type {any} */ (llm[0]).cache_control = { type: 'ephemeral' };
+      assert.deepEqual(tree.buildLlmMessages(), again, 'the same on a later call, without the change');
       tree.free();
     }
     // Converted: a summary, custom and execution messages, a pruned result with two blocks,
@@ -274,11 +273,13 @@ describe('the handle hands back the message objects it built', () => {
       'the pruned result: its text blocks joined',
     );
     assert.equal(/** @type {any} */ (llm[7]).toolCallId, 'c2', 'the synthetic result of the unanswered call');
-    // The caller's own objects where conversion changes nothing (fromEntries keeps them).
-    assert.equal(llm[0], entries[0].message);
-    assert.equal(llm[1], entries[1].message);
-    assert.equal(llm[6], entries[7].message);
-    assert.notEqual(llm[2], entries[2].message);
+    // What the session saves: a message changed by its caller after it was appended is sent as saved.
+    assert.notEqual(llm[0], entries[0].message);
+    const typed = { role: 'user', content: 'as typed', timestamp: 9 };
+    tree.appendMessage(/** @type {any} */ (typed));
+    typed.content = 'changed after';
+    assert.equal(/** @type {any} */ (tree.buildLlmMessages().at(-1)).content, 'as typed');
+    assert.match(tree.toJsonl(), /"as typed"/);
     tree.free();
   });
 });

@@ -451,22 +451,36 @@ impl SessionTree {
     }
 
     /// The context messages converted for the model (`convertToLlm`) in provider-valid form
-    /// (SPEC §6, §13.1; the repairs are `contextRepairs()`). A message that conversion leaves
-    /// as it is (`user`, `assistant`, a `toolResult` not pruned) is the same object
-    /// `buildSessionContext()` hands back, built once; the others are new objects.
+    /// (SPEC §6, §13.1; the repairs are `contextRepairs()`), as new objects on every call (a
+    /// host may change them, e.g. add `cache_control`, without changing later calls): one
+    /// `JSON.parse` of the messages conversion leaves as they are, spliced from their stored
+    /// text (what the session saves), and the converted ones.
     #[wasm_bindgen(js_name = buildLlmMessages, unchecked_return_type = "AgentMessage[]")]
     pub fn build_llm_messages(&self) -> Result<JsValue, JsValue> {
         use session_compaction::session::handle::LlmMessage;
         self.s(|s| {
             let (plan, _repairs) = s.llm_messages(&templates()).map_err(error_js)?;
-            let wants: Vec<Want<'_>> = plan
-                .iter()
-                .map(|m| match m {
-                    LlmMessage::Stored(item) => Want::Item(*item),
-                    LlmMessage::Built(v) => Want::Value(v),
-                })
-                .collect();
-            Ok(self.messages.borrow_mut().array(s, &wants)?.into())
+            let mut text = String::from("[");
+            for m in &plan {
+                let len = text.len();
+                if len > 1 {
+                    text.push(',');
+                }
+                let written = match m {
+                    LlmMessage::Stored(item) => s
+                        .message_bytes(item.index())
+                        .is_some_and(|b| session_compaction::js::push_json_ascii_bytes(&mut text, b)),
+                    LlmMessage::Built(v) => {
+                        text.push_str(&v.to_string());
+                        true
+                    }
+                };
+                if !written {
+                    text.truncate(len);
+                }
+            }
+            text.push(']');
+            js_sys::JSON::parse(&text)
         })
     }
 
