@@ -166,6 +166,19 @@ pub struct EntryMeta {
     pub no_type: bool,
 }
 
+/// The required field an entry lacks, from whether it has a string `type` and a string `id`:
+/// `"type"` first, then `"id"`. The one rule of `E_MISSING_FIELD` for metadata
+/// ([`EntryMeta::missing_field`]) and for parsed values (the loaders). SPEC §1, §13.11.
+pub fn missing_required_field(has_type: bool, has_id: bool) -> Option<&'static str> {
+    if !has_type {
+        Some("type")
+    } else if !has_id {
+        Some("id")
+    } else {
+        None
+    }
+}
+
 impl EntryMeta {
     /// Extracts the metadata of an entry from its JSON text (one JSONL line).
     /// Errors only when the text is not valid JSON. Escapes of unpaired UTF-16 surrogates
@@ -214,13 +227,7 @@ impl EntryMeta {
     /// value that is not an object included), else `"id"` when it has no string `id`; the rule
     /// of the loaders' `E_MISSING_FIELD` and of validation (SPEC §1, §13.11).
     pub fn missing_field(&self) -> Option<&'static str> {
-        if self.no_type || self.not_object.is_some() {
-            Some("type")
-        } else if self.id.is_none() {
-            Some("id")
-        } else {
-            None
-        }
+        missing_required_field(!self.no_type && self.not_object.is_none(), self.id.is_some())
     }
 
     /// The metadata without what only some readers find (where parts of the text lie:

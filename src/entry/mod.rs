@@ -18,7 +18,10 @@ mod scan;
 pub mod source;
 
 pub use kind::{EntryKind, NotObject, Role};
-pub use meta::{estimate_tokens, ArgsText, EntryMeta, MessageMeta, TextSpan, ToolCallMeta, UsageMeta, IMAGE_CHARS};
+pub use meta::{
+    estimate_tokens, missing_required_field, ArgsText, EntryMeta, MessageMeta, TextSpan, ToolCallMeta, UsageMeta,
+    IMAGE_CHARS,
+};
 pub use read::{read_entry, read_entry_head, read_message, Field, JsonRead, Shape};
 pub(crate) use scan::{scan_entry, EntryScanner};
 pub use source::{EntryList, EntrySource, Heads, Selection};

@@ -1495,13 +1495,8 @@ fn missing_field(line: usize, field: &str) -> LineError {
 
 /// The field an entry lacks (`type` or `id`, each must be a string), if any.
 fn missing_field_of(entry: &Value) -> Option<&'static str> {
-    if !entry.get("type").is_some_and(Value::is_string) {
-        Some("type")
-    } else if !entry.get("id").is_some_and(Value::is_string) {
-        Some("id")
-    } else {
-        None
-    }
+    let has = |key: &str| entry.get(key).is_some_and(Value::is_string);
+    crate::entry::missing_required_field(has("type"), has("id"))
 }
 
 fn header_problem(first: Option<&Value>, line: usize) -> Option<String> {

@@ -674,6 +674,6 @@ pub fn checked_should_compact(
     context_window: f64,
     settings: &CompactionSettings,
 ) -> crate::Result<bool> {
-    let threshold = checked_compaction_threshold(context_window, settings)?;
-    Ok(settings.enabled && context_tokens > threshold)
+    checked_compaction_threshold(context_window, settings)?;
+    Ok(should_compact(context_tokens, context_window, settings))
 }

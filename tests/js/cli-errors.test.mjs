@@ -5,26 +5,17 @@
 // refuses a negative, fractional or non-numeric value naming the option, the value and what it
 // accepts (E_INVALID_ARGUMENT). Run: node --test tests/js/cli-errors.test.mjs
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { runCli } from './support/cli.mjs';
+import { runCli, tempFolder } from './support/cli.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const LARGE = join(ROOT, 'examples', 'sessions', 'pi-session-large.jsonl');
 
-const TMP = mkdtempSync(join(tmpdir(), 'session-compaction-cli-errors-'));
-after(() => rmSync(TMP, { recursive: true, force: true }));
-
-/** @param {string} name @param {string | Uint8Array} data */
-function tmpFile(name, data) {
-  const path = join(TMP, name);
-  writeFileSync(path, data);
-  return path;
-}
+const { dir: TMP, file: tmpFile } = tempFolder('session-compaction-cli-errors-');
 
 /** A small valid session (header and two messages). */
 const SMALL = tmpFile(

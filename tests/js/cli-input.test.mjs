@@ -5,14 +5,13 @@
 // --openai failures name the cause and the URL with its credentials redacted (user:password@,
 // key= / token= query values, the API key never printed). Run: node --test tests/js/cli-input.test.mjs
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { runCli } from './support/cli.mjs';
+import { runCli, tempFolder } from './support/cli.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SAMPLE = join(ROOT, 'examples', 'sessions', 'pi-session-with-compactions.jsonl');
@@ -21,15 +20,7 @@ const SAMPLE_LINES = readFileSync(SAMPLE, 'utf8').split('\n');
 const KEY = `sk-input-${Math.random().toString(36).slice(2)}-never-print`;
 const QUERY_SECRET = `q${Math.random().toString(36).slice(2)}secret`;
 
-const TMP = mkdtempSync(join(tmpdir(), 'session-compaction-cli-input-'));
-after(() => rmSync(TMP, { recursive: true, force: true }));
-
-/** Writes a file into the temp folder and returns its path. @param {string} name @param {string | Uint8Array} data */
-function tmpFile(name, data) {
-  const path = join(TMP, name);
-  writeFileSync(path, data);
-  return path;
-}
+const { file: tmpFile } = tempFolder('session-compaction-cli-input-');
 
 /** @param {string[]} args @param {Record<string, string | undefined>} [env] */
 const cli = (args, env = {}) => runCli(args, env);

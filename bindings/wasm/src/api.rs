@@ -400,7 +400,9 @@ pub fn convert_to_llm(
 fn convert_in_place(messages: &JsValue) -> Result<JsValue, JsValue> {
     use js_sys::Reflect;
     use session_compaction::context::convert::{convert_message, unchanged_by_conversion};
-    let len = super::convert::entry_count(&Reflect::get(messages, &JsValue::from_str("length"))?);
+    let length = Reflect::get(messages, &JsValue::from_str("length"))
+        .map_err(|_| bad_arg("messages", "cannot read its length"))?;
+    let len = super::convert::entry_count(&length);
     super::convert::ensure_room("messages", len)?;
     let templates = templates();
     let out = js_sys::Array::new();

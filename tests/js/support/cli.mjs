@@ -1,7 +1,10 @@
 // Runs the package's CLI (pkg/bin/session-compaction.mjs) in a child process for the CLI tests,
 // without blocking the test process (its HTTP stand-ins must keep answering).
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 /** The built CLI. */
@@ -45,4 +48,21 @@ export function startCli(args, env = {}) {
  */
 export function runCli(args, env = {}) {
   return startCli(args, env).done;
+}
+
+/**
+ * A temporary folder for a test file's inputs, removed when the file's tests end: `dir`, and
+ * `file(name, data)`, which writes one file into it and returns its path.
+ * @param {string} prefix
+ */
+export function tempFolder(prefix) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  /** @param {string} name @param {string | Uint8Array} data */
+  const file = (name, data) => {
+    const path = join(dir, name);
+    writeFileSync(path, data);
+    return path;
+  };
+  return { dir, file };
 }
