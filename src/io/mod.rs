@@ -1276,8 +1276,10 @@ pub(crate) fn migrate_v2_record(o: &mut serde_json::Map<String, Value>) {
 /// Migrates a session's file entries (header included, in file order) to version 3 in place,
 /// exactly as the reference's `migrateToCurrentVersion` (conformance README "loadSession"
 /// step 3; SPEC §1 "Older files"):
-/// - the version is the first `type: "session"` entry's `version ?? 1`, compared with
-///   JavaScript semantics; nothing happens when it is `>= 3`;
+/// - the version is the first `type: "session"` entry's, read by [`HeaderVersion`] (a whole
+///   number from 1 to 3, absent or `null`: 1); nothing happens when it is 3 or not a version
+///   this engine reads (a newer one, `-1`, `"3"`, …: read as 3, SPEC §13.11) — unlike the
+///   reference, which compares it with JavaScript's semantics;
 /// - below 2, v1 → v2: every non-header object entry, in order, gets `id = next_id()` (exactly one
 ///   call per such entry) and `parentId` = the previous one's id (`null` for the first);
 ///   a compaction's numeric `firstKeptEntryIndex` (index into `file_entries`, header included)
@@ -1286,8 +1288,8 @@ pub(crate) fn migrate_v2_record(o: &mut serde_json::Map<String, Value>) {
 /// - below 3, v2 → v3: message role `hookMessage` becomes `custom`, and every header gets
 ///   `version: 3`.
 ///
-/// Returns `true` when a migration was due (the reference's `migrated` flag; also for a
-/// non-numeric version, where no step runs). Non-object lines are left alone and consume no id.
+/// Returns `true` when a migration was due (the reference's `migrated` flag; `false` for a
+/// version that is not one this engine reads). Non-object lines are left alone and consume no id.
 pub fn migrate_to_current_version(file_entries: &mut [Value], next_id: &mut dyn FnMut() -> String) -> bool {
     let plan = version_plan(file_entries.iter().find(|e| is_type(e, "session")));
     if plan.v1 {
@@ -1714,8 +1716,9 @@ pub struct RawSession {
     /// input with invalid UTF-8, the input with it replaced ([`utf8_text`]). The `line` numbers
     /// stay those of the input. `None`: the ranges point into the input buffer.
     pub text: Option<String>,
-    /// The format version of the input as its header gave it (`version ?? 1`, the number
-    /// JavaScript compares), before any migration; `None` without a valid header. SPEC §1.
+    /// The format version of the input as its header gave it (`version ?? 1`, when a JSON
+    /// number: [`HeaderVersion::number`]), before any migration; `None` without a valid header
+    /// or for a `version` that is no number. SPEC §1, §13.11.
     pub source_version: Option<f64>,
 }
 

@@ -341,8 +341,9 @@ impl SessionTree {
     }
 
     /// The format version of the loaded input as its header gave it (`version ?? 1`), before
-    /// any migration; `None` for a session built from values or a file without a valid header.
-    /// SPEC §1.
+    /// any migration ([`crate::io::HeaderVersion::number`]); `None` for a session built from
+    /// values, a file without a valid header, or a `version` that is no JSON number. SPEC §1,
+    /// §13.11.
     pub fn source_version(&self) -> Option<f64> {
         self.source_version
     }
