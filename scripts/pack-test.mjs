@@ -94,11 +94,16 @@ const EXPECTED_FILES = [
  * require(esm) of it): −10.1 kB packed, the .wasm unchanged (branch `esm`, 2026-12-03).
  * With the handle's and convertToLlm's unconverted messages handed back and hooks built only
  * when listened to: 498,286 B packed and 396,690 B gzipped (926,096 B raw; 2026-12-03).
+ * The second round of newcomer findings (branch `robust2`: one header-version rule with its
+ * E_MISSING_FIELD message and validation issue, hooks read once and the options' data part copied
+ * without them, whole-number token counts, the disabled-compaction threshold, the previews on the
+ * built context's basis): 499,414 B packed and 397,498 B gzipped (928,223 B raw; 2026-12-03), so
+ * both budgets were raised: packed 499,000 → 499,700 B (+700), wasm 397,200 → 397,800 B (+600).
  * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
  * figures fall.
  */
-const MAX_PACKED_BYTES = 499_000;
-const MAX_WASM_GZIP_BYTES = 397_200;
+const MAX_PACKED_BYTES = 499_700;
+const MAX_WASM_GZIP_BYTES = 397_800;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
 let passed = 0;

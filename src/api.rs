@@ -34,21 +34,22 @@ pub fn token_count(n: f64) -> u64 {
 /// The largest integer a JavaScript number holds exactly (`Number.MAX_SAFE_INTEGER`, 2^53 - 1).
 pub const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
-/// A token budget given as a JavaScript number (`tokenBudget` of `prepareBranchEntries`, where
-/// 0 means "no limit"): a whole number of tokens from 0 to 2^53 - 1 (a fraction is dropped).
-/// SPEC §10, §13.11.
+/// A number of tokens given as a JavaScript number — `tokenBudget` of `prepareBranchEntries`
+/// (where 0 means "no limit"), `contextTokens` of `shouldCompact`: a whole number of tokens
+/// from 0 to 2^53 - 1. SPEC §10, §13.11.
 ///
 /// # Errors
-/// [`Error::Argument`] naming `name` for a negative number, NaN, an infinity or a number above
-/// 2^53 - 1 (the reference would read a negative budget as "no limit" and NaN as none at all).
+/// [`Error::Argument`] naming `name` for a negative number, a fraction, NaN, an infinity or a
+/// number above 2^53 - 1 (the reference would read a negative budget as "no limit", NaN as none
+/// at all and a negative context as never due).
 pub fn token_budget(n: f64, name: &str) -> Result<u64> {
-    if (0.0..=MAX_SAFE_INTEGER).contains(&n) {
+    if (0.0..=MAX_SAFE_INTEGER).contains(&n) && n.fract() == 0.0 {
         Ok(n as u64)
     } else {
         Err(Error::Argument {
             name: name.into(),
             reason: format!(
-                "expected a number of tokens from 0 to 2^53 - 1 (0: no limit), got {}",
+                "expected a whole number of tokens from 0 to 2^53 - 1, got {}",
                 crate::js::format_number(n)
             ),
         })
@@ -593,16 +594,23 @@ mod tests {
     #[test]
     fn token_budgets_refuse_what_is_no_number_of_tokens() {
         assert_eq!(token_budget(0.0, "tokenBudget").unwrap(), 0);
-        assert_eq!(token_budget(1000.7, "tokenBudget").unwrap(), 1000);
+        assert_eq!(token_budget(1000.0, "tokenBudget").unwrap(), 1000);
         assert_eq!(token_budget(MAX_SAFE_INTEGER, "tokenBudget").unwrap(), 9_007_199_254_740_991);
-        for (n, shown) in
-            [(-1.0, "-1"), (f64::NAN, "NaN"), (f64::INFINITY, "Infinity"), (2f64.powi(53), "9007199254740992")]
-        {
+        for (n, shown) in [
+            (-1.0, "-1"),
+            (1.5, "1.5"),
+            (-0.5, "-0.5"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "Infinity"),
+            (2f64.powi(53), "9007199254740992"),
+        ] {
             let e = token_budget(n, "tokenBudget").unwrap_err();
             assert_eq!(e.code(), "E_INVALID_ARGUMENT");
             assert_eq!(
                 e.to_string(),
-                format!("invalid argument `tokenBudget`: expected a number of tokens from 0 to 2^53 - 1 (0: no limit), got {shown}")
+                format!(
+                    "invalid argument `tokenBudget`: expected a whole number of tokens from 0 to 2^53 - 1, got {shown}"
+                )
             );
         }
     }

@@ -35,6 +35,22 @@ pub enum Error {
         /// The header's `version`, as JavaScript writes the number.
         version: String,
     },
+    /// The session header's `version` is no version (SPEC §1, §13.11): not a whole number from
+    /// 1 to 3 and not a newer one ([`crate::io::HeaderVersion::Invalid`]): reported by the loaders
+    /// with the code of a field of the wrong type or value, `E_MISSING_FIELD` (the file is read
+    /// as the current version, nothing migrated, and saves unchanged).
+    #[error(
+        "line {line}: invalid field `version` of the session header: expected a whole number from 1 to {} \
+         (absent: 1), got {given}; the file is read as version {} (nothing migrated) and saved unchanged",
+        crate::io::CURRENT_SESSION_VERSION,
+        crate::io::CURRENT_SESSION_VERSION
+    )]
+    InvalidVersion {
+        /// The header's line (1-based).
+        line: usize,
+        /// What the header gives: a number as JavaScript writes it, `the string "3"`, `true`, …
+        given: String,
+    },
     /// A required field is missing or has the wrong JSON type.
     #[error("{location}: missing or invalid field `{field}`")]
     MissingField {
@@ -195,7 +211,7 @@ impl Error {
     pub fn code(&self) -> &'static str {
         match self {
             Error::Parse { .. } => "E_PARSE",
-            Error::MissingField { .. } => "E_MISSING_FIELD",
+            Error::MissingField { .. } | Error::InvalidVersion { .. } => "E_MISSING_FIELD",
             Error::UnknownEntry { .. } => "E_UNKNOWN_ENTRY",
             Error::Header { .. } => "E_HEADER",
             Error::UnsupportedVersion { .. } => "E_UNSUPPORTED_VERSION",
@@ -272,6 +288,7 @@ mod tests {
             Error::UnknownEntry { location: String::new(), entry_type: String::new() },
             Error::Header { reason: String::new() },
             Error::UnsupportedVersion { line: 1, version: String::new() },
+            Error::InvalidVersion { line: 1, given: String::new() },
             Error::Cycle { id: String::new() },
             Error::DuplicateId { id: String::new() },
             Error::NotFound { id: String::new() },

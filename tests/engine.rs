@@ -1456,6 +1456,13 @@ fn a_reserve_not_below_the_window_is_refused() {
         assert_eq!(e.code(), "E_INVALID_ARGUMENT", "{window} {reserve}");
         assert!(checked_should_compact(0.0, window, &s(reserve)).is_err());
     }
+    // Compaction disabled: nothing is compared with the threshold, so no reserve is refused;
+    // nothing is due and the threshold is the formula's value (SPEC §13.11).
+    let off = |reserve| CompactionSettings { enabled: false, ..s(reserve) };
+    assert_eq!(checked_compaction_threshold(200_000.0, &off(300_000)).unwrap(), -100_000.0);
+    assert_eq!(checked_compaction_threshold(100.0, &off(100)).unwrap(), 0.0);
+    assert!(!checked_should_compact(500_000.0, 200_000.0, &off(300_000)).unwrap());
+    assert!(!checked_should_compact(500_000.0, 200_000.0, &off(16384)).unwrap());
     let e = checked_compaction_threshold(200_000.0, &s(300_000)).unwrap_err();
     assert_eq!(
         e.to_string(),

@@ -5,7 +5,7 @@
 use futures_executor::block_on;
 use serde_json::{json, Value};
 use session_compaction::entry::{estimate_tokens, EntryList};
-use session_compaction::plan::overflow::estimate_context_tokens;
+use session_compaction::plan::overflow::{estimate_built_context_tokens, estimate_context_tokens};
 use session_compaction::plan::prepare::{prepare_compaction, CompactionSettings};
 use session_compaction::plan::prune::PruneConfig;
 use session_compaction::prompt::templates::PromptTemplates;
@@ -108,6 +108,37 @@ fn the_compaction_preview_is_what_the_compaction_leaves() {
 }
 
 #[test]
+fn the_preview_has_the_basis_of_what_compact_reports_also_with_provider_usage() {
+    // A provider's count of the last turn (far above the estimates): the threshold check uses
+    // it (SPEC §12.3), but the preview's before/after are the estimates of the built context,
+    // as compact's contextTokensBefore/After (SPEC §13.5, §13.7), never a usage count minus
+    // estimated tokens.
+    let mut entries = session(6);
+    let last = entries.len() - 1;
+    entries[last]["message"]["usage"] =
+        json!({"input": 90_000, "output": 500, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 90_500});
+    let list = EntryList::new(&entries);
+    assert_eq!(estimate_context_tokens(&list), 90_500.0, "the threshold's figure is the usage");
+    let p = compaction_previews(&list, &settings(), &PruneConfig::default(), &PromptTemplates::default()).unwrap();
+    let c = p.compaction.clone().expect("something to compact");
+    let built = estimate_built_context_tokens(&list);
+    assert_eq!(c.context_tokens_before, built);
+    assert!(built < 60_000.0, "{built}");
+    assert_eq!(c.context_tokens_after, built - c.summarized_tokens as f64 + c.summary_tokens as f64);
+    let engine = SessionEngine::new(SessionTree::from_values(Some(header()), &entries));
+    let done = block_on(engine.compact(
+        &Full,
+        &NoHooks,
+        &CompactRun { settings: settings(), ..Default::default() },
+        None,
+        1e12,
+    ))
+    .unwrap();
+    assert_eq!(done.result.context_tokens_before, Some(c.context_tokens_before));
+    assert_eq!(done.result.context_tokens_after, Some(c.context_tokens_after));
+}
+
+#[test]
 fn the_prune_and_compaction_preview_is_what_both_leave() {
     let entries = session(6);
     let list = EntryList::new(&entries);
@@ -157,15 +188,17 @@ fn previews_of_a_real_session() {
         .compaction_previews(&CompactionSettings::default(), &PruneConfig::default(), &PromptTemplates::default())
         .unwrap();
     let c = p.compaction.as_ref().expect("the real session has something to compact");
-    // The figures (estimates; the context before is the provider's count of the last turn).
-    assert_eq!(c.context_tokens_before, 180_820.0);
+    // The figures: estimates of the built context, as compact reports them (SPEC §13.5), not the
+    // provider's count of the last turn (180 820, what the threshold check compares).
+    assert_eq!(estimate_context_tokens(&tree.branch_source()), 180_820.0);
+    assert_eq!(c.context_tokens_before, 139_022.0);
     assert_eq!((c.summarized_tokens, c.summary_tokens, c.kept_tokens), (122_498, 21_573, 16_524));
-    assert_eq!(c.context_tokens_after, 79_895.0);
+    assert_eq!(c.context_tokens_after, 38_097.0);
     // History 13 107 + turn prefix 8 192 tokens at their maxTokens, plus text and file blocks.
     assert!(c.summary_tokens > 13_107 + 8_192);
     // The default prune protects `read` and wants 20 000 tokens: nothing to prune here.
     assert_eq!((p.with_prune.pruned_count, p.with_prune.context_tokens_after), (0, c.context_tokens_after));
-    assert_eq!(c.context_tokens_before, estimate_context_tokens(&tree.branch_source()));
+    assert_eq!(c.context_tokens_before, estimate_built_context_tokens(&tree.branch_source()));
     assert!(c.context_tokens_after < c.context_tokens_before);
     let prep = tree.prepare_compaction(&CompactionSettings::default()).unwrap();
     assert_eq!(c.kept_tokens, prep.recent_messages.iter().map(estimate_tokens).sum::<u64>());

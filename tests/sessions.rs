@@ -437,28 +437,26 @@ fn v1_first_kept_entry_index_variants() {
 fn version_semantics() {
     let body = r#"{"type":"message","id":"k","parentId":null,"timestamp":"t","message":{"role":"hookMessage","content":"x","timestamp":1}}"#;
     let with = |v: &str| format!(r#"{{"type":"session","id":"s","version":{v}}}"#) + "\n" + body;
-    // v2 and "2" (a string compares as a number): only the role rename, no new ids.
-    for v in ["2", "\"2\"", "2.5"] {
+    // v2 (a whole number, 2.0 as JSON.parse reads it): only the role rename, no new ids.
+    for v in ["2", "2.0"] {
         let (s, used) = migrate_text(&with(v), &[]);
         assert_eq!(used, 0, "{v}");
         assert!(s.migrated);
         assert_eq!(s.entries[0]["message"]["role"], "custom");
         assert_eq!(s.entries[0]["id"], "k");
         assert_eq!(s.header.as_ref().unwrap()["version"], 3);
+        assert!(s.errors.is_empty(), "{v}");
     }
-    // v3 and above: untouched.
-    for v in ["3", "4", "\"3\""] {
-        let (s, _) = migrate_text(&with(v), &[]);
-        assert!(!s.migrated, "{v}");
+    // v3, a newer version and what is no version (SPEC §13.11): read as v3, untouched.
+    for v in ["3", "4", "\"3\"", "\"2\"", "2.5", "-1", "0", "true", "[1]", "\"abc\""] {
+        let (s, used) = migrate_text(&with(v), &[]);
+        assert!(!s.migrated && used == 0, "{v}");
         assert_eq!(s.entries[0]["message"]["role"], "hookMessage");
+        assert_eq!(s.to_jsonl(), with(v) + "\n", "{v}: saved as it was");
     }
-    // null and absent mean 1; a non-numeric version is "migrated" without any step.
+    // null and absent mean 1.
     let (s, used) = migrate_text(&with("null"), &["n1"]);
     assert!(s.migrated && used == 1 && s.entries[0]["id"] == "n1");
-    let (s, used) = migrate_text(&with("\"abc\""), &[]);
-    assert!(s.migrated && used == 0);
-    assert_eq!(s.entries[0]["message"]["role"], "hookMessage");
-    assert_eq!(s.header.as_ref().unwrap()["version"], "abc");
     // Every header line gets version 3; extra headers get no id.
     let text = format!(
         "{}\n{}\n{}",
@@ -471,37 +469,84 @@ fn version_semantics() {
 }
 
 #[test]
-fn a_newer_version_is_reported_on_line_1_and_the_file_still_loads() {
+fn a_version_this_engine_does_not_read_is_reported_on_line_1_and_the_file_still_loads() {
     let body = r#"{"type":"message","id":"k","parentId":null,"timestamp":"t","message":{"role":"user","content":"x"}}"#;
     let with = |v: &str| format!(r#"{{"type":"session","id":"s","version":{v}}}"#) + "\n" + body + "\n";
-    let msg = |v: &str| {
+    let newer = |v: &str| {
         format!(
             "line 1: session format version {v} is newer than this engine reads (3); the file is read as \
              version 3 and what this engine does not know is kept unchanged"
         )
     };
-    for (v, shown) in [("99", "99"), ("4", "4"), ("3.5", "3.5"), ("\"7\"", "7")] {
+    let invalid = |v: &str| {
+        format!(
+            "line 1: invalid field `version` of the session header: expected a whole number from 1 to 3 \
+             (absent: 1), got {v}; the file is read as version 3 (nothing migrated) and saved unchanged"
+        )
+    };
+    let cases = [
+        ("99", "E_UNSUPPORTED_VERSION", newer("99")),
+        ("4", "E_UNSUPPORTED_VERSION", newer("4")),
+        ("4.0", "E_UNSUPPORTED_VERSION", newer("4")),
+        ("1000", "E_UNSUPPORTED_VERSION", newer("1000")),
+        ("3.5", "E_MISSING_FIELD", invalid("3.5")),
+        ("-1", "E_MISSING_FIELD", invalid("-1")),
+        ("0", "E_MISSING_FIELD", invalid("0")),
+        ("\"3\"", "E_MISSING_FIELD", invalid("the string \"3\"")),
+        ("\"7\"", "E_MISSING_FIELD", invalid("the string \"7\"")),
+        ("true", "E_MISSING_FIELD", invalid("true")),
+        ("[3]", "E_MISSING_FIELD", invalid("an array")),
+        ("{}", "E_MISSING_FIELD", invalid("an object")),
+    ];
+    for (v, code, message) in cases {
         let text = with(v);
         let s = parse_session(&text, &lenient()).unwrap();
         let errs: Vec<(usize, &str, String)> =
             s.errors.iter().map(|e| (e.line, e.error.code(), e.to_string())).collect();
-        assert_eq!(errs, [(1, "E_UNSUPPORTED_VERSION", msg(shown))], "{v}");
+        assert_eq!(errs, [(1, code, message.clone())], "{v}");
         assert_eq!(s.entries.len(), 1);
         assert!(!s.migrated);
         assert_eq!(s.to_jsonl(), text, "{v}: saved unchanged");
         let raw = scan_session(text.as_bytes(), &lenient()).unwrap();
         assert_eq!(raw.errors, s.errors, "{v}: both paths");
+        assert!(!raw.migrated, "{v}");
         let (tree, errors) = SessionTree::from_jsonl(text.clone(), &lenient()).unwrap();
         assert_eq!(errors, s.errors);
         assert_eq!((tree.entry_count(), tree.to_jsonl()), (1, text.clone()));
         let strict = parse_session(&text, &ParseOptions { strict: true }).unwrap_err();
-        assert_eq!(strict.code(), "E_UNSUPPORTED_VERSION");
+        assert_eq!(strict.code(), code);
+        // Validation reads the header by the same rule: the handle's (no index: the header is
+        // no entry) and a list's whose first record is the header.
+        let issues = tree.validate().issues;
+        assert_eq!(issues.len(), 1, "{v}");
+        let issue = &issues[0];
+        let code_of = |i: &session_compaction::tree::ValidationIssue| serde_json::to_value(i.code).unwrap();
+        assert_eq!((code_of(issue), issue.index, issue.line), (json!(code), None, Some(1)), "{v}");
+        assert_eq!(issue.message, message.replacen("line 1", "the session header (line 1)", 1));
+        assert_eq!(issue.to_error(), strict);
+        assert_eq!(issue.field.as_deref(), (code == "E_MISSING_FIELD").then_some("version"));
+        let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let report = validate(&EntryList::new(&records), Some(&[1, 2]));
+        assert_eq!(report.issues.len(), 1, "{v}");
+        assert_eq!((code_of(&report.issues[0]), report.issues[0].index), (json!(code), Some(0)));
+        assert_eq!(report.issues[0].message, message.replacen("line 1", "entries[0], the session header (line 1)", 1));
     }
+    // A v1-shaped file under a version that is no version: no ids assigned, the entries without
+    // one reported (kept), the file saved as it was.
+    let text = "{\"type\":\"session\",\"id\":\"s\",\"version\":-1}\n{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"x\"}}\n";
+    let s = parse_session(text, &lenient()).unwrap();
+    assert_eq!(codes(&s.errors), [(1, "E_MISSING_FIELD"), (2, "E_MISSING_FIELD")]);
+    assert_eq!((s.migrated, s.entries[0].get("id")), (false, None));
+    assert_eq!(s.to_jsonl(), text);
+    let (tree, _) = SessionTree::from_jsonl(text.to_string(), &lenient()).unwrap();
+    assert_eq!((tree.source_version(), tree.migrated(), tree.to_jsonl()), (Some(-1.0), false, text.to_string()));
     // The versions this engine reads (and the older ones it migrates) are not reported.
-    for v in ["3", "\"3\"", "2", "1", "null", "\"abc\""] {
+    for v in ["3", "3.0", "2", "1", "null"] {
         let text = with(v);
         assert!(parse_session(&text, &lenient()).unwrap().errors.is_empty(), "{v}");
         assert!(scan_session(text.as_bytes(), &lenient()).unwrap().errors.is_empty(), "{v}");
+        let (tree, _) = SessionTree::from_jsonl(text.clone(), &lenient()).unwrap();
+        assert!(tree.validate().issues.is_empty(), "{v}");
     }
 }
 
@@ -570,7 +615,10 @@ fn duplicates_last_wins_and_are_reported_with_both_lines() {
     let report = validate(&list, Some(&[2, 3, 7, 8]));
     let dup: Vec<_> = report.of_kind(IssueKind::DuplicateId).collect();
     assert_eq!(dup.len(), 1);
-    assert_eq!((dup[0].index, dup[0].line, dup[0].related_index, dup[0].related_line), (2, Some(7), Some(0), Some(2)));
+    assert_eq!(
+        (dup[0].index, dup[0].line, dup[0].related_index, dup[0].related_line),
+        (Some(2), Some(7), Some(0), Some(2))
+    );
     assert!(dup[0].message.contains("lines 2 and 7"), "{}", dup[0].message);
     let j = serde_json::to_value(dup[0]).unwrap();
     assert_eq!(j["code"], "E_DUPLICATE_ID");
@@ -768,7 +816,12 @@ fn not_object_issues(
     r.issues
         .iter()
         .map(|i| {
-            (i.index, i.line, serde_json::to_value(i.code).unwrap().as_str().unwrap().to_string(), i.message.clone())
+            (
+                i.index.unwrap(),
+                i.line,
+                serde_json::to_value(i.code).unwrap().as_str().unwrap().to_string(),
+                i.message.clone(),
+            )
         })
         .collect()
 }
@@ -852,7 +905,7 @@ fn missing_field_issues(
     r.issues
         .iter()
         .filter(|i| i.code == IssueKind::MissingField)
-        .map(|i| (i.index, i.line, i.field.clone().unwrap_or_default(), i.message.clone()))
+        .map(|i| (i.index.unwrap(), i.line, i.field.clone().unwrap_or_default(), i.message.clone()))
         .collect()
 }
 

@@ -102,9 +102,21 @@ export function warnLoadErrors(/** @type {Session} */ session, /** @type {Io} */
   }
   if (shown.more) {
     io.warn(
-      `${display}: ${plural(shown.more, 'more malformed line')} skipped, not listed (--max-errors ${maxErrors}; 0 = all; see \`validate\`)`,
+      `${display}: ${plural(shown.more, 'more load error')} not listed (${byCode(loadErrors.slice(maxErrors))}; --max-errors ${maxErrors}; 0 = all; see \`validate\`)`,
     );
   }
+}
+
+/**
+ * Load errors counted by code, for a summary that names what it counts:
+ * `2 E_PARSE (lines skipped), 1 E_UNSUPPORTED_VERSION`.
+ * @param {{ code: string }[]} errors
+ */
+export function byCode(errors) {
+  /** @type {Map<string, number>} */
+  const counts = new Map();
+  for (const e of errors) counts.set(e.code, (counts.get(e.code) ?? 0) + 1);
+  return [...counts].map(([code, n]) => `${num(n)} ${code}${code === 'E_PARSE' ? ' (lines skipped)' : ''}`).join(', ');
 }
 
 /** A load error as `line N: message` (the engine's messages usually start that way already). */

@@ -4,7 +4,7 @@
 import { redactText, redactUrl } from '../http.mjs';
 import * as engine from '../index.node.mjs';
 import { openaiComplete } from '../openai.mjs';
-import { lineMessage } from './report.mjs';
+import { byCode, lineMessage } from './report.mjs';
 import { appendLineAtomic, CliError, clip, EXIT_SUMMARIZER, plural, writeFileAtomic } from './support.mjs';
 
 /** Options choosing and steering the summarizer (compact, navigate). */
@@ -225,7 +225,7 @@ export function checkWritable(/** @type {Session} */ session, /** @type {string}
   if (session.tree.migrated && session.loadErrors.length) {
     throw new CliError(
       `${session.display}: refusing to rewrite a file in format v${session.tree.sourceVersion} with ` +
-        `${plural(session.loadErrors.length, 'malformed line')} (first: ${lineMessage(session.loadErrors[0])}); ` +
+        `${plural(session.loadErrors.length, 'load error')} (${byCode(session.loadErrors)}; first: ${lineMessage(session.loadErrors[0])}); ` +
         'they would be lost. The file is unchanged.',
       'E_PARSE',
     );

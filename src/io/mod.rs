@@ -52,7 +52,6 @@
 use crate::entry::EntryList;
 use crate::entry::EntryMeta;
 use crate::error::{Error, Result};
-use crate::js::{js_string, js_trim};
 use serde::ser::{Serialize, Serializer};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -1068,87 +1067,91 @@ pub fn scan_jsonl(bytes: &[u8]) -> JsonlMetas {
 // ---------------------------------------------------------------------------------------------
 // Migration (conformance README "loadSession" step 3)
 
-/// JavaScript `ToNumber` of a string (`Number(s)`).
-fn js_string_to_number(s: &str) -> f64 {
-    let t = js_trim(s);
-    if t.is_empty() {
-        return 0.0;
-    }
-    match t {
-        "Infinity" | "+Infinity" => return f64::INFINITY,
-        "-Infinity" => return f64::NEG_INFINITY,
-        _ => {}
-    }
-    let radix = match t.get(..2) {
-        Some("0x") | Some("0X") => 16,
-        Some("0o") | Some("0O") => 8,
-        Some("0b") | Some("0B") => 2,
-        _ => 10,
-    };
-    if radix != 10 {
-        let digits = &t[2..];
-        if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-            return f64::NAN;
-        }
-        return digits.chars().fold(0.0, |acc, c| acc * radix as f64 + c.to_digit(radix).unwrap_or(0) as f64);
-    }
-    // StrDecimalLiteral: [+-] (digits [. digits?] | . digits) ([eE] [+-] digits)?
-    let b = t.as_bytes();
-    let mut i = usize::from(matches!(b.first(), Some(b'+') | Some(b'-')));
-    let int_start = i;
-    while i < b.len() && b[i].is_ascii_digit() {
-        i += 1;
-    }
-    let mut digits = i - int_start;
-    if i < b.len() && b[i] == b'.' {
-        i += 1;
-        let f = i;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        digits += i - f;
-    }
-    if digits == 0 {
-        return f64::NAN;
-    }
-    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
-        i += 1;
-        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-            i += 1;
-        }
-        let e = i;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        if i == e {
-            return f64::NAN;
-        }
-    }
-    if i != b.len() {
-        return f64::NAN;
-    }
-    crate::js::parse_f64(t).unwrap_or(f64::NAN)
+/// What a session header's `version` says: the one rule of both load paths, the migration
+/// ([`migrate_to_current_version`]) and validation ([`crate::tree::header_issue`]). SPEC §1,
+/// §13.11.
+///
+/// A valid version is a whole number from 1 to 3 (`3.0` is 3, as `JSON.parse` reads it); an
+/// absent or `null` one is 1 (the v1 files, which have none). A file whose version is not valid
+/// — a newer one or one that is no version at all — is read as version 3: nothing is migrated,
+/// no id is assigned, the header line and every entry are saved as they were.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HeaderVersion {
+    /// A version this engine reads (1, 2 or 3): 1 and 2 are migrated to 3 on load.
+    Known(u32),
+    /// A whole number above 3: read as version 3, reported as [`Error::UnsupportedVersion`].
+    Newer(f64),
+    /// Anything else (0, a negative number, a fraction, a string such as `"3"`, a boolean, an
+    /// array, an object), kept as given: read as version 3, reported as
+    /// [`Error::InvalidVersion`] (`E_MISSING_FIELD`).
+    Invalid(Value),
 }
 
-/// The header's `version ?? 1`, as the number JavaScript compares (`version >= 3`).
-fn header_version(header: &Value) -> f64 {
-    match header.get("version") {
-        None | Some(Value::Null) => 1.0,
-        Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
-        Some(Value::Bool(b)) => f64::from(u8::from(*b)),
-        Some(Value::String(s)) => js_string_to_number(s),
-        Some(a @ Value::Array(_)) => js_string_to_number(&js_string(a)),
-        Some(Value::Object(_)) => f64::NAN,
+impl HeaderVersion {
+    /// The version of a header (any JSON value; `version` absent or `null`: 1).
+    pub fn of(header: &Value) -> Self {
+        let n = match header.get("version") {
+            None | Some(Value::Null) => return Self::Known(1),
+            Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
+            Some(other) => return Self::Invalid(other.clone()),
+        };
+        let max = f64::from(CURRENT_SESSION_VERSION);
+        if (1.0..=max).contains(&n) && n.fract() == 0.0 {
+            Self::Known(n as u32)
+        } else if n > max && n.fract() == 0.0 {
+            Self::Newer(n)
+        } else {
+            Self::Invalid(header["version"].clone())
+        }
+    }
+
+    /// The version the file is read as: the known one, else [`CURRENT_SESSION_VERSION`].
+    pub fn read_as(&self) -> u32 {
+        match self {
+            Self::Known(v) => *v,
+            _ => CURRENT_SESSION_VERSION,
+        }
+    }
+
+    /// The version as a number, when the header gives one (1 when absent): what
+    /// `SessionTree.sourceVersion` reports; `None` for a version that is no JSON number.
+    pub fn number(&self) -> Option<f64> {
+        match self {
+            Self::Known(v) => Some(f64::from(*v)),
+            Self::Newer(n) => Some(*n),
+            Self::Invalid(v) => v.as_f64(),
+        }
+    }
+
+    /// The load error of this version on the header's `line`: [`Error::UnsupportedVersion`] for
+    /// a newer one, [`Error::InvalidVersion`] for one that is no version; `None` for a known one.
+    pub fn problem(&self, line: usize) -> Option<Error> {
+        match self {
+            Self::Known(_) => None,
+            Self::Newer(n) => Some(Error::UnsupportedVersion { line, version: crate::js::format_number(*n) }),
+            Self::Invalid(v) => Some(Error::InvalidVersion { line, given: given_version(v) }),
+        }
     }
 }
 
-/// The report of a header whose version is newer than [`CURRENT_SESSION_VERSION`] (on `line`):
-/// [`Error::UnsupportedVersion`]. The file still loads as the current version (the reference
-/// reads it so), every field kept. SPEC §1, §13.11.
-fn unsupported_version(header: &Value, line: usize) -> Option<LineError> {
-    let v = header_version(header);
-    (v > f64::from(CURRENT_SESSION_VERSION))
-        .then(|| LineError { line, error: Error::UnsupportedVersion { line, version: crate::js::format_number(v) } })
+/// How a message shows a `version` that is no version: a number as JavaScript writes it, a
+/// string as JSON (`the string "3"`), `true`/`false`, `an array`, `an object`.
+fn given_version(v: &Value) -> String {
+    match v {
+        Value::Number(n) => crate::js::format_number(n.as_f64().unwrap_or(f64::NAN)),
+        Value::String(_) => format!("the string {v}"),
+        Value::Bool(b) => b.to_string(),
+        Value::Array(_) => "an array".into(),
+        Value::Object(_) => "an object".into(),
+        Value::Null => "null".into(),
+    }
+}
+
+/// The load error of a header whose version is not one this engine reads (on `line`):
+/// [`HeaderVersion::problem`]. The file still loads as the current version, every field kept.
+/// SPEC §1, §13.11.
+fn version_error(header: &Value, line: usize) -> Option<LineError> {
+    HeaderVersion::of(header).problem(line).map(|error| LineError { line, error })
 }
 
 /// What loading must do for a header's version.
@@ -1163,12 +1166,8 @@ struct VersionPlan {
 }
 
 fn version_plan(header: Option<&Value>) -> VersionPlan {
-    let v = header.map_or(1.0, header_version);
-    if v >= f64::from(CURRENT_SESSION_VERSION) {
-        return VersionPlan { migrated: false, v1: false, v2: false };
-    }
-    // NaN compares false everywhere: "migrated" without any step, as in the reference.
-    VersionPlan { migrated: true, v1: v < 2.0, v2: v < 3.0 }
+    let v = header.map_or(1, |h| HeaderVersion::of(h).read_as());
+    VersionPlan { migrated: v < CURRENT_SESSION_VERSION, v1: v < 2, v2: v < CURRENT_SESSION_VERSION }
 }
 
 fn is_type(v: &Value, t: &str) -> bool {
@@ -1277,8 +1276,10 @@ pub(crate) fn migrate_v2_record(o: &mut serde_json::Map<String, Value>) {
 /// Migrates a session's file entries (header included, in file order) to version 3 in place,
 /// exactly as the reference's `migrateToCurrentVersion` (conformance README "loadSession"
 /// step 3; SPEC §1 "Older files"):
-/// - the version is the first `type: "session"` entry's `version ?? 1`, compared with
-///   JavaScript semantics; nothing happens when it is `>= 3`;
+/// - the version is the first `type: "session"` entry's, read by [`HeaderVersion`] (a whole
+///   number from 1 to 3, absent or `null`: 1); nothing happens when it is 3 or not a version
+///   this engine reads (a newer one, `-1`, `"3"`, …: read as 3, SPEC §13.11) — unlike the
+///   reference, which compares it with JavaScript's semantics;
 /// - below 2, v1 → v2: every non-header object entry, in order, gets `id = next_id()` (exactly one
 ///   call per such entry) and `parentId` = the previous one's id (`null` for the first);
 ///   a compaction's numeric `firstKeptEntryIndex` (index into `file_entries`, header included)
@@ -1287,8 +1288,8 @@ pub(crate) fn migrate_v2_record(o: &mut serde_json::Map<String, Value>) {
 /// - below 3, v2 → v3: message role `hookMessage` becomes `custom`, and every header gets
 ///   `version: 3`.
 ///
-/// Returns `true` when a migration was due (the reference's `migrated` flag; also for a
-/// non-numeric version, where no step runs). Non-object lines are left alone and consume no id.
+/// Returns `true` when a migration was due (the reference's `migrated` flag; `false` for a
+/// version that is not one this engine reads). Non-object lines are left alone and consume no id.
 pub fn migrate_to_current_version(file_entries: &mut [Value], next_id: &mut dyn FnMut() -> String) -> bool {
     let plan = version_plan(file_entries.iter().find(|e| is_type(e, "session")));
     if plan.v1 {
@@ -1589,7 +1590,7 @@ fn session_of(
     let first_line = lines.first().copied().unwrap_or(1);
     match header_state(file.first().zip(lines.first().copied()), errors.first_parse_line()) {
         HeaderState::Valid => {
-            if let Some(e) = file.first().and_then(|h| unsupported_version(h, first_line)) {
+            if let Some(e) = file.first().and_then(|h| version_error(h, first_line)) {
                 errors.push(e);
             }
         }
@@ -1715,8 +1716,9 @@ pub struct RawSession {
     /// input with invalid UTF-8, the input with it replaced ([`utf8_text`]). The `line` numbers
     /// stay those of the input. `None`: the ranges point into the input buffer.
     pub text: Option<String>,
-    /// The format version of the input as its header gave it (`version ?? 1`, the number
-    /// JavaScript compares), before any migration; `None` without a valid header. SPEC §1.
+    /// The format version of the input as its header gave it (`version ?? 1`, when a JSON
+    /// number: [`HeaderVersion::number`]), before any migration; `None` without a valid header
+    /// or for a `version` that is no number. SPEC §1, §13.11.
     pub source_version: Option<f64>,
 }
 
@@ -1869,7 +1871,7 @@ fn raw_session_of(
             let (Some(h), Some(first)) = (header, first) else {
                 return parse_session_utf8(bytes, options, next_id).map(raw_from_parsed);
             };
-            let source_version = Some(header_version(&h));
+            let source_version = HeaderVersion::of(&h).number();
             let plan = version_plan(Some(&h));
             // Valid UTF-8: every line was checked by the scan above.
             let Some(all) = checked.or_else(|| std::str::from_utf8(bytes).ok()) else {
@@ -1890,7 +1892,7 @@ fn raw_session_of(
             });
         }
         HeaderState::Valid => {
-            if let Some(e) = header.as_ref().zip(first.as_ref()).and_then(|(h, l)| unsupported_version(h, l.raw.line)) {
+            if let Some(e) = header.as_ref().zip(first.as_ref()).and_then(|(h, l)| version_error(h, l.raw.line)) {
                 errors.push(e);
             }
             (header, first.map(|l| l.raw), lines)
@@ -1913,7 +1915,7 @@ fn raw_session_of(
     missing_field_errors(&entries, &mut errors);
     let errors = check_strict(options, errors)?;
     let migrated = header.is_some() && plan.migrated;
-    let source_version = header.as_ref().map(header_version);
+    let source_version = header.as_ref().and_then(|h| HeaderVersion::of(h).number());
     Ok(RawSession { header, header_line, entries, opaque, errors, migrated, text: None, source_version })
 }
 
@@ -2259,19 +2261,6 @@ mod tests {
         assert_eq!(m.errors, v.errors);
         let text = m.text.expect("repaired text");
         assert_eq!(&text[m.lines[0].raw.range.clone()], "{\"type\":\"custom\",\"id\":\"a\",\"t\":\"x\u{fffd}y\"}");
-    }
-
-    #[test]
-    fn js_number_conversion() {
-        assert_eq!(js_string_to_number(" 2 "), 2.0);
-        assert_eq!(js_string_to_number(""), 0.0);
-        assert_eq!(js_string_to_number("0x10"), 16.0);
-        assert!(js_string_to_number("inf").is_nan());
-        assert!(js_string_to_number("1e").is_nan());
-        assert_eq!(js_string_to_number("-Infinity"), f64::NEG_INFINITY);
-        assert_eq!(header_version(&json!({"version": [3]})), 3.0);
-        assert_eq!(header_version(&json!({"version": null})), 1.0);
-        assert!(header_version(&json!({"version": {}})).is_nan());
     }
 
     #[test]

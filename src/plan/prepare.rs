@@ -641,17 +641,19 @@ pub fn should_compact(context_tokens: f64, context_window: f64, settings: &Compa
     settings.enabled && context_tokens > compaction_threshold(context_window, settings)
 }
 
-/// [`compaction_threshold`], refusing settings whose `reserveTokens` is not below
+/// [`compaction_threshold`], refusing enabled settings whose `reserveTokens` is not below
 /// `contextWindow` (the threshold would be 0 or negative: every context, even an empty one,
-/// would be "over" it). SPEC §13.11.
+/// would be "over" it). With compaction disabled (`enabled: false`) nothing is compared with
+/// the threshold, so any reserve is accepted and the formula's value is returned as it is
+/// (0 or negative included). SPEC §13.11.
 ///
 /// # Errors
 /// [`Error::Argument`](crate::Error::Argument) (`E_INVALID_ARGUMENT`) naming `reserveTokens`,
-/// with both numbers, when `reserveTokens >= contextWindow` (a `contextWindow` of 0, negative
-/// or NaN included).
+/// with both numbers, when compaction is enabled and `reserveTokens >= contextWindow` (a
+/// `contextWindow` of 0, negative or NaN included).
 pub fn checked_compaction_threshold(context_window: f64, settings: &CompactionSettings) -> crate::Result<f64> {
     let threshold = compaction_threshold(context_window, settings);
-    if threshold > 0.0 {
+    if threshold > 0.0 || !settings.enabled {
         return Ok(threshold);
     }
     Err(crate::Error::Argument {

@@ -1,7 +1,7 @@
 //! Preview figures: what a compaction, alone or after a prune, would leave of the context. The
 //! shapes only; [`crate::summarize::preview`] computes them (it needs the summary budgets and
-//! the file-operations template). Tokens are estimates (SPEC §3) except where the context size
-//! starts from a provider usage count (SPEC §12.3).
+//! the file-operations template). Tokens are estimates (SPEC §3) on the basis of `compact`'s
+//! `contextTokensBefore`/`contextTokensAfter`: the built context, no provider usage (SPEC §13.5).
 
 use serde::{Deserialize, Serialize};
 
@@ -10,8 +10,9 @@ use serde::{Deserialize, Serialize};
 #[cfg_attr(feature = "tsify", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionPreview {
-    /// Context tokens before (`estimateContextTokens`, SPEC §12.3; after the prune in a
-    /// combined preview).
+    /// Context tokens before: the estimate of the built context, without provider usage —
+    /// what `compact` reports as `contextTokensBefore` (SPEC §13.5, §13.7); after the prune in
+    /// a combined preview.
     pub context_tokens_before: f64,
     /// Estimated tokens of what the summary replaces: the messages summarized (history and
     /// turn prefix) and the previous compaction's summary.

@@ -996,10 +996,9 @@ impl SessionEngine {
         events: &E,
         abort: Option<&AbortSignal>,
     ) -> Result<CheckOutcome> {
-        // A reserve that leaves no room is refused before anything runs (SPEC §13.11).
-        if check.settings.enabled {
-            crate::plan::prepare::checked_compaction_threshold(check.context_window, &check.settings)?;
-        }
+        // A reserve that leaves no room is refused before anything runs (compaction enabled,
+        // SPEC §13.11).
+        crate::plan::prepare::checked_compaction_threshold(check.context_window, &check.settings)?;
         // One operation at a time: a busy session is neither pruned nor compacted.
         let (_guard, signal) = self.begin(abort)?;
         let mut outcome = CheckOutcome::default();

@@ -110,8 +110,11 @@ pub struct SessionTree {
     leaf: Option<usize>,
     /// Root-first path to the leaf, kept up to date on append.
     branch: Vec<usize>,
-    /// Format version of the loaded input (`None`: built from values, or no valid header).
+    /// Format version of the loaded input (`None`: built from values, no valid header, or a
+    /// `version` that is no number).
     source_version: Option<f64>,
+    /// 1-based source line of the header (`None`: built from values, or no header).
+    header_line: Option<usize>,
     /// The input was migrated to the current format on load.
     migrated: bool,
     /// The context decision of `branch` (SPEC §6), kept up to date with it: extended on
@@ -173,6 +176,7 @@ impl SessionTree {
             leaf: None,
             branch: Vec::new(),
             source_version: None,
+            header_line: None,
             migrated: false,
             fold: ContextFold::default(),
             revision: Revision::fresh(),
@@ -234,6 +238,7 @@ impl SessionTree {
         let mut tree = Self::new(raw.header);
         tree.source_version = raw.source_version;
         tree.migrated = raw.migrated;
+        tree.header_line = raw.header_line.as_ref().filter(|_| tree.header.is_some()).map(|h| h.line);
         tree.header_raw = raw.header_line.filter(|_| tree.header.is_some()).map(|h| h.range);
         tree.opaque = raw.opaque;
         tree.lines = raw.entries.iter().map(|e| e.raw.line).collect();
@@ -336,8 +341,9 @@ impl SessionTree {
     }
 
     /// The format version of the loaded input as its header gave it (`version ?? 1`), before
-    /// any migration; `None` for a session built from values or a file without a valid header.
-    /// SPEC §1.
+    /// any migration ([`crate::io::HeaderVersion::number`]); `None` for a session built from
+    /// values, a file without a valid header, or a `version` that is no JSON number. SPEC §1,
+    /// §13.11.
     pub fn source_version(&self) -> Option<f64> {
         self.source_version
     }
@@ -1027,12 +1033,18 @@ impl SessionTree {
         Ok((out, repair.repairs))
     }
 
-    /// The validation report of the session (SPEC §1, §13.1): the structural issues, with the
-    /// current leaf's path checked like a root-to-leaf path, and the repairs the current
-    /// branch's context needs. Line numbers are those of the loaded file.
+    /// The validation report of the session (SPEC §1, §13.1): the header's version as the
+    /// loaders read it ([`crate::tree::header_issue`], first, without an index: the header is
+    /// no entry; SPEC §13.11), the structural issues, with the current leaf's path checked like
+    /// a root-to-leaf path, and the repairs the current branch's context needs. Line numbers
+    /// are those of the loaded file.
     pub fn validate(&self) -> ContextValidation {
         let lines: Vec<usize> = (0..self.entry_count()).map(|i| self.line_of(i)).collect();
-        crate::context::validate_context(self, Some(&lines), self.leaf)
+        let mut report = crate::context::validate_context(self, Some(&lines), self.leaf);
+        if let Some(issue) = self.header.as_ref().and_then(|h| crate::tree::header_issue(h, None, self.header_line)) {
+            report.issues.insert(0, issue);
+        }
+        report
     }
 
     /// The pruning decision for the current branch (SPEC §7). Each candidate's `index` and

@@ -9,7 +9,7 @@ use crate::entry::{EntryKind, EntryMeta, EntrySource};
 use crate::error::Result;
 use crate::js::utf16_len;
 use crate::plan::file_ops::FileOps;
-use crate::plan::overflow::estimate_context_tokens;
+use crate::plan::overflow::estimate_built_context_tokens;
 use crate::plan::prepare::{plan_compaction, reference_preparation_parts, CompactionSettings, PreparationPlan};
 use crate::plan::preview::{CompactionPreview, CompactionPreviews, PruneCompactionPreview};
 use crate::plan::prune::{PruneConfig, PrunePlan};
@@ -171,8 +171,10 @@ fn compaction_preview_of(
 
 /// The previews of `path` (root→leaf): the compaction alone, and a prune with `prune` (of the
 /// outputs the model still sees) followed by the compaction of the pruned branch. Tokens are
-/// estimates; the context size before is `estimateContextTokens` (SPEC §12.3). Errors: the
-/// file-operations template fails to render.
+/// estimates, all on one basis: the context size before is the estimate of the built context
+/// ([`estimate_built_context_tokens`], no provider usage), the one `compact` reports as
+/// `contextTokensBefore` and compares with `contextTokensAfter` (SPEC §13.5, §13.7). Errors:
+/// the file-operations template fails to render.
 ///
 /// `path` is read through `dyn`: the previews are compiled once for every entry source and for
 /// the pruned view of it (a static source type would compile them four times over).
@@ -199,7 +201,9 @@ pub fn compaction_previews_of(
     known: Option<Option<u64>>,
     prune_plan: Option<PrunePlan>,
 ) -> Result<CompactionPreviews> {
-    let before = estimate_context_tokens(path);
+    // The basis of `compact`'s figures (SPEC §13.5): a provider's usage count is of the context
+    // the provider saw, not of the one built here, and the summarized tokens are estimates.
+    let before = estimate_built_context_tokens(path);
     let compaction = match compaction_plan {
         Some(plan) => compaction_preview_of(path, settings, templates, before, plan, known)?,
         None => None,

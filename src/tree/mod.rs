@@ -12,6 +12,7 @@ use crate::entry::EntrySource;
 use crate::entry::{EntryKind, EntryMeta, Role};
 use crate::error::Error;
 use serde::Serialize;
+use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
 /// Id index, children and labels of a session's entries; build once, then [`TreeIndex::push`]
@@ -323,6 +324,13 @@ pub enum IssueKind {
     /// kept, as the loaders keep it, and reported like they report it (SPEC §13.11).
     #[serde(rename = "E_MISSING_FIELD")]
     MissingField,
+    /// The session header's `version` is newer than this engine reads (the loaders' rule,
+    /// [`crate::io::HeaderVersion`]; SPEC §13.11).
+    #[serde(rename = "E_UNSUPPORTED_VERSION")]
+    UnsupportedVersion,
+    /// The session header's `version` is no version (`field: "version"`; SPEC §13.11).
+    #[serde(rename = "E_MISSING_FIELD")]
+    InvalidVersion,
 }
 
 impl IssueKind {
@@ -337,7 +345,8 @@ impl IssueKind {
             IssueKind::UnansweredToolCall => "E_UNANSWERED_TOOL_CALL",
             IssueKind::LabelTargetNotFound => "E_NOT_FOUND",
             IssueKind::NotAnObject => "E_UNKNOWN_ENTRY",
-            IssueKind::MissingField => "E_MISSING_FIELD",
+            IssueKind::MissingField | IssueKind::InvalidVersion => "E_MISSING_FIELD",
+            IssueKind::UnsupportedVersion => "E_UNSUPPORTED_VERSION",
         }
     }
 }
@@ -352,8 +361,11 @@ pub struct ValidationIssue {
     pub code: IssueKind,
     /// Human-readable description naming the entry id.
     pub message: String,
-    /// Index of the entry concerned.
-    pub index: usize,
+    /// Index of the entry concerned; absent for the header of a session handle, which is no
+    /// entry (a header in a list given to `validateSession` has its index there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "tsify", tsify(optional))]
+    pub index: Option<usize>,
     /// Its id, when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
@@ -375,16 +387,23 @@ pub struct ValidationIssue {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub related_line: Option<usize>,
-    /// The field an `E_MISSING_FIELD` issue is about (`type` or `id`).
+    /// The field an `E_MISSING_FIELD` issue is about (`type` or `id`; `version` for a header).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub field: Option<String>,
+    /// The error of a header issue, as the loaders report it ([`ValidationIssue::to_error`]).
+    #[serde(skip)]
+    error: Option<Error>,
 }
 
 impl ValidationIssue {
     /// The issue as an [`Error`] (for callers that treat issues as failures).
     pub fn to_error(&self) -> Error {
-        let id = self.id.clone().unwrap_or_else(|| format!("#{}", self.index));
+        if let Some(e) = &self.error {
+            return e.clone();
+        }
+        let index = self.index.unwrap_or_default();
+        let id = self.id.clone().unwrap_or_else(|| format!("#{index}"));
         let related = self.related_id.clone().unwrap_or_else(|| "(none)".to_string());
         match self.code {
             IssueKind::DuplicateId => Error::DuplicateId { id },
@@ -394,17 +413,18 @@ impl ValidationIssue {
             IssueKind::OrphanToolResult => Error::OrphanToolResult { id, tool_call_id: related },
             IssueKind::UnansweredToolCall => Error::UnansweredToolCall { id, tool_call_id: related },
             IssueKind::LabelTargetNotFound => Error::NotFound { id: related },
-            IssueKind::NotAnObject => Error::UnknownEntry {
-                location: format!("entries[{}]", self.index),
-                entry_type: "(not an object)".into(),
-            },
+            IssueKind::NotAnObject => {
+                Error::UnknownEntry { location: format!("entries[{index}]"), entry_type: "(not an object)".into() }
+            }
             IssueKind::MissingField => Error::MissingField {
                 location: match self.line {
                     Some(line) => format!("line {line}"),
-                    None => format!("entries[{}]", self.index),
+                    None => format!("entries[{index}]"),
                 },
                 field: self.field.clone().unwrap_or_else(|| "type".into()),
             },
+            // Built with their error ([`header_issue`]).
+            IssueKind::UnsupportedVersion | IssueKind::InvalidVersion => Error::Header { reason: self.message.clone() },
         }
     }
 }
@@ -463,13 +483,14 @@ impl Validator<'_> {
         self.issues.push(ValidationIssue {
             code,
             message,
-            index: i,
+            index: Some(i),
             id,
             line,
             related_id,
             related_index,
             related_line,
             field: None,
+            error: None,
         });
     }
 
@@ -764,8 +785,51 @@ pub fn validate_at<S: EntrySource + ?Sized>(
     v.tool_calls();
     v.labels();
     let mut issues = v.issues;
-    crate::js::sort_by_key_stable(&mut issues, |i| i.index);
+    // A header first in the list is read as the loaders read it (its version, SPEC §13.11).
+    if !entries.is_empty() && entries.meta(0).kind == EntryKind::SessionHeader {
+        let line = lines.and_then(|l| l.first().copied()).filter(|&l| l > 0);
+        issues.extend(header_issue(&entries.entry(0), Some(0), line));
+    }
+    // An issue without an index (none here) would come first.
+    crate::js::sort_by_key_stable(&mut issues, |i| i.index.map_or(0, |n| n + 1));
     ValidationReport { issues }
+}
+
+/// The validation issue of a session header whose `version` is not one this engine reads, by
+/// the loaders' rule ([`crate::io::HeaderVersion`]): `E_UNSUPPORTED_VERSION` for a newer one,
+/// `E_MISSING_FIELD` with `field: "version"` for one that is no version; `None` for a valid one.
+/// `index`: the header's place in a list (`None` for a handle's header, which is no entry);
+/// `line`: its source line. The message is the load error's, naming the header instead of the
+/// line: `the session header (line 1): session format version 99 is newer than …`. SPEC §13.11.
+pub fn header_issue(header: &Value, index: Option<usize>, line: Option<usize>) -> Option<ValidationIssue> {
+    let version = crate::io::HeaderVersion::of(header);
+    let error = version.problem(line.unwrap_or(0))?;
+    let code = match version {
+        crate::io::HeaderVersion::Newer(_) => IssueKind::UnsupportedVersion,
+        _ => IssueKind::InvalidVersion,
+    };
+    let text = error.to_string();
+    let prefix = format!("line {}: ", line.unwrap_or(0));
+    let rest = text.strip_prefix(&prefix).unwrap_or(&text);
+    let mut place = match index {
+        Some(i) => format!("entries[{i}], the session header"),
+        None => "the session header".to_string(),
+    };
+    if let Some(l) = line {
+        place = format!("{place} (line {l})");
+    }
+    Some(ValidationIssue {
+        code,
+        message: format!("{place}: {rest}"),
+        index,
+        id: header.get("id").and_then(Value::as_str).map(str::to_owned),
+        line,
+        related_id: None,
+        related_index: None,
+        related_line: None,
+        field: (code == IssueKind::InvalidVersion).then(|| "version".to_string()),
+        error: Some(error),
+    })
 }
 
 #[cfg(test)]

@@ -1008,6 +1008,38 @@ describe('newcomer findings: missing fields, thresholds, versions, argument mess
     assert.throws(() => sc.compactionThreshold(1000, { reserveTokens: 1000 }), failsWith('E_INVALID_ARGUMENT'));
   });
 
+  test('with compaction disabled, a reserve not below the window is no error: nothing is due', () => {
+    const off = { enabled: false, reserveTokens: 300_000 };
+    assert.equal(sc.shouldCompact(1, 200_000, off), false);
+    assert.equal(sc.shouldCompact(500_000, 200_000, off), false);
+    assert.equal(sc.compactionThreshold(200_000, off), -100_000);
+    assert.equal(sc.compactionThreshold(1000, { enabled: false, reserveTokens: 1000 }), 0);
+  });
+
+  test('shouldCompact refuses a context size that is no whole number of tokens, naming contextTokens', () => {
+    assert.equal(sc.shouldCompact(0, 200_000), false);
+    for (const [tokens, shown] of /** @type {const} */ ([
+      [-5, '-5'],
+      [1.5, '1.5'],
+      [Infinity, 'Infinity'],
+      [2 ** 53, '9007199254740992'],
+    ])) {
+      assert.throws(
+        () => sc.shouldCompact(tokens, 200_000),
+        failsWith(
+          'E_INVALID_ARGUMENT',
+          new RegExp(
+            `^invalid argument \`contextTokens\`: expected a whole number of tokens from 0 to 2\\^53 - 1, got ${shown}$`,
+          ),
+        ),
+      );
+    }
+    assert.throws(
+      () => sc.shouldCompact(NaN, 200_000),
+      failsWith('E_INVALID_ARGUMENT', /^invalid argument `contextTokens`: expected a number, got NaN$/),
+    );
+  });
+
   test('a header of a newer version is a load error on line 1; the file still loads and saves unchanged', () => {
     const jsonl = `${JSON.stringify({ ...HEADER, version: 99 })}\n${JSON.stringify(message('a', null, 'user', 'hi'))}\n`;
     const tree = sc.SessionTree.fromJsonl(jsonl);
@@ -1078,13 +1110,14 @@ describe('newcomer findings: missing fields, thresholds, versions, argument mess
     );
   });
 
-  test('prepareBranchEntries refuses a negative, NaN or unsafe budget; undefined and 0 mean no limit', () => {
+  test('prepareBranchEntries refuses a negative, fractional, NaN or unsafe budget; undefined and 0 mean no limit', () => {
     const entries = [message('a', null, 'user', 'hello there')];
     const none = sc.prepareBranchEntries(entries);
     assert.deepEqual(sc.prepareBranchEntries(entries, 0), none);
     assert.equal(none.messages.length, 1);
     for (const [budget, shown] of /** @type {const} */ ([
       [-1, '-1'],
+      [1.5, '1.5'],
       [2 ** 53, '9007199254740992'],
       [Infinity, 'Infinity'],
     ])) {
@@ -1093,7 +1126,7 @@ describe('newcomer findings: missing fields, thresholds, versions, argument mess
         failsWith(
           'E_INVALID_ARGUMENT',
           new RegExp(
-            `^invalid argument \`tokenBudget\`: expected a number of tokens from 0 to 2\\^53 - 1 \\(0: no limit\\), got ${shown}$`,
+            `^invalid argument \`tokenBudget\`: expected a whole number of tokens from 0 to 2\\^53 - 1, got ${shown}$`,
           ),
         ),
       );

@@ -123,6 +123,13 @@ describe('compact (extractive) on each real session', () => {
       assert.equal(out.before.tokens, done.result.contextTokensBefore);
       assert.equal(out.after.tokens, done.result.contextTokensAfter);
       assert.ok(out.after.tokens < out.before.tokens, 'the context shrinks');
+      // `plan`'s preview is on the same basis (the engine's, SPEC §13.7): its "before" is what
+      // compact reports, never a provider usage count from which estimates are taken.
+      const plan = await cliJson(['plan', file]);
+      if (plan.preview?.compaction) {
+        assert.equal(plan.preview.compaction.contextTokensBefore, done.result.contextTokensBefore);
+        assert.ok(plan.preview.compaction.contextTokensAfter < plan.preview.compaction.contextTokensBefore);
+      }
       assert.equal(out.compactionEntry.type, 'compaction');
       assert.equal(out.result.summary, done.result.summary, 'the extractive summary is deterministic');
       assert.equal(out.result.shortSummary, done.result.shortSummary);

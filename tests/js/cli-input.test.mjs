@@ -116,10 +116,13 @@ describe('binary and non-session files', () => {
     assert.equal(plan.status, 0, plan.stderr);
     const warnings = linesOf(plan.stderr);
     assert.equal(warnings.filter((l) => /malformed JSON.*\(line skipped\)/.test(l)).length, 20);
-    assert.match(String(warnings.at(-1)), /10 more malformed lines skipped, not listed \(--max-errors 20; 0 = all/);
+    assert.match(
+      String(warnings.at(-1)),
+      /10 more load errors not listed \(10 E_PARSE \(lines skipped\); --max-errors 20; 0 = all/,
+    );
     const five = await cli(['plan', file, '--max-errors', '5']);
     assert.equal(linesOf(five.stderr).filter((l) => /\(line skipped\)/.test(l)).length, 5);
-    assert.match(five.stderr, /25 more malformed lines skipped/);
+    assert.match(five.stderr, /25 more load errors not listed \(25 E_PARSE \(lines skipped\);/);
 
     const validate = await cli(['validate', file, '--max-errors', '4']);
     assert.equal(validate.status, 1, validate.stderr);

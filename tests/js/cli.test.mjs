@@ -522,6 +522,28 @@ describe('malformed and missing files', () => {
     assert.match(dir.stderr, /is a directory/);
   });
 
+  test('validate: the summary counts the load errors by code; a header version is one', () => {
+    const body = messageLine('a', null, 'user', 'hello');
+    for (const [version, code] of /** @type {const} */ ([
+      [99, 'E_UNSUPPORTED_VERSION'],
+      [-1, 'E_MISSING_FIELD'],
+      ['3', 'E_MISSING_FIELD'],
+    ])) {
+      const header = JSON.stringify({ ...JSON.parse(HEADER), version });
+      const file = tmpFile(`version-${String(version)}.jsonl`, `${header}\n${body}\n`);
+      const r = cli(['validate', file]);
+      assert.equal(r.status, 1, r.stderr);
+      assert.match(r.stdout, new RegExp(`1 entry loaded, 1 load error: 1 ${code}\n`));
+      assert.doesNotMatch(r.stdout, /malformed/);
+      assert.match(r.stdout, new RegExp(`error\\s+${code}\\s+1\\s`));
+      assert.match(r.stdout, /INVALID: 1 error\b/, 'listed once (load error and validation issue)');
+    }
+    const lines = [HEADER, '{"broken', messageLine('a', null, 'user', 'hello')];
+    const mixed = cli(['validate', tmpFile('one-malformed.jsonl', `${lines.join('\n')}\n`)]);
+    assert.match(mixed.stdout, /1 entry loaded, 1 load error: 1 E_PARSE \(lines skipped\)\n/);
+    assert.match(cli(['validate', SAMPLE]).stdout, /entries loaded, no load errors\n/);
+  });
+
   test('validate: structural errors → exit 1, listed with their lines', () => {
     const lines = [
       HEADER,

@@ -164,6 +164,59 @@ describe('unknown option names are refused, naming them', () => {
     }
   });
 
+  test('a hook is read once; a throwing hook getter is E_INVALID_ARGUMENT naming the hook', T, async () => {
+    const entries = session();
+    /** @type {string[]} */
+    const reads = [];
+    /** @type {string[]} */
+    const seen = [];
+    const hooks = {};
+    Object.defineProperty(hooks, 'session_compact', {
+      enumerable: true,
+      get() {
+        reads.push('session_compact');
+        return () => void seen.push('session_compact');
+      },
+    });
+    const tree = sc.SessionTree.fromEntries(entries);
+    try {
+      await tree.compact(/** @type {any} */ ({ complete, settings: SETTINGS, hooks }));
+      assert.deepEqual(reads, ['session_compact'], 'the getter ran once');
+      assert.deepEqual(seen, ['session_compact'], 'the hook ran');
+    } finally {
+      tree.free();
+    }
+    const throwing = {};
+    Object.defineProperty(throwing, 'session_before_compact', {
+      enumerable: true,
+      get() {
+        throw new Error('getter broke');
+      },
+    });
+    const again = sc.SessionTree.fromEntries(entries);
+    try {
+      await assert.rejects(
+        again.compact(/** @type {any} */ ({ complete, settings: SETTINGS, hooks: throwing })),
+        (/** @type {any} */ e) => {
+          assert.equal(e.code, 'E_INVALID_ARGUMENT');
+          assert.equal(
+            e.message,
+            'invalid argument `options.hooks.session_before_compact`: cannot be read: getter broke',
+          );
+          return true;
+        },
+      );
+      await assert.rejects(
+        again.navigateTree('m1', /** @type {any} */ ({ hooks: throwing })),
+        (/** @type {any} */ e) =>
+          e.code === 'E_INVALID_ARGUMENT' && /`options\.hooks\.session_before_compact`/.test(e.message),
+      );
+      assert.equal(again.getBranch().length, entries.length, 'nothing was compacted');
+    } finally {
+      again.free();
+    }
+  });
+
   test("the adapters' options", () => {
     assert.throws(
       () => openaiComplete(/** @type {any} */ ({ baseUrl: 'http://x', model: 'm', apikey: 'k' })),

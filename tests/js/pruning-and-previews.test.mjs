@@ -136,10 +136,12 @@ describe('previews with the outcome', () => {
       const preview = plan?.preview;
       assert.ok(preview?.compaction, 'the real session has something to compact');
       const c = preview.compaction;
-      assert.equal(c.contextTokensBefore, tree.estimateContextTokens());
+      // The basis of compact's contextTokensBefore/After (the built context's estimate, SPEC
+      // §13.5), not the provider's count of the last turn that the threshold check uses.
+      assert.equal(tree.estimateContextTokens(), 180820);
       assert.deepEqual(
         [c.contextTokensBefore, c.summarizedTokens, c.summaryTokens, c.keptTokens, c.contextTokensAfter],
-        [180820, 122498, 21573, 16524, 79895],
+        [139022, 122498, 21573, 16524, 38097],
       );
       assert.equal(c.contextTokensAfter, c.contextTokensBefore - c.summarizedTokens + c.summaryTokens);
       assert.deepEqual(preview.withPrune.prunedCount, 0, 'the default prune finds nothing to prune');

@@ -784,9 +784,9 @@ function renderStats() {
   const last = state.lastAction?.kind === 'compaction' ? state.lastAction : null;
   box.replaceChildren(
     tile(
-      'Before: context now (est.)',
+      'Context now (est.)',
       `${num(ctx)} tok`,
-      `${pct}% of a ${short(window)} window · ${num(state.contextMessages)} messages · provider usage ${provider === undefined ? '–' : num(provider)}`,
+      `what the threshold compares: the last provider usage + estimates after it · ${pct}% of a ${short(window)} window · ${num(state.contextMessages)} messages · provider usage ${provider === undefined ? '–' : num(provider)}`,
       { name: 'before' },
     ),
     tile(
@@ -800,7 +800,7 @@ function renderStats() {
       nothing || !outcome ? '–' : `${num(outcome.contextTokensAfter)} tok`,
       nothing || !outcome || !preview
         ? `nothing to compact: ${nothingWhy ?? 'see the preparation tab'}`
-        : `kept ${short(outcome.keptTokens)} (${num(keptEntries)} entries from ${state.cut?.id ?? '?'}) + summary ≤ ${short(outcome.summaryTokens)} · prune first: ${short(preview.withPrune.contextTokensAfterPrune)} → ${short(preview.withPrune.contextTokensAfter)}`,
+        : `from ${short(outcome.contextTokensBefore)} (the built context, as Compact reports it) · kept ${short(outcome.keptTokens)} (${num(keptEntries)} entries from ${state.cut?.id ?? '?'}) + summary ≤ ${short(outcome.summaryTokens)} · prune first: ${short(preview.withPrune.contextTokensAfterPrune)} → ${short(preview.withPrune.contextTokensAfter)}`,
       { name: 'after', swatch: swatch('--r-kept') },
     ),
     tile(

@@ -111,9 +111,9 @@ function completeOf(spec) {
   return extractive;
 }
 
-/** The context size and message count, for the before / after numbers of a compaction. */
-function measure(t) {
-  return { tokens: t.estimateContextTokens(), messages: t.buildLlmMessages().length };
+/** The message count the model sees, for the before / after numbers of a compaction. */
+function messageCount(t) {
+  return t.buildLlmMessages().length;
 }
 
 const ops = {
@@ -228,16 +228,18 @@ const ops = {
   async compact({ summarizer, settings, customInstructions }) {
     const t = current();
     const complete = completeOf(summarizer);
-    const before = measure(t);
+    const messagesBefore = messageCount(t);
     controller = new AbortController();
     const started = performance.now();
     try {
       const out = await t.compact({ complete, settings, customInstructions, signal: controller.signal });
+      // The token figures are the engine's, on one basis (the built context's estimate, SPEC
+      // §13.5), as the outcome preview's: a provider usage count is no "before" of an estimate.
       return {
         entryId: out.compactionEntry.id,
         result: out.result,
-        before,
-        after: measure(t),
+        before: { tokens: out.result.contextTokensBefore ?? 0, messages: messagesBefore },
+        after: { tokens: out.result.contextTokensAfter ?? 0, messages: messageCount(t) },
         ms: performance.now() - started,
         ...structure(),
       };

@@ -239,15 +239,17 @@ pub fn preview_compaction(
 }
 
 /// `shouldCompact(contextTokens, contextWindow, settings?)`. SPEC §5. `E_INVALID_ARGUMENT` when
-/// `reserveTokens >= contextWindow` (SPEC §13.11).
+/// `contextTokens` is no whole number of tokens from 0 to 2^53 - 1, or when compaction is
+/// enabled and `reserveTokens >= contextWindow` (SPEC §13.11).
 #[wasm_bindgen(js_name = shouldCompact)]
 pub fn should_compact(
     #[wasm_bindgen(js_name = contextTokens, unchecked_param_type = "number")] context_tokens: JsValue,
     #[wasm_bindgen(js_name = contextWindow, unchecked_param_type = "number")] context_window: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompactionSettings>")] settings: JsValue,
 ) -> Result<bool, JsValue> {
-    let (tokens, window) =
-        (arg_number(&context_tokens, "contextTokens")?, arg_number(&context_window, "contextWindow")?);
+    let tokens = arg_number(&context_tokens, "contextTokens")?;
+    let tokens = session_compaction::api::token_budget(tokens, "contextTokens").map_err(error_js)? as f64;
+    let window = arg_number(&context_window, "contextWindow")?;
     counter_of(&settings, "settings")?;
     let settings: CompactionSettings = to_options(&settings, "settings", &[COUNT_TOKENS])?;
     session_compaction::plan::prepare::checked_should_compact(tokens, window, &settings).map_err(error_js)
@@ -255,7 +257,8 @@ pub fn should_compact(
 
 /// `compactionThreshold(contextWindow, settings?)`: the context size above which
 /// `shouldCompact` triggers, `contextWindow - reserveTokens` (tokens). SPEC §5.
-/// `E_INVALID_ARGUMENT` when `reserveTokens >= contextWindow` (SPEC §13.11).
+/// `E_INVALID_ARGUMENT` when compaction is enabled and `reserveTokens >= contextWindow`
+/// (SPEC §13.11).
 #[wasm_bindgen(js_name = compactionThreshold)]
 pub fn compaction_threshold(
     #[wasm_bindgen(js_name = contextWindow, unchecked_param_type = "number")] context_window: JsValue,
@@ -549,11 +552,12 @@ pub fn validate_session(
     let mut report = session_compaction::context::validate_context(&list, None, values.len().checked_sub(1));
     // A function or `undefined` read as `null` is named as the caller gave it.
     for issue in &mut report.issues {
-        if issue.code == session_compaction::tree::IssueKind::NotAnObject && values[issue.index].is_null() {
-            let given = js_sys::Reflect::get_u32(&entries, issue.index as u32).unwrap_or(JsValue::NULL);
+        let Some(index) = issue.index else { continue };
+        if issue.code == session_compaction::tree::IssueKind::NotAnObject && values[index].is_null() {
+            let given = js_sys::Reflect::get_u32(&entries, index as u32).unwrap_or(JsValue::NULL);
             if given.is_function() || given.is_undefined() || given.is_symbol() {
                 let kind = format!("{}, read as null", js_kind(&given));
-                issue.message = session_compaction::tree::not_an_object_message(issue.index, &kind);
+                issue.message = session_compaction::tree::not_an_object_message(index, &kind);
             }
         }
     }

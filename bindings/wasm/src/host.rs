@@ -320,51 +320,63 @@ fn remote_model(
     Ok(Some(RemoteComplete { url, signal: signal.clone(), timeout_ms }))
 }
 
-/// Hooks given as one object keyed by event name (the core reads their answers).
+/// Hooks given as one object keyed by event name (the core reads their answers). Each hook is
+/// read from the object once, when the call starts ([`JsHooks::of`]): a getter runs once and a
+/// hook added or removed during the call changes nothing.
 pub struct JsHooks {
-    /// The hooks object (or undefined).
-    pub obj: JsValue,
+    /// The hook functions by name ([`super::options::HOOK_NAMES`]); absent hooks left out.
+    functions: Vec<(&'static str, Function)>,
     /// The JS AbortSignal added to `session_before_*` events.
     pub signal: JsValue,
 }
 
 impl JsHooks {
     /// The `hooks` of an options object: `undefined`, or an object whose keys are hook names
-    /// ([`super::options::HOOK_NAMES`]) holding functions; anything else is
-    /// `E_INVALID_ARGUMENT` naming the key.
+    /// ([`super::options::HOOK_NAMES`]) holding functions, each read once; anything else, and a
+    /// hook that cannot be read (a throwing getter or Proxy), is `E_INVALID_ARGUMENT` naming the
+    /// key (`options.hooks.session_compact`).
     pub fn of(options: &JsValue, signal: JsValue) -> std::result::Result<Self, JsValue> {
         let obj = get(options, "hooks");
+        let mut functions = Vec::new();
         if !obj.is_undefined() && !obj.is_null() {
             if !obj.is_object() {
                 return Err(bad_arg("options.hooks", "expected an object keyed by hook name"));
             }
             super::options::check_known_keys(&obj, "options.hooks", super::options::HOOK_NAMES)?;
-            for name in super::options::HOOK_NAMES {
-                let f = get(&obj, name);
-                if !f.is_undefined() && !f.is_null() && !f.is_function() {
-                    return Err(bad_arg(&format!("options.hooks.{name}"), "expected a function"));
+            for &name in super::options::HOOK_NAMES {
+                let what = format!("options.hooks.{name}");
+                let f = Reflect::get(&obj, &JsValue::from_str(name))
+                    .map_err(|e| bad_arg(&what, format!("cannot be read: {}", js_message(&e))))?;
+                if let Some(f) = f.dyn_ref::<Function>() {
+                    functions.push((name, f.clone()));
+                } else if !f.is_undefined() && !f.is_null() {
+                    return Err(bad_arg(&what, "expected a function"));
                 }
             }
         }
-        Ok(Self { obj, signal })
+        Ok(Self { functions, signal })
+    }
+
+    /// The hook registered under `name`, if any.
+    fn function(&self, name: &str) -> Option<&Function> {
+        self.functions.iter().find(|(n, _)| *n == name).map(|(_, f)| f)
     }
 }
 
 impl HooksByName for JsHooks {
     fn has(&self, name: &str) -> bool {
-        get(&self.obj, name).is_function()
+        self.function(name).is_some()
     }
     async fn call(&self, name: &str, event: Value) -> Result<Value> {
-        let f = get(&self.obj, name);
-        if !f.is_function() {
+        let Some(f) = self.function(name) else {
             return Ok(Value::Null);
-        }
+        };
         let hook_err = |e: JsValue| Error::Hook { hook: name.to_string(), message: js_message(&e) };
         let ev = from_serde(&event).map_err(hook_err)?;
         if name.starts_with("session_before") && !self.signal.is_undefined() {
             let _ = Reflect::set(&ev, &JsValue::from_str("signal"), &self.signal);
         }
-        let returned = f.unchecked_ref::<Function>().call1(&JsValue::UNDEFINED, &ev).map_err(hook_err)?;
+        let returned = f.call1(&JsValue::UNDEFINED, &ev).map_err(hook_err)?;
         let value = settle(returned).await.map_err(hook_err)?;
         if value.is_undefined() || value.is_null() {
             return Ok(Value::Null);

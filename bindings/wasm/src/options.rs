@@ -75,8 +75,14 @@ fn unknown(what: &str, key: &str, known: &[&str]) -> JsValue {
 /// The data part of an options object as JSON: `v` without the keys in `js_only` (a key
 /// `outer.inner` names a key of a nested object, e.g. `settings.countTokens`). A key outside
 /// `js_only` that holds a function, in `v` or in an object it holds (`settings`, `prune`, …), is
-/// an unknown option (no data field takes a function; `JSON.stringify` would drop it).
+/// an unknown option (no data field takes a function; `JSON.stringify` would drop it). The
+/// JavaScript-only keys are never read here (their getters run once, where they are used): the
+/// JSON text is written from a copy of the data keys read.
 fn data_part(v: &JsValue, what: &str, js_only: &[&str]) -> Result<Value, JsValue> {
+    if !v.is_object() || super::safe::is_array(v).map_err(|_| bad_arg(what, "cannot be read"))? {
+        return to_value(v, what);
+    }
+    let data = js_sys::Object::new();
     for key in own_keys(v, what)? {
         if js_only.contains(&key.as_str()) {
             continue;
@@ -87,8 +93,13 @@ fn data_part(v: &JsValue, what: &str, js_only: &[&str]) -> Result<Value, JsValue
             return Err(bad_arg(what, format!("unknown option `{key}` (a function; the callbacks are {js_only:?})")));
         }
         let inner = format!("{what}.{key}");
+        // What was read of a nested object, and whether it has a JavaScript-only key
+        // (`settings.countTokens`): then the copy without that key is written, not `value`.
+        let mut read: Vec<(String, JsValue)> = Vec::new();
+        let mut has_js_only = false;
         for nested in own_keys(&value, &inner)? {
             if js_only.iter().any(|k| k.split_once('.') == Some((key.as_str(), nested.as_str()))) {
+                has_js_only = true;
                 continue;
             }
             let f = Reflect::get(&value, &JsValue::from_str(&nested)).map_err(|_| bad_arg(&inner, "cannot be read"))?;
@@ -96,24 +107,20 @@ fn data_part(v: &JsValue, what: &str, js_only: &[&str]) -> Result<Value, JsValue
             if f.is_function() {
                 return Err(bad_arg(&inner, format!("unknown option `{nested}` (a function is no setting here)")));
             }
+            read.push((nested, f));
         }
-    }
-    let mut value = to_value(v, what)?;
-    if let Value::Object(map) = &mut value {
-        for key in js_only {
-            match key.split_once('.') {
-                Some((outer, inner)) => {
-                    if let Some(Value::Object(nested)) = map.get_mut(outer) {
-                        nested.remove(inner);
-                    }
-                }
-                None => {
-                    map.remove(*key);
-                }
+        let value = if has_js_only {
+            let copy = js_sys::Object::new();
+            for (nested, f) in &read {
+                let _ = Reflect::set(&copy, &JsValue::from_str(nested), f);
             }
-        }
+            copy.into()
+        } else {
+            value
+        };
+        let _ = Reflect::set(&data, &JsValue::from_str(&key), &value);
     }
-    Ok(value)
+    to_value(&data, what)
 }
 
 /// A number option that is NaN or an infinity (which `JSON.stringify` would write as `null`):

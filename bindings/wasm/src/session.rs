@@ -187,7 +187,8 @@ impl SessionTree {
     }
 
     /// The format version of the loaded file as its header gave it (`version ?? 1`), before
-    /// any migration; `undefined` for `fromEntries` or a file without a valid header. SPEC §1.
+    /// any migration; `undefined` for `fromEntries`, a file without a valid header, or a
+    /// `version` that is no number. SPEC §1, §13.11.
     #[wasm_bindgen(getter, js_name = sourceVersion)]
     pub fn source_version(&self) -> Option<f64> {
         self.s(|s| s.source_version())

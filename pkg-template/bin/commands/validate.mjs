@@ -1,5 +1,5 @@
 // `validate`: structural problems and unreadable lines (exit code 1 on errors).
-import { capped, printJson, reportHeader } from '../report.mjs';
+import { byCode, capped, printJson, reportHeader } from '../report.mjs';
 import { EXIT_FINDINGS, EXIT_OK, num, plural, table } from '../support.mjs';
 
 /** Issue codes of `validate` that are warnings; every other issue and every load error is an error. */
@@ -59,7 +59,10 @@ function cmdValidate(session, opts, io) {
   }
 
   reportHeader('validation', session, io);
-  io.out(`  ${plural(tree.entryCount, 'entry')} loaded, ${plural(session.loadErrors.length, 'malformed line')}`);
+  const loadErrors = session.loadErrors.length
+    ? `${plural(session.loadErrors.length, 'load error')}: ${byCode(session.loadErrors)}`
+    : 'no load errors';
+  io.out(`  ${plural(tree.entryCount, 'entry')} loaded, ${loadErrors}`);
   io.out('');
   if (findings.length) {
     const rows = [[style.dim('severity'), style.dim('code'), style.dim('line'), style.dim('message')]];
