@@ -48,7 +48,7 @@ raw.__onFirstUse(() => {
     // Typically a bundle that left the file behind (esbuild, Rollup without the assets plugin).
     throw wasmNotFound(`could not read ${url.href} (${cause?.message ?? cause})`, cause);
   }
-  raw.initSync({ module: bytes });
+  instantiate(raw, bytes, true);
 });
 
 /** Freezes a JSON-like value and everything in it. */
@@ -103,7 +103,7 @@ export const init = (input) => {
   if (pending === null) {
     pending = (async () => {
       const source = await loadIfLocation(await input, import.meta.url);
-      await raw.default({ module_or_path: source });
+      await instantiate(raw, source, false);
     })();
     pending.catch(() => {
       pending = null;
@@ -118,7 +118,7 @@ export const init = (input) => {
  * the file beside this entry).
  */
 export const initSync = (module) => {
-  if (module !== undefined && module !== null) raw.initSync({ module });
+  if (module !== undefined && module !== null) instantiate(raw, module, true);
 };
 
 // The engine's exports (the glue's own `__…` ones, used by shared/pure.js, are not the package's API).

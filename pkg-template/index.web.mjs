@@ -31,7 +31,7 @@ export function init(input) {
     pending = (async () => {
       const given = await input;
       const source = given === undefined ? await load(defaultUrl()) : await loadIfLocation(given, import.meta.url);
-      await raw.default({ module_or_path: source });
+      await instantiate(raw, source, false);
       markReady();
     })();
     pending.catch(() => {
@@ -49,7 +49,7 @@ export function initSync(module) {
       'initSync(module) needs the .wasm bytes or a WebAssembly.Module; `await init()` loads the file itself',
     );
   }
-  raw.initSync({ module });
+  instantiate(raw, module, true);
   markReady();
 }
 

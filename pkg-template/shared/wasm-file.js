@@ -4,24 +4,46 @@
 // import.meta.url)`) stays written out in each entry: bundlers recognise that exact expression.
 
 /**
- * The error of a .wasm the package could not get: where it looked (`what`), and how to pass the
- * file instead, for every runtime and bundler (the README's "Runtimes and bundlers").
+ * The error of a .wasm the package could not get (or that is not the module): what happened
+ * (`what`), and how to pass the file instead, per runtime and bundler.
  */
 function wasmNotFound(what, cause) {
   const error = new Error(
-    `session-compaction: could not load the WebAssembly file: ${what}. ` +
-      'Pass it yourself: `await init(urlOrBytesOrModule)` or `initSync(bytesOrModule)` before the first call, e.g. with ' +
-      "what your bundler gives for `import wasm from 'session-compaction/session_compaction_bg.wasm'` (esbuild: " +
-      "`loader: { '.wasm': 'file' }` for a URL in a page, `loader: { '.wasm': 'binary' }` for the bytes in a Node.js " +
-      'bundle); Rollup: add @web/rollup-plugin-import-meta-assets, which emits the file; a Node.js bundle can also ' +
-      'keep the file beside it as web/session_compaction_bg.wasm; Cloudflare Workers: import that file ' +
-      '(a WebAssembly.Module) and call `initSync(wasmModule)`; Deno without --allow-read: pass the bytes. ' +
+    `session-compaction: could not load the WebAssembly file: ${what}. Pass it before the first call: ` +
+      '`await init(urlOrBytesOrModule)` or `initSync(bytesOrModule)`, e.g. what your bundler gives for ' +
+      "`import wasm from 'session-compaction/session_compaction_bg.wasm'` (esbuild: `loader: { '.wasm': 'file' }` " +
+      "in a page, `loader: { '.wasm': 'binary' }` in a Node.js bundle); Rollup: add @web/rollup-plugin-import-meta-assets; " +
+      'a Node.js bundle can also keep the file beside it as web/session_compaction_bg.wasm; Cloudflare Workers: ' +
+      '`initSync(wasmModule)` with that import; Deno without --allow-read: pass the bytes. ' +
       'See "Runtimes and bundlers" in the README of session-compaction.',
     cause === undefined ? undefined : { cause },
   );
   error.name = 'SessionCompactionError';
   error.code = 'E_WASM_NOT_FOUND';
   return error;
+}
+
+/**
+ * Instantiates the glue `raw` from `source` (`sync`: with initSync, else awaited); what the
+ * WebAssembly API refuses to compile or link (not the module, or another version of it) is
+ * E_WASM_NOT_FOUND with the API's error as its cause.
+ */
+// biome-ignore lint/correctness/noUnusedVariables: the entries call it once scripts/build.mjs has inlined this file
+function instantiate(raw, source, sync) {
+  const refused = (cause) =>
+    cause instanceof WebAssembly.CompileError || cause instanceof WebAssembly.LinkError
+      ? wasmNotFound(`what was given is not this package's WebAssembly module (${cause.name}: ${cause.message})`, cause)
+      : cause;
+  if (sync) {
+    try {
+      return raw.initSync({ module: source });
+    } catch (cause) {
+      throw refused(cause);
+    }
+  }
+  return raw.default({ module_or_path: source }).catch((cause) => {
+    throw refused(cause);
+  });
 }
 
 /** Fetches the .wasm; a failed request, an HTTP error or an HTML page is E_WASM_NOT_FOUND. */

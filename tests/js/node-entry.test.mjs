@@ -128,14 +128,21 @@ let error = null;
 try { sc.version(); } catch (e) { error = { code: e.code, name: e.name, message: e.message }; }
 let retried = null;
 try { await sc.init('./nowhere/x.wasm'); } catch (e) { retried = e.code; }
+let notModule = null;
+try { sc.initSync(new Uint8Array([0, 97, 115, 109, 9, 9])); } catch (e) { notModule = { code: e.code, cause: e.cause?.name }; }
+let notModuleAsync = null;
+try { await sc.init(new Uint8Array([1, 2, 3])); } catch (e) { notModuleAsync = e.code; }
 sc.initSync(new Uint8Array((await import('node:fs')).readFileSync(${wasm})));
-console.log(JSON.stringify({ error, retried, version: sc.version() }));`);
+console.log(JSON.stringify({ error, retried, notModule, notModuleAsync, version: sc.version() }));`);
     assert.equal(missing.error.code, 'E_WASM_NOT_FOUND');
     assert.equal(missing.error.name, 'SessionCompactionError');
     assert.ok(missing.error.message.includes(join(dir, 'web', 'session_compaction_bg.wasm')), missing.error.message);
     assert.match(missing.error.message, /initSync\(bytesOrModule\)/);
     assert.match(missing.error.message, /loader: \{ '\.wasm': 'binary' \}/);
     assert.equal(missing.retried, 'E_WASM_NOT_FOUND');
+    // Bytes that are not the module: the same code, the WebAssembly API's error as the cause.
+    assert.deepEqual(missing.notModule, { code: 'E_WASM_NOT_FOUND', cause: 'CompileError' });
+    assert.equal(missing.notModuleAsync, 'E_WASM_NOT_FOUND');
     assert.match(missing.version, /^\d+\.\d+\.\d+/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
