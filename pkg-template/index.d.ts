@@ -42,16 +42,23 @@ export type InitInput = string | URL | Request | Response | ArrayBuffer | ArrayB
  * unreadable file, no `import.meta.url` as in Cloudflare Workers) it rejects with
  * `code === "E_WASM_NOT_FOUND"`; the message names where it looked and how to pass the file
  * (the README's "Runtimes and bundlers" says what each bundler needs).
- * On the Node entry (Node.js and Bun by default) it is a no-op that resolves at once, except on
- * a Node.js without `process.getBuiltinModule` (before 20.16 and 22.3): there it imports `node:fs`,
- * which the first call needs to read the `.wasm`, and must be awaited first (the first call
- * throws `E_NOT_INITIALIZED` otherwise).
+ * On the Node entry (Node.js and Bun by default) it is not needed: the first engine call reads
+ * the `.wasm` beside the entry. Without an argument it resolves at once, except on a Node.js
+ * without `process.getBuiltinModule` (before 20.16 and 22.3): there it imports `node:fs`, which
+ * the first call needs, and must be awaited first (the first call throws `E_NOT_INITIALIZED`
+ * otherwise). With an argument (the bytes, a `WebAssembly.Module`, a `Response`, a file path or
+ * URL) it instantiates the module from it, for a bundle that does not keep the file beside it;
+ * when the file is missing the first call throws `E_WASM_NOT_FOUND` naming it and this fix.
+ * Both entries of one process share one module instance (the web entry still needs its own
+ * `init()` before its first call).
  */
 export declare function init(input?: InitInput | Promise<InitInput>): Promise<void>;
 
 /**
- * Synchronous {@link init} from the `.wasm` bytes or a compiled `WebAssembly.Module`
- * (a no-op on the Node entry and once initialized).
+ * Synchronous {@link init} from the `.wasm` bytes or a compiled `WebAssembly.Module`; a no-op once
+ * the module is instantiated. On the Node entry it is only needed by a bundle that does not keep
+ * the file beside it (e.g. an esbuild bundle with `loader: { '.wasm': 'binary' }`:
+ * `import wasm from 'session-compaction/session_compaction_bg.wasm'; initSync(wasm);`).
  */
 export declare function initSync(module: ArrayBuffer | ArrayBufferView | WasmModule): void;
 

@@ -3,20 +3,30 @@
 // An ES module that loads no CommonJS (the CommonJS loader's first use in a process costs ~1.5–2 ms)
 // and imports no built-in module (a first `import … from 'node:fs'` costs about as much; Node's
 // `fs` comes from process.getBuiltinModule instead). The engine comes from the web entry's glue
-// (wasm-bindgen's --target web output, the package's one glue), imported with a `?node` suffix so
-// that it is a module instance of its own: the web entry (`session-compaction/web`) used in the
-// same process keeps its own instance, its own init() and its own per-turn state, as it has always
-// had. Loading this file compiles nothing: the glue (patched by scripts/build.mjs, firstUseHook)
-// runs the hook set below on the first engine call, which reads web/*.wasm (the package's only
-// copy) and compiles and instantiates it synchronously, so there is nothing to await. `init()` and
-// `initSync()` exist as no-ops so that code written for every runtime can call them
-// unconditionally; only on a Node.js without process.getBuiltinModule (before 20.16 and 22.3)
-// does `await init()` do something: it imports `node:fs`, which the first call then needs.
-import * as raw from './web/session_compaction.js?node';
+// (wasm-bindgen's --target web output, the package's one glue), the same module instance as the
+// web entry's (`session-compaction/web`) when both are used in one process: one WebAssembly
+// instance and one SessionTree class, each entry with its own init() rules and per-turn state.
+// The plain path (no query, no second copy) is what every bundler resolves, also for Node.js
+// targets. Loading this file compiles nothing: the glue (patched by scripts/build.mjs,
+// firstUseHook) runs the hook set below on the first engine call, which reads web/*.wasm (the
+// package's only copy) and compiles and instantiates it synchronously, so there is nothing to
+// await. A bundle that does not keep that file beside it passes the .wasm first with
+// `initSync(bytesOrModule)` or `await init(urlOrBytesOrModule)`; without an argument both are
+// no-ops, so that code written for every runtime can call them unconditionally. Only on a
+// Node.js without process.getBuiltinModule (before 20.16 and 22.3) does `await init()` do
+// something then: it imports `node:fs`, which the first call needs.
+import * as raw from './web/session_compaction.js';
 
 /** Node's `fs` as init() imported it where process.getBuiltinModule is missing. */
 let importedFs = null;
 const nodeFs = () => globalThis.process?.getBuiltinModule?.('node:fs') ?? importedFs;
+
+/**
+ * Where the .wasm lies by default: beside this file. Written as this exact `new URL('…',
+ * import.meta.url)` expression because webpack and Rollup's import-meta-assets plugin recognise
+ * it and emit the file into a bundle.
+ */
+const defaultUrl = () => new URL('./web/session_compaction_bg.wasm', import.meta.url);
 
 raw.__onFirstUse(() => {
   const fs = nodeFs();
@@ -30,7 +40,15 @@ raw.__onFirstUse(() => {
     error.code = 'E_NOT_INITIALIZED';
     throw error;
   }
-  raw.initSync({ module: fs.readFileSync(new URL('./web/session_compaction_bg.wasm', import.meta.url)) });
+  let bytes;
+  const url = defaultUrl();
+  try {
+    bytes = fs.readFileSync(url);
+  } catch (cause) {
+    // Typically a bundle that left the file behind (esbuild, Rollup without the assets plugin).
+    throw wasmNotFound(`could not read ${url.href} (${cause?.message ?? cause})`, cause);
+  }
+  instantiate(raw, bytes, true);
 });
 
 /** Freezes a JSON-like value and everything in it. */
@@ -62,15 +80,46 @@ const perTurn = perTurnFunctions(raw);
 // this file does not instantiate the module.
 // @generated-defaults
 
+/** The one in-flight (or finished) init(input); reset when it fails so that it can be retried. */
+let pending = null;
+
 /**
- * Nothing to do in Node (resolves at once), except where process.getBuiltinModule is missing:
- * there it imports `node:fs` for the first call (see the top of this file).
+ * Without an argument: nothing to do in Node (resolves at once; the first call reads the file),
+ * except where process.getBuiltinModule is missing: there it imports `node:fs` for the first call
+ * (see the top of this file). With the `.wasm` (its bytes, a `WebAssembly.Module`, a `Response`,
+ * a file path or URL, or a promise of one): instantiates the module from it, for bundles that do
+ * not keep the file beside them. Once the module is instantiated (by an earlier call, or by the
+ * first engine call) later arguments are ignored. Errors: `E_WASM_NOT_FOUND` (an unreadable
+ * location, an HTTP error), or the WebAssembly API's error for bytes that are not the module.
  */
-export const init = async () => {
-  if (nodeFs() === null) importedFs = (await import('node:fs')).default;
+export const init = (input) => {
+  if (input === undefined || input === null) {
+    return nodeFs() !== null
+      ? Promise.resolve()
+      : import('node:fs').then((fs) => {
+          importedFs = fs.default;
+        });
+  }
+  if (pending === null) {
+    pending = (async () => {
+      const source = await loadIfLocation(await input, import.meta.url);
+      await instantiate(raw, source, false);
+    })();
+    pending.catch(() => {
+      pending = null;
+    });
+  }
+  return pending;
 };
-/** Already initialized in Node: does nothing. */
-export const initSync = () => {};
+
+/**
+ * Instantiates the module from the `.wasm` bytes or a `WebAssembly.Module` (a bundle's copy);
+ * without an argument, or once the module is instantiated, does nothing (the first call reads
+ * the file beside this entry).
+ */
+export const initSync = (module) => {
+  if (module !== undefined && module !== null) instantiate(raw, module, true);
+};
 
 // The engine's exports (the glue's own `__…` ones, used by shared/pure.js, are not the package's API).
 // @generated-exports

@@ -30,8 +30,8 @@ export function init(input) {
   if (pending === null) {
     pending = (async () => {
       const given = await input;
-      const source = given === undefined ? await load(defaultUrl()) : await loadIfLocation(given);
-      await raw.default({ module_or_path: source });
+      const source = given === undefined ? await load(defaultUrl()) : await loadIfLocation(given, import.meta.url);
+      await instantiate(raw, source, false);
       markReady();
     })();
     pending.catch(() => {
@@ -49,7 +49,7 @@ export function initSync(module) {
       'initSync(module) needs the .wasm bytes or a WebAssembly.Module; `await init()` loads the file itself',
     );
   }
-  raw.initSync({ module });
+  instantiate(raw, module, true);
   markReady();
 }
 
@@ -75,69 +75,6 @@ function defaultUrl() {
       cause,
     );
   }
-}
-
-/** init()'s argument when it is a location (string, URL, Request): loaded as the default is. */
-function loadIfLocation(given) {
-  if (typeof given === 'string') {
-    let url;
-    try {
-      // Relative to the page in a browser (as `fetch` reads it), else to this file.
-      url = new URL(given, globalThis.location?.href ?? import.meta.url);
-    } catch (cause) {
-      throw wasmNotFound(`${JSON.stringify(given)} is not a URL this runtime can resolve`, cause);
-    }
-    return load(url);
-  }
-  if (given instanceof URL) return load(given);
-  if (typeof Request === 'function' && given instanceof Request) return fetchWasm(given, given.url);
-  return given;
-}
-
-/** Reads a `file:` URL from disk (Deno, Node, Bun); fetches anything else. */
-async function load(url) {
-  if (url.protocol !== 'file:') return fetchWasm(url, url.href);
-  try {
-    if (typeof globalThis.Deno?.readFile === 'function') return await globalThis.Deno.readFile(url);
-    // Node and Bun. The specifier is a variable so that bundlers targeting browsers (where this
-    // branch never runs) do not try to resolve it.
-    const fsPromises = ['node:fs', 'promises'].join('/');
-    const { readFile } = await import(/* webpackIgnore: true */ /* @vite-ignore */ fsPromises);
-    return await readFile(url);
-  } catch (cause) {
-    throw wasmNotFound(`could not read ${url.href} (${cause?.name ?? 'Error'}: ${cause?.message ?? cause})`, cause);
-  }
-}
-
-/** Fetches the .wasm; a failed request, an HTTP error or an HTML page is E_WASM_NOT_FOUND. */
-async function fetchWasm(request, href) {
-  let response;
-  try {
-    response = await fetch(request);
-  } catch (cause) {
-    throw wasmNotFound(`could not fetch ${href} (${cause?.message ?? cause})`, cause);
-  }
-  if (!response.ok) throw wasmNotFound(`${href} answered HTTP ${response.status}`);
-  if (/\btext\/html\b/i.test(response.headers.get('content-type') ?? '')) {
-    throw wasmNotFound(`${href} is an HTML page, not the .wasm file`);
-  }
-  return response;
-}
-
-/** The error of a .wasm init() could not get: where it looked, and how to pass the file instead. */
-function wasmNotFound(what, cause) {
-  const error = new Error(
-    `session-compaction: init() could not load the WebAssembly file: ${what}. ` +
-      'Pass it yourself: `await init(urlOrBytesOrModule)` or `initSync(bytesOrModule)`, e.g. with the URL your bundler gives ' +
-      "for `import wasmUrl from 'session-compaction/session_compaction_bg.wasm'` (esbuild: `loader: { '.wasm': 'file' }`); " +
-      'Rollup: add @web/rollup-plugin-import-meta-assets, which emits the file; Cloudflare Workers: import that file ' +
-      '(a WebAssembly.Module) and call `initSync(wasmModule)`; Deno without --allow-read: pass the bytes. ' +
-      'See "Runtimes and bundlers" in the README of session-compaction.',
-    cause === undefined ? undefined : { cause },
-  );
-  error.name = 'SessionCompactionError';
-  error.code = 'E_WASM_NOT_FOUND';
-  return error;
 }
 
 function notInitialized(name) {

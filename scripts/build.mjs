@@ -304,7 +304,7 @@ function packageFiles({ staging, meta, exportNames, defaults }) {
   files.set(`node/${lib}.d.ts`, { content: apiDeclarations(staged(`${lib}.d.ts`), `${dir}/${lib}.d.ts`) });
   files.set(`node/${lib}.js`, { content: typesModule(lib) });
   files.set(`${dir}/${lib}_bg.wasm`, { content: staged(`${lib}_bg.wasm`) });
-  const freedGuard = ['freed-guard.js', 'errors.js', 'from-file.js', 'pure.js']
+  const freedGuard = ['freed-guard.js', 'errors.js', 'from-file.js', 'wasm-file.js', 'pure.js']
     .map((f) => readFileSync(join(TEMPLATE_DIR, 'shared', f), 'utf8').trimEnd())
     .join('\n\n');
   for (const path of walk(TEMPLATE_DIR)) {

@@ -2,6 +2,9 @@
 // Runtime and bundler matrix (issue 11): the package is installed the way users install it (the
 // tarball of `npm pack pkg/`, `npm install`ed offline into a throwaway project) and used from
 //   - Node.js: `import` (ESM) and `require` (CommonJS);
+//   - Node.js bundles (what serverless functions and CLIs ship): esbuild, webpack and Rollup
+//     targeting Node.js, each bundle run away from node_modules; without their setting the
+//     first call must fail with E_WASM_NOT_FOUND naming it;
 //   - Bun: the same two files;
 //   - Deno: the `npm:session-compaction` specifier (node_modules install) and an import of the
 //     unpacked package by path, each type-checked with `deno check` (a deliberate type error must
@@ -20,8 +23,8 @@
 // point of prepareCompaction, the context size and the pure parseSession's entry count.
 // Needs `npm run build` first (npm test runs it as the "matrix" step after the build). Without
 // /usr/bin/chromium the browser part is skipped with a message, except in CI (CI=true).
-// Usage: node scripts/matrix-test.mjs [--keep] [--only=NAME,...]   (names: node, bun, deno,
-// workerd, browser; --keep leaves the temp folder for inspection)
+// Usage: node scripts/matrix-test.mjs [--keep] [--only=NAME,...]   (names: node, node-bundles,
+// bun, deno, workerd, browser; --keep leaves the temp folder for inspection)
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -124,6 +127,16 @@ import { readFileSync } from 'node:fs';
 ${callSource()}
 const entry = entryOf(sc);
 await sc.init();
+console.log(JSON.stringify({ entry, ...summarize(sc, readFileSync(process.argv[2], 'utf8')) }));
+`;
+
+/** A Node.js host bundled with its .wasm as bytes (esbuild `loader: { '.wasm': 'binary' }`). */
+const NODE_BUNDLED_BYTES = `import * as sc from 'session-compaction';
+import wasm from 'session-compaction/session_compaction_bg.wasm';
+import { readFileSync } from 'node:fs';
+${callSource()}
+sc.initSync(wasm);
+const entry = entryOf(sc);
 console.log(JSON.stringify({ entry, ...summarize(sc, readFileSync(process.argv[2], 'utf8')) }));
 `;
 
@@ -301,6 +314,7 @@ async function main() {
         assert.deepEqual(runJson(npmBin('bun'), ['consumer.cjs', SAMPLE], { cwd: project }), nodeExpected);
       });
     }
+    if (wants('node-bundles')) await nodeBundleChecks({ tmp, project, nodeExpected });
     if (wants('deno')) await denoChecks({ tmp, project, tarball, text, expected });
     if (wants('workerd')) await workerdCheck({ tmp, project, text, expected });
     if (wants('browser')) await browserChecks({ tmp, project, text, expected });
@@ -337,6 +351,93 @@ async function denoChecks({ tmp, project, tarball, text, expected }) {
       assert.deepEqual(runJson(deno, args, { cwd, env: denoEnv, input: wasm }), denoExpected);
     });
   }
+}
+
+/**
+ * Node.js hosts bundled for Node.js (as serverless functions and CLIs are): each bundle is run
+ * from its own folder, away from node_modules. webpack (target node) and Rollup with the asset
+ * plugin emit the .wasm that the Node entry names with `new URL(…, import.meta.url)`; esbuild
+ * embeds it as bytes (`loader: { '.wasm': 'binary' }`, then `initSync(wasm)`). Without those, the
+ * first call must fail with E_WASM_NOT_FOUND naming the fix, never a bare ENOENT.
+ */
+async function nodeBundleChecks({ tmp, project, nodeExpected }) {
+  const out = (name) => join(tmp, 'node-bundles', name);
+  writeFileSync(join(project, 'bundled-bytes.mjs'), NODE_BUNDLED_BYTES);
+  const runBundle = (name, file) => runJson(process.execPath, [join(out(name), file), SAMPLE], { cwd: out(name) });
+  const failsNaming = (name, file, fix) => {
+    const r = spawnSync(process.execPath, [join(out(name), file), SAMPLE], { cwd: out(name), encoding: 'utf8' });
+    assert.notEqual(r.status, 0, `the ${name} bundle ran without its .wasm`);
+    assert.match(r.stderr, /code: 'E_WASM_NOT_FOUND'/);
+    assert.ok(r.stderr.includes(fix), `the error names ${fix}:\n${r.stderr}`);
+    assert.doesNotMatch(r.stderr, /^Error: ENOENT/m);
+  };
+  const esbuild = await import('esbuild');
+  const esbuildNode = async (name, entry, loader) => {
+    const result = await esbuild.build({
+      absWorkingDir: project,
+      entryPoints: [entry],
+      bundle: true,
+      platform: 'node',
+      target: 'node20',
+      format: 'esm',
+      outfile: join(out(name), 'main.mjs'),
+      loader,
+      logLevel: 'warning',
+    });
+    assert.deepEqual(result.warnings, [], 'esbuild warned');
+  };
+  await check("Node.js bundle, esbuild (platform node, loader: { '.wasm': 'binary' }, initSync(wasm))", async () => {
+    await esbuildNode('esbuild', 'bundled-bytes.mjs', { '.wasm': 'binary' });
+    assert.deepEqual(runBundle('esbuild', 'main.mjs'), nodeExpected);
+  });
+  await check('Node.js bundle, esbuild without the setting: E_WASM_NOT_FOUND naming the fix', async () => {
+    await esbuildNode('esbuild-plain', 'consumer.mjs', undefined);
+    failsNaming('esbuild-plain', 'main.mjs', "loader: { '.wasm': 'binary' }");
+  });
+  await check('Node.js bundle, webpack (target node, no setting needed)', async () => {
+    const { default: webpack } = await import('webpack');
+    const stats = await new Promise((resolve, reject) => {
+      webpack(
+        {
+          mode: 'production',
+          target: 'node20',
+          context: project,
+          entry: './consumer.mjs',
+          experiments: { outputModule: true },
+          output: { path: out('webpack'), filename: 'main.mjs', module: true, chunkFormat: 'module', clean: true },
+          performance: { hints: false },
+        },
+        (error, result) => (error ? reject(error) : resolve(result)),
+      );
+    });
+    if (stats.hasErrors() || stats.hasWarnings()) {
+      throw new UserError(stats.toString({ all: false, errors: true, warnings: true }));
+    }
+    assert.deepEqual(runBundle('webpack', 'main.mjs'), nodeExpected);
+  });
+  const rollupNode = async (name, withAssets) => {
+    const { rollup } = await import('rollup');
+    const { nodeResolve } = await import('@rollup/plugin-node-resolve');
+    const { importMetaAssets } = await import('@web/rollup-plugin-import-meta-assets');
+    const warnings = [];
+    const bundle = await rollup({
+      input: join(project, 'consumer.mjs'),
+      external: [/^node:/],
+      plugins: [nodeResolve({ exportConditions: ['node'] }), ...(withAssets ? [importMetaAssets()] : [])],
+      onwarn: (warning) => warnings.push(warning.message),
+    });
+    await bundle.write({ dir: out(name), format: 'es', entryFileNames: 'main.mjs' });
+    await bundle.close();
+    assert.deepEqual(warnings, [], 'Rollup warned');
+  };
+  await check("Node.js bundle, Rollup (node-resolve exportConditions: ['node'] + import-meta-assets)", async () => {
+    await rollupNode('rollup', true);
+    assert.deepEqual(runBundle('rollup', 'main.mjs'), nodeExpected);
+  });
+  await check('Node.js bundle, Rollup without the asset plugin: E_WASM_NOT_FOUND naming the fix', async () => {
+    await rollupNode('rollup-plain', false);
+    failsNaming('rollup-plain', 'main.mjs', '@web/rollup-plugin-import-meta-assets');
+  });
 }
 
 async function workerdCheck({ tmp, project, text, expected }) {

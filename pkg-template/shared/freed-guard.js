@@ -29,7 +29,6 @@ function misuseError(self, member) {
   return null;
 }
 
-// biome-ignore lint/correctness/noUnusedVariables: the entries call it once scripts/build.mjs has inlined this file
 function guardFreed(proto) {
   for (const key of Object.getOwnPropertyNames(proto)) {
     if (key === 'constructor' || key.startsWith('__')) continue;
@@ -79,7 +78,6 @@ const INSPECT_SYMBOLS = [Symbol.for('nodejs.util.inspect.custom'), Symbol.for('D
  * Makes `cls` instances display as `describe(instance)` under the class's name, or as
  * `Name (freed)` once freed. `describe` only reads public getters and `toJSON`.
  */
-// biome-ignore lint/correctness/noUnusedVariables: the entries call it once scripts/build.mjs has inlined this file
 function addInspect(cls, describe) {
   const Shown = { [cls.name]: class {} }[cls.name];
   for (const symbol of INSPECT_SYMBOLS) {
@@ -98,12 +96,17 @@ function addInspect(cls, describe) {
 }
 
 /**
- * What every entry adds to the glue's classes: the E_FREED guard, the inspect output,
+ * What every entry adds to the glue's classes, once per process: the E_FREED guard, the inspect output,
  * `SessionTree.fromFile` (with `nodeFs`, see from-file.js) and `Symbol.dispose` where the
  * runtime has the symbol but the generated class lacks it (`using tree = SessionTree.fromJsonl(...)`).
  */
 // biome-ignore lint/correctness/noUnusedVariables: the entries call it once scripts/build.mjs has inlined this file
 function setUpClasses(raw, nodeFs) {
+  // Both entries share the glue's classes when one process uses both: the first one sets them up.
+  // (A registered symbol, since each entry has its own copy of this code.)
+  const done = Symbol.for('session-compaction.classesSetUp');
+  if (Object.hasOwn(raw.SessionTree.prototype, done)) return;
+  Object.defineProperty(raw.SessionTree.prototype, done, { value: true });
   guardFreed(raw.SessionTree.prototype);
   addInspect(raw.SessionTree, (tree) => ({
     entryCount: tree.entryCount,

@@ -40,8 +40,23 @@ function remember(last, list, unchanged) {
   }
 }
 
+/**
+ * The two per-turn functions over the glue `raw`, one pair per glue instance: the engine keeps
+ * its work of the last call per function in that instance, so both entries of one process (which
+ * share the glue) must share the lists it is compared against too. Kept on the glue's
+ * `SessionTree` class under a registered symbol, since each entry has its own copy of this code.
+ */
 // biome-ignore lint/correctness/noUnusedVariables: the entries call it once scripts/build.mjs has inlined this file
 function perTurnFunctions(raw) {
+  const key = Symbol.for('session-compaction.perTurn');
+  if (!Object.hasOwn(raw.SessionTree, key)) {
+    Object.defineProperty(raw.SessionTree, key, { value: newPerTurnFunctions(raw) });
+  }
+  return raw.SessionTree[key];
+}
+
+/** prepareCompaction and buildSessionContext with their own last lists (see perTurnFunctions). */
+function newPerTurnFunctions(raw) {
   let lastPath = null;
   let lastEntries = null;
   return {

@@ -5,15 +5,9 @@
 // naming it; an entry never read whole is none. Results equal those of a fresh module instance
 // given a JSON copy.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import * as sc from '../../pkg/index.node.mjs';
-import * as fresh from '../../pkg/index.web.mjs';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-fresh.initSync(readFileSync(join(ROOT, 'pkg', 'web', 'session_compaction_bg.wasm')));
+import { fresh } from './support/fresh-engine.mjs';
 
 const SETTINGS = { keepRecentTokens: 200 };
 

@@ -10,11 +10,10 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as sc from '../../pkg/index.node.mjs';
-import * as fresh from '../../pkg/index.web.mjs';
+import { fresh } from './support/fresh-engine.mjs';
 import { seededRandom } from './support/random.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-fresh.initSync(readFileSync(join(ROOT, 'pkg', 'web', 'session_compaction_bg.wasm')));
 
 /** @param {string} name @returns {any[]} */
 function entriesOf(name) {
