@@ -99,10 +99,13 @@ const EXPECTED_FILES = [
  * without them, whole-number token counts, the disabled-compaction threshold, the previews on the
  * built context's basis): 499,414 B packed and 397,498 B gzipped (928,223 B raw; 2026-12-03), so
  * both budgets were raised: packed 499,000 → 499,700 B (+700), wasm 397,200 → 397,800 B (+600).
+ * Node.js bundles (branch `bundle`: the Node entry's init()/initSync() from bytes, a module or a
+ * location, and its E_WASM_NOT_FOUND, whose helpers shared/wasm-file.js both entries now inline;
+ * no wasm change): 501,003 B packed, so packed 499,700 → 501,500 B (+1,800).
  * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
  * figures fall.
  */
-const MAX_PACKED_BYTES = 499_700;
+const MAX_PACKED_BYTES = 501_500;
 const MAX_WASM_GZIP_BYTES = 397_800;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
