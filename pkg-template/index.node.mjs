@@ -5,7 +5,7 @@
 // `fs` comes from process.getBuiltinModule instead). The engine comes from the web entry's glue
 // (wasm-bindgen's --target web output, the package's one glue), the same module instance as the
 // web entry's (`session-compaction/web`) when both are used in one process: one WebAssembly
-// instance and one SessionTree class, each entry with its own init() rules and per-turn state.
+// instance, one SessionTree class and one per-turn state, each entry with its own init() rules.
 // The plain path (no query, no second copy) is what every bundler resolves, also for Node.js
 // targets. Loading this file compiles nothing: the glue (patched by scripts/build.mjs,
 // firstUseHook) runs the hook set below on the first engine call, which reads web/*.wasm (the
@@ -80,9 +80,6 @@ const perTurn = perTurnFunctions(raw);
 // this file does not instantiate the module.
 // @generated-defaults
 
-/** The one in-flight (or finished) init(input); reset when it fails so that it can be retried. */
-let pending = null;
-
 /**
  * Without an argument: nothing to do in Node (resolves at once; the first call reads the file),
  * except where process.getBuiltinModule is missing: there it imports `node:fs` for the first call
@@ -90,7 +87,7 @@ let pending = null;
  * a file path or URL, or a promise of one): instantiates the module from it, for bundles that do
  * not keep the file beside them. Once the module is instantiated (by an earlier call, or by the
  * first engine call) later arguments are ignored. Errors: `E_WASM_NOT_FOUND` (an unreadable
- * location, an HTTP error), or the WebAssembly API's error for bytes that are not the module.
+ * location, an HTTP error, bytes that are not the module).
  */
 export const init = (input) => {
   if (input === undefined || input === null) {
@@ -100,17 +97,13 @@ export const init = (input) => {
           importedFs = fs.default;
         });
   }
-  if (pending === null) {
-    pending = (async () => {
-      const source = await loadIfLocation(await input, import.meta.url);
-      await instantiate(raw, source, false);
-    })();
-    pending.catch(() => {
-      pending = null;
-    });
-  }
-  return pending;
+  return initFrom(input);
 };
+
+/** init(input)'s one initialization from what it is given (shared/wasm-file.js initOnce). */
+const initFrom = initOnce(async (input) => {
+  await instantiate(raw, await loadIfLocation(await input, import.meta.url), false);
+});
 
 /**
  * Instantiates the module from the `.wasm` bytes or a `WebAssembly.Module` (a bundle's copy);

@@ -12,8 +12,6 @@
 import * as raw from './web/session_compaction.js';
 
 let ready = false;
-/** The one in-flight (or finished) initialization; reset when it fails so it can be retried. */
-let pending = null;
 
 /**
  * Instantiates the WebAssembly module. Without an argument it loads `web/session_compaction_bg.wasm`
@@ -26,20 +24,16 @@ let pending = null;
  * message that names where it looked and how to pass the file instead.
  */
 export function init(input) {
-  if (ready) return Promise.resolve();
-  if (pending === null) {
-    pending = (async () => {
-      const given = await input;
-      const source = given === undefined ? await load(defaultUrl()) : await loadIfLocation(given, import.meta.url);
-      await instantiate(raw, source, false);
-      markReady();
-    })();
-    pending.catch(() => {
-      pending = null;
-    });
-  }
-  return pending;
+  return ready ? Promise.resolve() : initWeb(input);
 }
+
+/** init()'s one initialization (shared/wasm-file.js initOnce). */
+const initWeb = initOnce(async (input) => {
+  const given = await input;
+  const source = given === undefined ? await load(defaultUrl()) : await loadIfLocation(given, import.meta.url);
+  await instantiate(raw, source, false);
+  markReady();
+});
 
 /** Synchronous variant of {@link init} for hosts that already hold the bytes or a Module. */
 export function initSync(module) {

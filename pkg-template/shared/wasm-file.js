@@ -96,3 +96,22 @@ async function load(url) {
     throw wasmNotFound(`could not read ${url.href} (${cause?.name ?? 'Error'}: ${cause?.message ?? cause})`, cause);
   }
 }
+
+/**
+ * An entry's `init(input)`: `start(input)` of the first call, shared by every later and
+ * concurrent call (their arguments are ignored), and forgotten when it fails so that a later
+ * call can retry.
+ */
+// biome-ignore lint/correctness/noUnusedVariables: the entries call it once scripts/build.mjs has inlined this file
+function initOnce(start) {
+  let pending = null;
+  return (input) => {
+    if (pending === null) {
+      pending = start(input);
+      pending.catch(() => {
+        pending = null;
+      });
+    }
+    return pending;
+  };
+}
