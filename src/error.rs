@@ -23,12 +23,7 @@ pub enum Error {
     /// The session header's `version` is newer than the format this engine reads (SPEC §1,
     /// §13.11): reported by the loaders (the file is read as the current version; every field is
     /// kept, so saving loses nothing).
-    #[error(
-        "line {line}: session format version {version} is newer than this engine reads ({}); the \
-         file is read as version {} and what this engine does not know is kept unchanged",
-        crate::io::CURRENT_SESSION_VERSION,
-        crate::io::CURRENT_SESSION_VERSION
-    )]
+    #[error("line {line}: {}", crate::io::VersionProblem::Newer(version))]
     UnsupportedVersion {
         /// The header's line (1-based).
         line: usize,
@@ -39,12 +34,7 @@ pub enum Error {
     /// 1 to 3 and not a newer one ([`crate::io::HeaderVersion::Invalid`]): reported by the loaders
     /// with the code of a field of the wrong type or value, `E_MISSING_FIELD` (the file is read
     /// as the current version, nothing migrated, and saves unchanged).
-    #[error(
-        "line {line}: invalid field `version` of the session header: expected a whole number from 1 to {} \
-         (absent: 1), got {given}; the file is read as version {} (nothing migrated) and saved unchanged",
-        crate::io::CURRENT_SESSION_VERSION,
-        crate::io::CURRENT_SESSION_VERSION
-    )]
+    #[error("line {line}: {}", crate::io::VersionProblem::Invalid(given))]
     InvalidVersion {
         /// The header's line (1-based).
         line: usize,

@@ -1132,6 +1132,45 @@ impl HeaderVersion {
             Self::Invalid(v) => Some(Error::InvalidVersion { line, given: given_version(v) }),
         }
     }
+
+    /// What is wrong with this version: the text of [`HeaderVersion::problem`]'s error without
+    /// its `line N: `; `None` for a known one.
+    pub fn problem_text(&self) -> Option<String> {
+        match self {
+            Self::Known(_) => None,
+            Self::Newer(n) => Some(VersionProblem::Newer(&crate::js::format_number(*n)).to_string()),
+            Self::Invalid(v) => Some(VersionProblem::Invalid(&given_version(v)).to_string()),
+        }
+    }
+}
+
+/// What is wrong with a header's version, as the messages write it: a newer version (as
+/// JavaScript writes the number), or what a header gives that is no version.
+pub(crate) enum VersionProblem<'a> {
+    /// [`Error::UnsupportedVersion`].
+    Newer(&'a str),
+    /// [`Error::InvalidVersion`].
+    Invalid(&'a str),
+}
+
+impl std::fmt::Display for VersionProblem<'_> {
+    /// The error's text without its `line N: `: one text for the loaders' errors and the
+    /// validator's issues ([`crate::tree::header_issue`]).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let v = CURRENT_SESSION_VERSION;
+        match self {
+            Self::Newer(version) => write!(
+                f,
+                "session format version {version} is newer than this engine reads ({v}); the file is read as \
+                 version {v} and what this engine does not know is kept unchanged"
+            ),
+            Self::Invalid(given) => write!(
+                f,
+                "invalid field `version` of the session header: expected a whole number from 1 to {v} (absent: 1), \
+                 got {given}; the file is read as version {v} (nothing migrated) and saved unchanged"
+            ),
+        }
+    }
 }
 
 /// How a message shows a `version` that is no version: a number as JavaScript writes it, a

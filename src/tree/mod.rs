@@ -804,13 +804,11 @@ pub fn validate_at<S: EntrySource + ?Sized>(
 pub fn header_issue(header: &Value, index: Option<usize>, line: Option<usize>) -> Option<ValidationIssue> {
     let version = crate::io::HeaderVersion::of(header);
     let error = version.problem(line.unwrap_or(0))?;
+    let rest = version.problem_text()?;
     let code = match version {
         crate::io::HeaderVersion::Newer(_) => IssueKind::UnsupportedVersion,
         _ => IssueKind::InvalidVersion,
     };
-    let text = error.to_string();
-    let prefix = format!("line {}: ", line.unwrap_or(0));
-    let rest = text.strip_prefix(&prefix).unwrap_or(&text);
     let mut place = match index {
         Some(i) => format!("entries[{i}], the session header"),
         None => "the session header".to_string(),
