@@ -1463,6 +1463,13 @@ fn a_reserve_not_below_the_window_is_refused() {
     assert_eq!(checked_compaction_threshold(100.0, &off(100)).unwrap(), 0.0);
     assert!(!checked_should_compact(500_000.0, 200_000.0, &off(300_000)).unwrap());
     assert!(!checked_should_compact(500_000.0, 200_000.0, &off(16384)).unwrap());
+    // A window that is no whole number of tokens is refused, compaction enabled or not.
+    for window in [200_000.5, -5.0, f64::INFINITY, f64::NAN] {
+        for settings in [s(16384), off(16384)] {
+            let e = checked_compaction_threshold(window, &settings).unwrap_err();
+            assert!(e.to_string().starts_with("invalid argument `contextWindow`: expected a whole number"), "{e}");
+        }
+    }
     let e = checked_compaction_threshold(200_000.0, &s(300_000)).unwrap_err();
     assert_eq!(
         e.to_string(),

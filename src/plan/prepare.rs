@@ -648,10 +648,13 @@ pub fn should_compact(context_tokens: f64, context_window: f64, settings: &Compa
 /// (0 or negative included). SPEC §13.11.
 ///
 /// # Errors
-/// [`Error::Argument`](crate::Error::Argument) (`E_INVALID_ARGUMENT`) naming `reserveTokens`,
-/// with both numbers, when compaction is enabled and `reserveTokens >= contextWindow` (a
-/// `contextWindow` of 0, negative or NaN included).
+/// [`Error::Argument`](crate::Error::Argument) (`E_INVALID_ARGUMENT`): naming `contextWindow`
+/// when it is no whole number of tokens from 0 to 2^53 - 1 ([`crate::api::token_budget`]:
+/// negative, a fraction, NaN or an infinity), whether compaction is enabled or not; naming
+/// `reserveTokens`, with both numbers, when compaction is enabled and
+/// `reserveTokens >= contextWindow` (a `contextWindow` of 0 included).
 pub fn checked_compaction_threshold(context_window: f64, settings: &CompactionSettings) -> crate::Result<f64> {
+    crate::api::token_budget(context_window, "contextWindow")?;
     let threshold = compaction_threshold(context_window, settings);
     if threshold > 0.0 || !settings.enabled {
         return Ok(threshold);

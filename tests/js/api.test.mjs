@@ -1040,6 +1040,33 @@ describe('newcomer findings: missing fields, thresholds, versions, argument mess
     );
   });
 
+  test('shouldCompact, compactionThreshold and checkCompaction refuse a window that is no whole number of tokens', async () => {
+    for (const [window, shown] of /** @type {const} */ ([
+      [-5, '-5'],
+      [200_000.5, '200000.5'],
+      [Infinity, 'Infinity'],
+    ])) {
+      const fails = failsWith(
+        'E_INVALID_ARGUMENT',
+        new RegExp(`^invalid argument \`contextWindow\`: expected a whole number of tokens from 0 to 2\\^53 - 1, got ${shown}$`),
+      );
+      assert.throws(() => sc.shouldCompact(1, window), fails);
+      // Also with compaction disabled: the window is still an argument given.
+      assert.throws(() => sc.compactionThreshold(window, { enabled: false }), fails);
+      const tree = sc.SessionTree.fromEntries([message('a', null, 'user', 'hi')]);
+      const assistant = { role: 'assistant', content: [{ type: 'text', text: 'ok' }], stopReason: 'stop' };
+      await assert.rejects(
+        tree.checkCompaction(/** @type {any} */ (assistant), { contextWindow: window, complete: async () => 'x' }),
+        // An infinity is refused earlier, as every option that is not finite.
+        Number.isFinite(window)
+          ? fails
+          : failsWith('E_INVALID_ARGUMENT', /`options\.contextWindow`: expected a finite number, got Infinity$/),
+      );
+      tree.free();
+    }
+    assert.equal(sc.compactionThreshold(200_000), 183_616);
+  });
+
   test('a header of a newer version is a load error on line 1; the file still loads and saves unchanged', () => {
     const jsonl = `${JSON.stringify({ ...HEADER, version: 99 })}\n${JSON.stringify(message('a', null, 'user', 'hi'))}\n`;
     const tree = sc.SessionTree.fromJsonl(jsonl);
