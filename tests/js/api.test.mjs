@@ -1048,7 +1048,9 @@ describe('newcomer findings: missing fields, thresholds, versions, argument mess
     ])) {
       const fails = failsWith(
         'E_INVALID_ARGUMENT',
-        new RegExp(`^invalid argument \`contextWindow\`: expected a whole number of tokens from 0 to 2\\^53 - 1, got ${shown}$`),
+        new RegExp(
+          `^invalid argument \`contextWindow\`: expected a whole number of tokens from 0 to 2\\^53 - 1, got ${shown}$`,
+        ),
       );
       assert.throws(() => sc.shouldCompact(1, window), fails);
       // Also with compaction disabled: the window is still an argument given.
