@@ -43,3 +43,11 @@ pub mod summarize;
 pub mod tree;
 
 pub use error::{Error, Result};
+
+/// Cases of a unit property test: `default` times `SC_PROPTEST_SCALE` (as `tests/common/cases.rs`
+/// for the integration tests).
+#[cfg(test)]
+pub(crate) fn test_cases(default: u32) -> u32 {
+    let scale = std::env::var("SC_PROPTEST_SCALE").ok().and_then(|v| v.parse::<u32>().ok()).unwrap_or(1).max(1);
+    default.saturating_mul(scale)
+}

@@ -4,6 +4,9 @@
 //! on and off the leaf, compactions appended, leaf moves, pruning, rollbacks), that every such
 //! answer is what the one-shot functions decide over the whole branch.
 
+#[path = "common/cases.rs"]
+mod cases;
+
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use session_compaction::context::{build_context_for_path, plan_context, plan_prune_in_context};
@@ -196,7 +199,7 @@ fn check(tree: &SessionTree, settings: &CompactionSettings) -> Result<(), TestCa
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 160, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases::cases(160), ..ProptestConfig::default() })]
 
     #[test]
     fn per_turn_answers_are_those_of_the_whole_branch(

@@ -5,6 +5,9 @@
 //! path [`parse_session_with_ids`] (the native API and the conformance `loadSession`) decides the
 //! same.
 
+#[path = "common/cases.rs"]
+mod cases;
+
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use session_compaction::entry::EntryMeta;
@@ -174,7 +177,7 @@ fn apply(input: &mut Vec<u8>, m: &Mutation) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(ProptestConfig::with_cases(cases::cases(400)))]
 
     #[test]
     fn load_paths_agree_on_mutated_sessions(mutations in prop::collection::vec(mutation(), 1..5)) {

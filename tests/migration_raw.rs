@@ -4,6 +4,9 @@
 //! the same, a later, a non-object or a header record, `hookMessage`, extra `session` records,
 //! non-object records, empty objects, settings entries, padded and glued lines, bad lines).
 
+#[path = "common/cases.rs"]
+mod cases;
+
 use proptest::prelude::*;
 use serde_json::Value;
 use session_compaction::entry::EntryMeta;
@@ -121,7 +124,7 @@ fn a_v1_file_loaded_by_the_handle_equals_its_value_path_load() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases::cases(300), ..ProptestConfig::default() })]
     #[test]
     fn random_mixes_agree(picks in proptest::collection::vec(0usize..LINES.len(), 0..24), v in 0usize..3) {
         agree(&session([None, Some("1"), Some("2")][v], &picks));

@@ -1,6 +1,9 @@
 //! Property tests over random, well-formed session trees: branches, several compactions,
 //! branch summaries, labels, settings entries and unknown entry types.
 
+#[path = "common/cases.rs"]
+mod cases;
+
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use session_compaction::context::{build_session_context, LeafSelector};
@@ -172,7 +175,7 @@ fn tool_results_answered(messages: &[Value]) -> Result<(), String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases::cases(96), ..ProptestConfig::default() })]
 
     #[test]
     fn cut_point_is_never_a_tool_result(steps in prop::collection::vec(step(), 1..60), keep in 0u64..5000) {
@@ -321,7 +324,7 @@ fn same_as_from_str(s: &str) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases::cases(2000), ..ProptestConfig::default() })]
 
     /// Decimal texts of every shape (signs, leading zeros, empty parts, long digit runs, large
     /// exponents) and a little noise parse as `from_str` parses them.

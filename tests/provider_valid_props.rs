@@ -5,7 +5,10 @@
 //! step every provider-facing output satisfies SPEC §13.1, no entry is on the wrong branch
 //! (§13.2), and a save after a reload gives back every line of the file that was loaded (§13.3).
 //!
-//! Cases: `PROPTEST_CASES` (default 24, kept small for `npm test`).
+//! Cases: 24 (kept small for `npm test`), times `SC_PROPTEST_SCALE` for a long run.
+
+#[path = "common/cases.rs"]
+mod cases;
 
 #[path = "common/sync.rs"]
 mod sync;
@@ -338,12 +341,8 @@ fn check(s: &SessionTree) -> std::result::Result<(), String> {
     Ok(())
 }
 
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(24)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases::cases(24), ..ProptestConfig::default() })]
 
     #[test]
     fn every_step_keeps_provider_outputs_valid_and_compactions_on_their_branch(ops in prop::collection::vec(op(), 1..45)) {

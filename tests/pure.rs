@@ -3,6 +3,9 @@
 //! grow, shrink, have an entry replaced, switch leaf or branch; entries with duplicate ids,
 //! parents named before they exist, parent cycles, compactions, settings entries.
 
+#[path = "common/cases.rs"]
+mod cases;
+
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use session_compaction::context::{session_context_plan, ContextCache, LeafSelector};
@@ -129,7 +132,7 @@ fn common(a: &[u64], b: &[u64]) -> usize {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases::cases(200), ..ProptestConfig::default() })]
 
     #[test]
     fn caches_decide_what_the_one_shot_functions_decide(

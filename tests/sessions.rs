@@ -2,6 +2,9 @@
 //! the recorded v1 → v3 migration of the conformance vectors, every load error kind with its
 //! line number, strict mode, and the tree walks and validation issues (SPEC §1, §10).
 
+#[path = "common/cases.rs"]
+mod cases;
+
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use session_compaction::entry::{EntryKind, EntryMeta};
@@ -735,7 +738,7 @@ fn stray_headers_are_not_indexed() {
 // No panics, and the two paths agree, on any input
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(ProptestConfig::with_cases(cases::cases(400)))]
 
     #[test]
     fn any_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {

@@ -180,6 +180,7 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::test_cases(256)))]
         #[test]
         fn vector_masks_match_the_byte_loop(chunk in bytes16(), n in 0usize..=16) {
             prop_assert_eq!(classify(&chunk), portable::classify(&chunk));

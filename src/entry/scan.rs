@@ -1418,7 +1418,7 @@ mod tests {
 
     proptest! {
         // Many cases in release test runs, fewer in (slow) debug builds.
-        #![proptest_config(ProptestConfig::with_cases(if cfg!(debug_assertions) { 400 } else { 3000 }))]
+        #![proptest_config(ProptestConfig::with_cases(crate::test_cases(if cfg!(debug_assertions) { 400 } else { 3000 })))]
 
         #[test]
         fn fast_path_equals_serde_path(e in entry(), ws in prop_oneof![Just(""), Just(" "), Just("\t \r")]) {
@@ -1697,7 +1697,7 @@ mod string_tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #![proptest_config(ProptestConfig::with_cases(crate::test_cases(2000)))]
         #[test]
         fn random_strings_match_the_reference(pieces in proptest::collection::vec(piece(), 0..24), tail in "[,:\"a-z0-9{}\\[\\] ]{0,20}") {
             let lit = [&b"\""[..], &pieces.concat(), b"\""].concat();

@@ -473,6 +473,7 @@ mod tests {
     }
 
     proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::test_cases(256)))]
         #[test]
         fn fragment_soups_never_panic(
             pieces in proptest::collection::vec(

@@ -182,6 +182,7 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::test_cases(256)))]
         /// `occurrences` and `contains` give what `match_indices` and `contains` of `str` give.
         #[test]
         fn occurrences_are_the_match_indices(hay in "[ab é✓xX]{0,40}", needle in "[ab é✓]{1,4}") {
