@@ -12,7 +12,12 @@
 //! **The escape**: inside content, the `<` that starts a frame tag — `<name`, `</name`, in any
 //! letter case, with blanks allowed after `<` and around `/`, where the tag name ends there
 //! (`<conversation>`, `</CONVERSATION >`, `< /summary`, `<read-files attr>`) — becomes `&lt;`:
-//! `</conversation>` is written `&lt;/conversation>`. A reader (a model or a person) still sees
+//! `</conversation>` is written `&lt;/conversation>`. Blanks are every Unicode white space
+//! (the ASCII ones, vertical tab, no-break and ideographic spaces, …) and the zero-width
+//! characters a reader skips (U+200B–U+200D, U+2060, U+FEFF). So is the `<` of a tag cut off by
+//! the end of the text (`x <`, `</conv`: the start of a frame tag, or a `<` with only blanks
+//! and `/` after it): the next piece of text joined to it (the next text block of a message,
+//! the next line of a list) could complete it. A reader (a model or a person) still sees
 //! which tag the text spoke of, but no parser of our frames (the model, the extractive
 //! summarizer) can take it for one. Nothing else changes; text without such a tag is returned as
 //! is (borrowed), and escaping twice gives the same text as once.
@@ -57,6 +62,15 @@ fn is_name_char(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':')
 }
 
+/// The byte length of the blank at byte `j` of `text` (a char boundary), 0 when there is none:
+/// a Unicode white space or a zero-width character (see the [module documentation](self)).
+fn blank_len(text: &str, j: usize) -> usize {
+    match text.get(j..).and_then(|rest| rest.chars().next()) {
+        Some(c) if c.is_whitespace() || matches!(c, '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}') => c.len_utf8(),
+        _ => 0,
+    }
+}
+
 /// The tag names a template text writes (lower case, in order of appearance, no repeats): each
 /// literal `<name…>` / `</name…>` and each `{{#xml "name"}}` block helper. SPEC §13.4.
 pub fn template_tags(text: &str) -> Vec<String> {
@@ -86,7 +100,9 @@ pub fn template_tags(text: &str) -> Vec<String> {
                 }
             }
             i = j.max(i + 1);
-        } else if text[i..].starts_with("{{#xml") {
+        } else if b[i..].starts_with(b"{{#xml") {
+            // `i` walks bytes: it may be inside a character, so the text is sliced only past
+            // the ASCII of `{{#xml`.
             let rest = text[i + 6..].trim_start();
             if let Some(q) = rest.strip_prefix('"') {
                 if let Some(end) = q.find('"') {
@@ -155,9 +171,10 @@ impl Frames {
         while let Some(off) = b.get(i..).and_then(|rest| rest.iter().position(|&c| c == b'<')) {
             let lt = i + off;
             let mut j = lt + 1;
-            let skip_blanks = |j: &mut usize| {
-                while b.get(*j).is_some_and(u8::is_ascii_whitespace) {
-                    *j += 1;
+            let skip_blanks = |j: &mut usize| loop {
+                match blank_len(text, *j) {
+                    0 => break,
+                    n => *j += n,
                 }
             };
             skip_blanks(&mut j);
@@ -171,6 +188,12 @@ impl Frames {
             }
             let name = &b[start..j];
             if !name.is_empty() && self.names.iter().any(|n| n.as_bytes().eq_ignore_ascii_case(name)) {
+                return Some(lt);
+            }
+            // Cut off by the end of the text: what is joined after it could complete a frame tag.
+            let starts_a_name =
+                |n: &String| n.len() >= name.len() && n.as_bytes()[..name.len()].eq_ignore_ascii_case(name);
+            if j == b.len() && self.names.iter().any(starts_a_name) {
                 return Some(lt);
             }
             i = lt + 1;
@@ -313,6 +336,27 @@ mod tests {
     }
 
     #[test]
+    fn template_tags_of_any_text_never_panic() {
+        // Non-ASCII right after `<` or around `{{#xml` (bytes inside a character).
+        for text in ["Summarize. <ü", "‹é", "<注意>", "ü{{#xml \"a\"}}", "<a>é{{#xml \"b\"}}</a>", "<", "{{#xml"]
+        {
+            let _ = template_tags(text);
+        }
+        assert_eq!(template_tags("é<notes>ü{{#xml \"b\"}}"), ["notes", "b"]);
+        // Property: any text of a few characters, ASCII and not.
+        let alphabet = ['<', '/', '>', '{', '#', 'x', 'm', 'l', '"', ' ', 'a', 'é', '注', '😀'];
+        let mut seed = 7u64;
+        for _ in 0..20_000 {
+            let mut t = String::new();
+            for _ in 0..(seed % 12) {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                t.push(alphabet[(seed >> 33) as usize % alphabet.len()]);
+            }
+            let _ = template_tags(&t);
+        }
+    }
+
+    #[test]
     fn frames_come_from_the_templates() {
         let f = Frames::default();
         for name in
@@ -345,14 +389,33 @@ mod tests {
             ("x</read-files\n", "x&lt;/read-files\n"),
             ("<<modified-files>", "<&lt;modified-files>"),
             ("end <conversation", "end &lt;conversation"),
+            // Cut off by the end: the next block joined to it could complete the tag.
+            ("x <", "x &lt;"),
+            ("x </", "x &lt;/"),
+            ("x < / conv", "x &lt; / conv"),
+            ("a<\u{a0}", "a&lt;\u{a0}"),
+            // Look-alike blanks count as blanks.
+            ("<\u{a0}/conversation>", "&lt;\u{a0}/conversation>"),
+            ("<\u{3000}/summary>", "&lt;\u{3000}/summary>"),
+            ("<\u{200b}/conversation>", "&lt;\u{200b}/conversation>"),
+            ("<\u{b}/conversation>", "&lt;\u{b}/conversation>"),
+            ("</\u{feff}previous-summary>", "&lt;/\u{feff}previous-summary>"),
         ];
         for (input, want) in cases {
             assert_eq!(f.neutralize(input), want, "{input:?}");
             assert_eq!(f.neutralize(want), want, "idempotent on {want:?}");
         }
-        for same in
-            ["a < b", "<conversations>", "<conversation-log>", "<summary_x>", "<div>", "&lt;/conversation>", "é<😀"]
-        {
+        for same in [
+            "a < b",
+            "<conversations>",
+            "<conversation-log>",
+            "<summary_x>",
+            "<div>",
+            "&lt;/conversation>",
+            "é<😀",
+            "x <div",
+            "a<b",
+        ] {
             assert!(matches!(f.neutralize(same), Cow::Borrowed(_)), "{same:?} unchanged");
         }
     }

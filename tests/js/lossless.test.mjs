@@ -145,6 +145,22 @@ describe('lossless storage (SPEC §13.3)', () => {
     assert.ok(withErrors > 100, `most mutations damage something (${withErrors} of 300)`);
   });
 
+  test('fromBytes of a buffer larger than wasm memory can hold is E_INVALID_ARGUMENT, not a panic', () => {
+    // 2 GiB + 16 bytes: more than one allocation of the module can be (Buffer.alloc maps zero
+    // pages, so this takes no real memory; the engine refuses it before copying anything).
+    const big = Buffer.alloc(2 ** 31 + 16);
+    assert.throws(
+      () => sc.SessionTree.fromBytes(big),
+      (/** @type {any} */ e) =>
+        e.code === 'E_INVALID_ARGUMENT' &&
+        /^invalid argument `bytes`: a buffer of 2147483664 bytes does not fit in WebAssembly memory/.test(e.message),
+    );
+    // The module still works.
+    const tree = sc.SessionTree.fromBytes(new TextEncoder().encode(''));
+    assert.equal(tree.entryCount, 0);
+    tree.free();
+  });
+
   test('a truncated line survives parseSession → serializeSession and fromJsonl → toJsonl', () => {
     const truncated = JSON.stringify(message('x', 'a', 'cut here')).slice(0, 40);
     const text = `${jsonl([HEADER, message('a', null, 'one')])}${truncated}\n${jsonl([message('b', 'a', 'two')])}`;

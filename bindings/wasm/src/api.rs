@@ -3,7 +3,7 @@
 
 use super::convert::{
     arg_index, arg_number, arg_opt_number, arg_opt_string, arg_string, arg_strings, bad_arg, error_js, from_option,
-    from_serde, js_kind, parse_js, stringify, to_typed, to_value, to_values,
+    from_serde, js_kind, js_text, parse_js, stringify, to_typed, to_value, to_values,
 };
 use super::options::to_options;
 use super::reader::{Channel, JsEntries, JsRead, ListState};
@@ -437,7 +437,11 @@ fn convert_in_place(messages: &JsValue) -> Result<JsValue, JsValue> {
 pub fn serialize_conversation(
     #[wasm_bindgen(unchecked_param_type = "AgentMessage[]")] messages: JsValue,
 ) -> Result<String, JsValue> {
-    Ok(session_compaction::prompt::serialize::serialize_conversation(&to_values(&messages, "messages")?))
+    js_text(
+        session_compaction::prompt::serialize::serialize_conversation(&to_values(&messages, "messages")?),
+        "serializeConversation()",
+        "serialize fewer messages at a time",
+    )
 }
 
 /// `pruneToolOutputs(entries, config?, now?)` → `{prunedCount, tokensSaved, prunedEntries}`;
@@ -537,7 +541,8 @@ pub fn serialize_session(
     let entries = file.entries.ok_or_else(|| bad_arg("session.entries", "expected an array"))?;
     let entries: Vec<&str> = entries.iter().map(|e| e.get()).collect();
     let opaque = file.opaque_lines.unwrap_or_default();
-    host::serialize_session_file(file.header.map(RawValue::get), &entries, &opaque).map_err(error_js)
+    let text = host::serialize_session_file(file.header.map(RawValue::get), &entries, &opaque).map_err(error_js)?;
+    js_text(text, "serializeSession()", "write the header and the entries one line at a time")
 }
 
 /// `validateSession(entries)` → the validation report, with the repairs the context of the
@@ -708,7 +713,11 @@ pub fn compute_file_lists(
 #[wasm_bindgen(js_name = contentText)]
 pub fn content_text(#[wasm_bindgen(unchecked_param_type = "unknown")] content: JsValue) -> Result<String, JsValue> {
     let content = to_value(&content, "content")?;
-    Ok(session_compaction::prompt::serialize::content_text(Some(&content)))
+    js_text(
+        session_compaction::prompt::serialize::content_text(Some(&content)),
+        "contentText()",
+        "read the text blocks one by one",
+    )
 }
 
 /// `parseJsonlLenient(text)`: every line that parses as JSON, in order (blank and malformed

@@ -230,7 +230,20 @@ pub fn arg_index(v: &JsValue, what: &str) -> Result<usize, JsValue> {
 
 /// Bytes from a `Uint8Array` (or `ArrayBuffer`), copied; a Proxy of one is refused.
 pub fn arg_bytes(v: &JsValue, what: &str) -> Result<Vec<u8>, JsValue> {
-    super::safe::bytes(v).ok_or_else(|| bad_arg(what, format!("expected a Uint8Array, got {}", js_kind(v))))
+    match super::safe::bytes(v) {
+        Some(super::safe::Bytes::Copied(b)) => Ok(b),
+        Some(super::safe::Bytes::TooLarge(len)) => Err(bad_arg(what, too_large("a buffer", len))),
+        None => Err(bad_arg(what, format!("expected a Uint8Array, got {}", js_kind(v)))),
+    }
+}
+
+/// The message of input that does not fit in wasm memory: `what` (`a file`, `a buffer`) of
+/// `len` bytes.
+pub fn too_large(what: &str, len: f64) -> String {
+    format!(
+        "{what} of {} bytes does not fit in WebAssembly memory (at most 2 GiB in one piece, 4 GiB in all)",
+        session_compaction::js::format_number(len)
+    )
 }
 
 /// A short name of a JS value's type, for messages. Only `typeof` probes and a caught

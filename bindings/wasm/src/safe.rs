@@ -54,9 +54,18 @@ pub fn instance_of(v: &JsValue, ctor: &str) -> Result<bool, JsValue> {
     Ok(apply(&has_instance, &c, &[v])?.is_truthy())
 }
 
-/// The bytes of a real `Uint8Array` (not a Proxy of one), or of a real `ArrayBuffer`, copied;
-/// `None` for anything else, throwing values included.
-pub fn bytes(v: &JsValue) -> Option<Vec<u8>> {
+/// What [`bytes`] read of a byte buffer.
+pub enum Bytes {
+    /// Its bytes, copied into wasm memory.
+    Copied(Vec<u8>),
+    /// Its length (bytes), when a copy of that size does not fit in wasm memory.
+    TooLarge(f64),
+}
+
+/// The bytes of a real `Uint8Array` (not a Proxy of one), or of a real `ArrayBuffer`, copied
+/// (or its length when they do not fit in wasm memory); `None` for anything else, throwing
+/// values included.
+pub fn bytes(v: &JsValue) -> Option<Bytes> {
     if !v.is_object() {
         return None;
     }
@@ -75,11 +84,26 @@ pub fn bytes(v: &JsValue) -> Option<Vec<u8>> {
         .and_then(|g| apply(&g, v, &[]).ok())
         .and_then(|t| t.as_string());
     if tag.as_deref() == Some("Uint8Array") {
-        return Some(v.unchecked_ref::<js_sys::Uint8Array>().to_vec());
+        return Some(copy_out(v.unchecked_ref::<js_sys::Uint8Array>()));
     }
     let length = getter("ArrayBuffer", &JsValue::from_str("byteLength"), false).and_then(|g| apply(&g, v, &[]).ok());
     if length.is_some_and(|l| l.as_f64().is_some()) {
-        return Some(js_sys::Uint8Array::new(v).to_vec());
+        return Some(copy_out(&js_sys::Uint8Array::new(v)));
     }
     None
+}
+
+/// The bytes of `a` copied into a vector that holds exactly them, or their length when the
+/// memory has no room for it (`Uint8Array::to_vec` would panic: a capacity above 2 GiB, or an
+/// allocation that fails).
+fn copy_out(a: &js_sys::Uint8Array) -> Bytes {
+    let len = a.length() as usize;
+    let mut out = Vec::<u8>::new();
+    if out.try_reserve_exact(len).is_err() {
+        return Bytes::TooLarge(len as f64);
+    }
+    a.copy_to_uninit(&mut out.spare_capacity_mut()[..len]);
+    // SAFETY: `copy_to_uninit` initialized the first `len` bytes of the spare capacity.
+    unsafe { out.set_len(len) };
+    Bytes::Copied(out)
 }

@@ -120,9 +120,9 @@ impl SessionTree {
         let len = byte_count(len, "file size")?;
         FILE_BUFFER.with(|b| b.replace(Vec::new()));
         let mut bytes = Vec::<u8>::new();
-        bytes.try_reserve_exact(len).map_err(|_| {
-            bad_arg("file size", format!("a file of {len} bytes does not fit in WebAssembly memory (4 GiB in all)"))
-        })?;
+        bytes
+            .try_reserve_exact(len)
+            .map_err(|_| bad_arg("file size", crate::convert::too_large("a file", len as f64)))?;
         // SAFETY: the view covers the vector's allocation (`len` bytes of capacity), which stays
         // where it is while the vector waits in FILE_BUFFER; the host only writes through it, and
         // `from_file_buffer` takes as the vector's length only the bytes the host wrote.
@@ -446,9 +446,14 @@ impl SessionTree {
     /// The messages of the current branch's context in provider-valid form (SPEC §13.1; the
     /// repairs are `contextRepairs()`) as one JSON array text, spliced from the stored entries:
     /// ready to send to an HTTP API. SPEC §6.
+    /// `E_INVALID_ARGUMENT` when the text is longer than a JavaScript string can be.
     #[wasm_bindgen(js_name = buildSessionContextJson)]
-    pub fn build_session_context_json(&self) -> String {
-        self.s(|s| s.build_session_context_json())
+    pub fn build_session_context_json(&self) -> Result<String, JsValue> {
+        js_text(
+            self.s(|s| s.build_session_context_json()),
+            "buildSessionContextJson()",
+            "buildLlmMessages() returns the messages as objects",
+        )
     }
 
     /// The context messages converted for the model (`convertToLlm`) in provider-valid form
@@ -646,14 +651,15 @@ impl PruneOutcome {
 
     /// The changed entries as JSONL: one line per pruned entry (its new JSON text, as
     /// `SessionTree.toJsonl()` writes it), each ended by `\n`; `""` when nothing was pruned.
+    /// `E_INVALID_ARGUMENT` when the text is longer than a JavaScript string can be.
     #[wasm_bindgen(getter)]
-    pub fn jsonl(&self) -> String {
+    pub fn jsonl(&self) -> Result<String, JsValue> {
         let mut out = String::with_capacity(self.lines.iter().map(|l| l.len() + 1).sum());
         for l in &self.lines {
             out.push_str(l);
             out.push('\n');
         }
-        out
+        js_text(out, "jsonl", "entry(k) returns one changed entry at a time")
     }
 
     /// The `k`-th changed entry as a new object (`undefined` when `k` is out of range).
