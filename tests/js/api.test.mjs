@@ -255,6 +255,34 @@ describe('error codes', () => {
     sc.resetPromptTemplates();
     assert.ok(sc.promptTemplateNames().includes('file-operations.md'));
   });
+
+  test('a template with non-ASCII text after "<" is installed and used (no panic; the module keeps working)', async () => {
+    try {
+      for (const text of ['Summarize. <ü', 'Résumé ‹é <注意> {{#xml "notes"}}x{{/xml}} ü{{#xml "b"}}y{{/xml}}']) {
+        sc.setPromptTemplate('branch-summary.md', text);
+        assert.equal(sc.getPromptTemplate('branch-summary.md'), text);
+      }
+      const tree = sc.SessionTree.fromJsonl(SMALL);
+      const first = /** @type {string} */ (tree.getBranch()[0].id);
+      /** @type {string[]} */
+      const prompts = [];
+      const done = await tree.navigateTree(first, {
+        summarize: true,
+        complete: async (/** @type {any} */ r) => {
+          prompts.push(r.prompt);
+          return 'branch summary';
+        },
+      });
+      assert.equal(prompts.length, 1);
+      assert.ok(prompts[0].startsWith('<conversation>\n[Assistant]: hi there\n</conversation>'), prompts[0]);
+      assert.ok(prompts[0].includes('Résumé ‹é'), prompts[0]);
+      assert.match(/** @type {any} */ (done.summaryEntry).summary, /branch summary$/);
+      tree.free();
+    } finally {
+      sc.resetPromptTemplates();
+    }
+    assert.ok(sc.promptTemplateNames().includes('branch-summary.md'));
+  });
 });
 
 // ---------------------------------------------------------------------------------------------
