@@ -12,7 +12,8 @@ function wasmNotFound(what, cause) {
     `session-compaction: could not load the WebAssembly file: ${what}. Pass it before the first call: ` +
       '`await init(urlOrBytesOrModule)` or `initSync(bytesOrModule)`, e.g. what your bundler gives for ' +
       "`import wasm from 'session-compaction/session_compaction_bg.wasm'` (esbuild: `loader: { '.wasm': 'file' }` " +
-      "in a page, `loader: { '.wasm': 'binary' }` in a Node.js bundle); Rollup: add @web/rollup-plugin-import-meta-assets; " +
+      "in a page, `loader: { '.wasm': 'binary' }` and `target: 'node20'` in a Node.js bundle); Rollup: add " +
+      '@web/rollup-plugin-import-meta-assets; ' +
       'a Node.js bundle can also keep the file beside it as web/session_compaction_bg.wasm; Cloudflare Workers: ' +
       '`initSync(wasmModule)` with that import; Deno without --allow-read: pass the bytes. ' +
       'See "Runtimes and bundlers" in the README of session-compaction.',
