@@ -295,6 +295,20 @@ fn typed_events_keep_the_js_shapes() {
     let bad = BeforeCompactReply::from_value(&json!({"compaction": {"summary": 1}})).unwrap_err();
     assert_eq!(bad.code(), "E_HOOK");
     assert_eq!(BeforeCompactReply::from_value(&json!(null)).unwrap(), BeforeCompactReply::default());
+    // A compaction never stores an empty summary (SPEC §13.5), nor a tokensBefore that is no
+    // whole number of tokens.
+    for bad in [
+        json!({"compaction": {"summary": ""}}),
+        json!({"compaction": {"summary": " \n\t"}}),
+        json!({"compaction": {"summary": "S", "tokensBefore": -5}}),
+        json!({"compaction": {"summary": "S", "tokensBefore": 1.5}}),
+        json!({"compaction": {"summary": "S", "tokensBefore": "10"}}),
+    ] {
+        let e = BeforeCompactReply::from_value(&bad).unwrap_err();
+        assert_eq!(e.code(), "E_HOOK", "{bad}");
+    }
+    let ok = BeforeCompactReply::from_value(&json!({"compaction": {"summary": "S", "tokensBefore": 10}})).unwrap();
+    assert_eq!(ok.compaction.unwrap().tokens_before, Some(10.0));
 }
 
 /// Records the prompts it is asked, answers like the extractive summarizer.

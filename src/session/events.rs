@@ -142,23 +142,39 @@ pub struct BeforeCompactReply {
 impl BeforeCompactReply {
     /// Reads a hook's JSON answer (`{cancel?, compaction?}`; `null`: nothing): `cancel` counts
     /// when it is `true`; a `compaction` that is not an object is ignored; one without a string
-    /// `summary` is [`Error::Hook`]. A cancel wins over a supplied compaction.
+    /// `summary`, with a blank one (a compaction never stores an empty summary, SPEC §13.5) or
+    /// with a `tokensBefore` that is no whole number of tokens is [`Error::Hook`]. A cancel wins
+    /// over a supplied compaction.
     pub fn from_value(v: &Value) -> Result<Self> {
         if v.get("cancel").and_then(Value::as_bool) == Some(true) {
             return Ok(Self { cancel: true, compaction: None });
         }
         let Some(c) = v.get("compaction").filter(|c| c.is_object()) else { return Ok(Self::default()) };
-        let summary = c.get("summary").and_then(Value::as_str).ok_or_else(|| Error::Hook {
-            hook: "session_before_compact".into(),
-            message: "the returned compaction has no string `summary`".into(),
-        })?;
+        let refuse = |message: String| Error::Hook { hook: "session_before_compact".into(), message };
+        let summary = c
+            .get("summary")
+            .and_then(Value::as_str)
+            .ok_or_else(|| refuse("the returned compaction has no string `summary`".into()))?;
+        if summary.trim().is_empty() {
+            return Err(refuse(
+                "the returned compaction's `summary` is empty: a compaction never stores an empty summary".into(),
+            ));
+        }
+        let tokens_before = match c.get("tokensBefore") {
+            None | Some(Value::Null) => None,
+            Some(t) => {
+                Some(t.as_f64().filter(|n| crate::api::token_budget(*n, "tokensBefore").is_ok()).ok_or_else(|| {
+                    refuse(format!("the returned compaction's `tokensBefore` is no whole number of tokens ({t})"))
+                })?)
+            }
+        };
         Ok(Self {
             cancel: false,
             compaction: Some(SuppliedCompaction {
                 summary: summary.to_string(),
                 short_summary: c.get("shortSummary").and_then(Value::as_str).map(str::to_owned),
                 first_kept_entry_id: c.get("firstKeptEntryId").and_then(Value::as_str).map(str::to_owned),
-                tokens_before: c.get("tokensBefore").and_then(Value::as_f64),
+                tokens_before,
                 details: c.get("details").cloned(),
             }),
         })
