@@ -6,6 +6,7 @@ import { SessionTree } from '../pkg/index.node.mjs';
 import { fromChatMessages, toChatMessages } from '../pkg/openai.mjs';
 
 const [apiKey, model] = [process.env.OPENAI_API_KEY, 'gpt-4.1-mini'];
+if (apiKey === undefined) [console.error('examples/openai.mjs: set OPENAI_API_KEY (empty: no key)'), process.exit(1)];
 const tree = SessionTree.fromBytes(readFileSync(new URL('sessions/pi-session-large.jsonl', import.meta.url)));
 const last = tree.buildSessionContext().messages.findLast((m) => m.role === 'assistant');
 const client = new OpenAI({ baseURL: process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1', apiKey });
