@@ -26,5 +26,4 @@ tree.appendMessage({ role: 'user', content: check.continuePrompt ?? 'Go on.', ti
 const messages = toAnthropicMessages(tree.buildLlmMessages());
 const reply = await client.messages.create({ model, max_tokens: 4096, system: 'You are a coding agent.', messages });
 for (const message of fromAnthropicMessages([reply])) tree.appendMessage(message);
-const text = reply.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
-console.log('reply:', text.split('\n')[0]);
+console.log('reply:', reply.content.find((b) => b.type === 'text')?.text.split('\n')[0]);

@@ -25,6 +25,5 @@ console.log(`compacted: ${check.reason || 'no'} ${by} ${why}${check.errorMessage
 tree.appendMessage({ role: 'user', content: check.continuePrompt ?? 'Go on.', timestamp: Date.now() });
 const messages = toChatMessages(tree.buildLlmMessages(), { system: 'You are a coding agent.' });
 const completion = await client.chat.completions.create({ model, messages: /** @type {any} */ (messages) });
-const reply = fromChatMessages([completion.choices[0].message], { completion });
-for (const message of reply) tree.appendMessage(message);
+for (const message of fromChatMessages([completion.choices[0].message], { completion })) tree.appendMessage(message);
 console.log('reply:', completion.choices[0].message.content?.split('\n')[0]);
