@@ -49,9 +49,9 @@ export const MAX_FILE_SIZE = 2 ** 31;
 /** The error of a file over {@link MAX_FILE_SIZE}. @param {string} display @param {number} size */
 function tooLarge(display, size) {
   return new CliError(
-    `cannot read ${display}: a file of ${num(size)} bytes (${bytes(size)}) does not fit in WebAssembly memory: ` +
-      `the CLI loads files of at most ${num(MAX_FILE_SIZE)} bytes (2 GiB; the engine's memory, 4 GiB in all, ` +
-      'holds the bytes and the session built from them)',
+    `cannot read ${display}: a file of ${num(size)} bytes (${bytes(size)}) is too large: the CLI loads files of ` +
+      `at most ${num(MAX_FILE_SIZE)} bytes (2 GiB), since the engine holds the bytes and the session built from ` +
+      'them in WebAssembly memory (4 GiB in all)',
     'E_FILE',
   );
 }

@@ -249,9 +249,9 @@ describe('a file too large to load', () => {
     assert.equal(r.status, 2, r.stderr);
     assert.equal(
       r.stderr.trim(),
-      `session-compaction: error: cannot read ${file}: a file of 2,200,000,000 bytes (2.20 GB) does not fit in ` +
-        "WebAssembly memory: the CLI loads files of at most 2,147,483,648 bytes (2 GiB; the engine's memory, " +
-        '4 GiB in all, holds the bytes and the session built from them) (E_FILE)',
+      `session-compaction: error: cannot read ${file}: a file of 2,200,000,000 bytes (2.20 GB) is too large: ` +
+        'the CLI loads files of at most 2,147,483,648 bytes (2 GiB), since the engine holds the bytes and the ' +
+        'session built from them in WebAssembly memory (4 GiB in all) (E_FILE)',
     );
     assert.ok(Date.now() - started < 5000, 'refused without reading the file');
     const json = await runCli(['plan', file, '--json']);
