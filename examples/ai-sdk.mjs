@@ -6,6 +6,7 @@ import { createGateway, generateText } from 'ai';
 import { aiSdkComplete, fromModelMessages, toModelMessages } from '../pkg/ai-sdk.mjs';
 import { SessionTree } from '../pkg/index.node.mjs';
 
+if (!process.env.AI_GATEWAY_API_KEY) [console.error('examples/ai-sdk.mjs: set AI_GATEWAY_API_KEY'), process.exit(1)];
 const gateway = createGateway({ baseURL: process.env.AI_GATEWAY_BASE_URL, apiKey: process.env.AI_GATEWAY_API_KEY });
 const model = gateway('anthropic/claude-sonnet-4-5');
 // The app's history (here: a real session's context as ModelMessage[]), kept in a SessionTree.

@@ -7,6 +7,7 @@ import { SessionTree } from '../pkg/index.node.mjs';
 
 const baseURL = process.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com';
 const [apiKey, model] = [process.env.ANTHROPIC_API_KEY, 'claude-sonnet-4-5'];
+if (!apiKey) [console.error('examples/anthropic.mjs: set ANTHROPIC_API_KEY (the Anthropic API key)'), process.exit(1)];
 const tree = SessionTree.fromBytes(readFileSync(new URL('sessions/pi-session-large.jsonl', import.meta.url)));
 const last = tree.buildSessionContext().messages.findLast((m) => m.role === 'assistant');
 const client = new Anthropic({ baseURL, apiKey });
@@ -25,5 +26,4 @@ tree.appendMessage({ role: 'user', content: check.continuePrompt ?? 'Go on.', ti
 const messages = toAnthropicMessages(tree.buildLlmMessages());
 const reply = await client.messages.create({ model, max_tokens: 4096, system: 'You are a coding agent.', messages });
 for (const message of fromAnthropicMessages([reply])) tree.appendMessage(message);
-const text = reply.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
-console.log('reply:', text.split('\n')[0]);
+console.log('reply:', reply.content.find((b) => b.type === 'text')?.text.split('\n')[0]);

@@ -6,6 +6,7 @@ import { SessionTree } from '../pkg/index.node.mjs';
 import { fromChatMessages, toChatMessages } from '../pkg/openai.mjs';
 
 const [apiKey, model] = [process.env.OPENAI_API_KEY, 'gpt-4.1-mini'];
+if (apiKey === undefined) [console.error('examples/openai.mjs: set OPENAI_API_KEY (empty: no key)'), process.exit(1)];
 const tree = SessionTree.fromBytes(readFileSync(new URL('sessions/pi-session-large.jsonl', import.meta.url)));
 const last = tree.buildSessionContext().messages.findLast((m) => m.role === 'assistant');
 const client = new OpenAI({ baseURL: process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1', apiKey });
@@ -24,6 +25,5 @@ console.log(`compacted: ${check.reason || 'no'} ${by} ${why}${check.errorMessage
 tree.appendMessage({ role: 'user', content: check.continuePrompt ?? 'Go on.', timestamp: Date.now() });
 const messages = toChatMessages(tree.buildLlmMessages(), { system: 'You are a coding agent.' });
 const completion = await client.chat.completions.create({ model, messages: /** @type {any} */ (messages) });
-const reply = fromChatMessages([completion.choices[0].message], { completion });
-for (const message of reply) tree.appendMessage(message);
+for (const message of fromChatMessages([completion.choices[0].message], { completion })) tree.appendMessage(message);
 console.log('reply:', completion.choices[0].message.content?.split('\n')[0]);

@@ -107,6 +107,34 @@ export function warnLoadErrors(/** @type {Session} */ session, /** @type {Io} */
   }
 }
 
+/** The issue codes of `validate()` that are a broken tree: the branch walk stops or goes astray there. */
+export const TREE_CODES = new Set(['E_MISSING_PARENT', 'E_CYCLE', 'E_DUPLICATE_ID']);
+
+/**
+ * Warns (one line on stderr) when the engine's validation finds the tree broken (a parentId
+ * that points nowhere, a parent cycle, a duplicate id): the branch the command works on may be
+ * cut short. Returns what `--json` reports as `treeProblems` (null when the tree is sound).
+ * @param {Session} session @param {Io} io
+ * @returns {{ count: number, codes: Record<string, number>, first: string, message: string } | null}
+ */
+export function warnTreeProblems(session, io) {
+  const issues = session.tree.validate().issues.filter((/** @type {any} */ i) => TREE_CODES.has(i.code));
+  if (!issues.length) return null;
+  /** @type {Record<string, number>} */
+  const codes = {};
+  for (const i of issues) codes[i.code] = (codes[i.code] ?? 0) + 1;
+  const first = `${issues[0].line ? `line ${issues[0].line}: ` : ''}${issues[0].message}`;
+  const counts = Object.entries(codes)
+    .map(([code, n]) => `${num(n)} ${code}`)
+    .join(', ');
+  const file = session.sample ? '' : ` ${session.display}`;
+  const message =
+    `the session tree is broken (${counts}; first: ${first}): the branch may be cut short; ` +
+    `run \`${NAME} validate${file}\` for every problem`;
+  io.warn(`${session.display}: ${message}`);
+  return { count: issues.length, codes, first, message };
+}
+
 /**
  * Load errors counted by code, for a summary that names what it counts:
  * `2 E_PARSE (lines skipped), 1 E_UNSUPPORTED_VERSION`.
@@ -149,6 +177,11 @@ export function intOption(/** @type {Opts} */ opts, /** @type {string} */ name, 
   if (raw === undefined) return undefined;
   const m = /^(\d[\d_,]*)(k)?$/i.exec(String(raw).trim());
   const n = m ? Number(m[1].replace(/[_,]/g, '')) * (m[2] ? 1000 : 1) : NaN;
+  if (m && !Number.isSafeInteger(n)) {
+    throw new CliError(
+      `--${name} ${JSON.stringify(String(raw))} is not accepted: too large, at most ${num(Number.MAX_SAFE_INTEGER)}`,
+    );
+  }
   if (!Number.isSafeInteger(n) || n < min) {
     throw new CliError(
       `--${name} ${JSON.stringify(String(raw))} is not accepted: expected a whole number >= ${min} ` +

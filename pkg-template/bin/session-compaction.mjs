@@ -116,7 +116,7 @@ async function main(argv) {
     errStyle,
   };
   const flush = () => {
-    if (lines.length) process.stdout.write(`${lines.join('\n')}\n`);
+    if (lines.length) writeStdout(`${lines.join('\n')}\n`);
     lines.length = 0;
   };
   try {
@@ -129,7 +129,7 @@ async function main(argv) {
     else flush();
     const failure = describeFailure(error);
     if (json) {
-      process.stdout.write(
+      writeStdout(
         `${JSON.stringify({ error: { code: failure.code, message: failure.message, exitCode: failure.exitCode } })}\n`,
       );
     } else {
@@ -355,9 +355,42 @@ function helpText(command) {
 
 // ── run ─────────────────────────────────────────────────────────────────────────────────────
 
-// A closed pipe (`… | head`) is not an error.
-process.stdout.on('error', (error) => {
-  if (/** @type {any} */ (error).code === 'EPIPE') process.exit(process.exitCode ?? 0);
-  throw error;
-});
+/**
+ * Writes to stdout; a failed write ends the run through {@link stdoutFailed}.
+ * @param {string} text
+ */
+function writeStdout(text) {
+  try {
+    process.stdout.write(text);
+  } catch (error) {
+    stdoutFailed(error);
+  }
+}
+
+/**
+ * A failed write to stdout: a closed pipe (`… | head`) is not an error (exit quietly); anything
+ * else (a full disk, `> /dev/full`, a closed descriptor) is one line on stderr and exit 2.
+ * @param {unknown} error
+ * @returns {never}
+ */
+function stdoutFailed(error) {
+  const code = /** @type {any} */ (error)?.code;
+  if (code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  const why =
+    code === 'ENOSPC'
+      ? 'no space left on the device'
+      : code === 'EBADF'
+        ? 'it is closed'
+        : String(/** @type {any} */ (error)?.message ?? error);
+  try {
+    process.stderr.write(
+      `${NAME}: error: cannot write the output to stdout: ${why}${code ? ` (${code})` : ''} (E_FILE)\n`,
+    );
+  } catch {
+    // stderr is gone too: the exit code says it
+  }
+  process.exit(EXIT_INPUT);
+}
+
+process.stdout.on('error', stdoutFailed);
 process.exitCode = await main(process.argv.slice(2));

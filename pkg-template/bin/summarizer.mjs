@@ -5,7 +5,15 @@ import { redactText, redactUrl } from '../http.mjs';
 import * as engine from '../index.node.mjs';
 import { openaiComplete } from '../openai.mjs';
 import { byCode, lineMessage } from './report.mjs';
-import { appendLineAtomic, CliError, clip, EXIT_SUMMARIZER, plural, writeFileAtomic } from './support.mjs';
+import {
+  appendLineAtomic,
+  assertWritable,
+  CliError,
+  clip,
+  EXIT_SUMMARIZER,
+  plural,
+  writeFileAtomic,
+} from './support.mjs';
 
 /** Options choosing and steering the summarizer (compact, navigate). */
 export const MODEL_OPTIONS = ['endpoint', 'openai', 'model', 'instructions', 'timeout'];
@@ -216,8 +224,9 @@ export function timeoutOf(/** @type {Opts} */ values) {
 }
 
 /**
- * Refuses --write where it cannot work: the bundled sample, and a file whose rewrite would lose
- * malformed lines (a file the engine migrated from an old format must be rewritten).
+ * Refuses --write where it cannot work, before any model call: the bundled sample, a file whose
+ * rewrite would lose malformed lines (a file the engine migrated from an old format must be
+ * rewritten), and a file or folder that cannot be written (the error the write would end with).
  */
 export function checkWritable(/** @type {Session} */ session, /** @type {string} */ command) {
   if (session.sample)
@@ -230,6 +239,7 @@ export function checkWritable(/** @type {Session} */ session, /** @type {string}
       'E_PARSE',
     );
   }
+  assertWritable(session.path, `${session.path}.bak`);
 }
 
 /**

@@ -3,8 +3,10 @@
 // appends. Node built-ins only. The OpenAI-compatible `complete` is the package's
 // `session-compaction/openai` (../openai.mjs), re-exported here.
 import {
+  accessSync,
   closeSync,
   copyFileSync,
+  constants as fsConstants,
   fstatSync,
   fsyncSync,
   openSync,
@@ -37,6 +39,22 @@ export const NO_SAMPLE_MESSAGE =
 /** Files above this size are loaded with a progress bar (when stderr is a terminal). */
 export const PROGRESS_THRESHOLD = 20 * 1024 * 1024;
 const CHUNK = 4 * 1024 * 1024;
+
+/**
+ * The largest file the CLI loads: 2 GiB. The engine holds the file's bytes and the session built
+ * from them in WebAssembly memory (4 GiB in all); a bigger file is refused before it is read.
+ */
+export const MAX_FILE_SIZE = 2 ** 31;
+
+/** The error of a file over {@link MAX_FILE_SIZE}. @param {string} display @param {number} size */
+function tooLarge(display, size) {
+  return new CliError(
+    `cannot read ${display}: a file of ${num(size)} bytes (${bytes(size)}) is too large: the CLI loads files of ` +
+      `at most ${num(MAX_FILE_SIZE)} bytes (2 GiB), since the engine holds the bytes and the session built from ` +
+      'them in WebAssembly memory (4 GiB in all)',
+    'E_FILE',
+  );
+}
 
 /**
  * Exit codes: 0 ok, 1 validation found errors, 2 bad usage or unusable input, 3 the summarizer
@@ -218,14 +236,17 @@ export function readSessionFile(path, { progress = 'auto', stderr = process.stde
     const stat = fstatSync(fd);
     if (stat.isDirectory()) throw new CliError(`cannot read ${display}: it is a directory`, 'E_FILE');
     const size = stat.size;
+    if (size > MAX_FILE_SIZE) throw tooLarge(display, size);
     const show = size > PROGRESS_THRESHOLD && (progress === 'always' || (progress === 'auto' && Boolean(stderr.isTTY)));
     const bar = show ? new ProgressBar(stderr, `loading ${basename(path)}`, size) : null;
-    let buffer = Buffer.allocUnsafe(Math.max(size, 1));
+    // One byte more than the size: a full buffer means the file grew while it was read.
+    let buffer = Buffer.allocUnsafe(size + 1);
     let offset = 0;
     for (;;) {
       if (offset === buffer.length) {
         // The file grew while we read it: keep reading to its current end.
-        const bigger = Buffer.allocUnsafe(buffer.length * 2);
+        if (offset > MAX_FILE_SIZE) throw tooLarge(display, offset);
+        const bigger = Buffer.allocUnsafe(Math.min(buffer.length * 2, MAX_FILE_SIZE + 1));
         buffer.copy(bigger, 0, 0, offset);
         buffer = bigger;
       }
@@ -381,6 +402,35 @@ export function writeFileAtomic(file, text, { backup, expect } = {}) {
 }
 
 /**
+ * Checks up front that {@link writeFileAtomic} can replace `file` and write `backup` (before a
+ * paid model call, say): the file is writable, and a temp file can be created (and is removed)
+ * in its folder. Throws the CliError (E_FILE) the write itself would end with.
+ * @param {string} file
+ * @param {string} [backup]
+ */
+export function assertWritable(file, backup) {
+  try {
+    file = realpathSync(file);
+  } catch {
+    // a missing file is reported below
+  }
+  try {
+    accessSync(file, fsConstants.W_OK);
+  } catch (error) {
+    throw new CliError(`cannot write ${file}: ${describeFsError(error)}: nothing written`, 'E_FILE');
+  }
+  const probe = join(dirname(file), `.${basename(file)}.probe.${process.pid}.${Date.now()}.tmp`);
+  try {
+    closeSync(openSync(probe, 'wx', 0o600));
+  } catch (error) {
+    const what = backup ? `the backup ${backup}` : `${file}`;
+    throw new CliError(`cannot write ${what}: ${describeFsError(error)}: nothing written`, 'E_FILE');
+  } finally {
+    rmSync(probe, { force: true });
+  }
+}
+
+/**
  * Appends one line (a JSONL entry) to `file` atomically, through {@link writeFileAtomic}: the
  * original bytes are kept exactly as they are (a missing final line break is added first), the
  * original is kept as `backup`, and `expect` refuses a file that changed since it was read.
@@ -397,6 +447,54 @@ export function appendLineAtomic(file, line, options = {}) {
   }
   const separator = current.length > 0 && current[current.length - 1] !== 0x0a ? '\n' : '';
   writeFileAtomic(file, Buffer.concat([current, Buffer.from(`${separator}${line}\n`, 'utf8')]), options);
+}
+
+/**
+ * Replaces whole lines of `file` atomically, through {@link writeFileAtomic}: every other byte of
+ * the current file is kept exactly as it is (a byte order mark, `\r\n` line ends, bytes that are
+ * not UTF-8), and each replaced line keeps its own line end (`\n`, `\r\n` or none at the end of
+ * the file); a byte order mark before line 1 stays. The original is kept as `backup`, and
+ * `expect` refuses a file that changed since it was read.
+ * @param {string} file
+ * @param {Map<number, string>} lines 1-based line number → the new text of that line (no line break)
+ * @param {{ backup?: string, expect?: { size: number, mtimeMs: number } }} [options]
+ */
+export function replaceLinesAtomic(file, lines, options = {}) {
+  let current;
+  try {
+    current = readFileSync(file);
+  } catch (error) {
+    throw new CliError(`cannot read ${file}: ${describeFsError(error)}: nothing written`, 'E_FILE');
+  }
+  /** @type {Buffer[]} */
+  const parts = [];
+  let start = 0;
+  let lineNumber = 1;
+  let replaced = 0;
+  while (start < current.length) {
+    const newline = current.indexOf(0x0a, start);
+    const end = newline < 0 ? current.length : newline + 1;
+    const text = lines.get(lineNumber);
+    if (text === undefined) {
+      parts.push(current.subarray(start, end));
+    } else {
+      let contentEnd = newline < 0 ? current.length : newline;
+      if (contentEnd > start && current[contentEnd - 1] === 0x0d) contentEnd--;
+      const bom = lineNumber === 1 && current[0] === 0xef && current[1] === 0xbb && current[2] === 0xbf ? 3 : 0;
+      parts.push(current.subarray(start, start + bom), Buffer.from(text, 'utf8'), current.subarray(contentEnd, end));
+      replaced++;
+    }
+    start = end;
+    lineNumber++;
+  }
+  if (replaced !== lines.size) {
+    const missing = [...lines.keys()].filter((n) => n >= lineNumber).sort((a, b) => a - b);
+    throw new CliError(
+      `cannot write ${file}: it has no line ${missing[0] ?? '?'} (${lineNumber - 1} lines): nothing written`,
+      'E_FILE',
+    );
+  }
+  writeFileAtomic(file, Buffer.concat(parts), options);
 }
 
 // ── OpenAI-compatible API ───────────────────────────────────────────────────────────────────

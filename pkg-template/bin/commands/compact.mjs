@@ -1,5 +1,5 @@
 // `compact [--write]`: summarize the history now: the compaction entry, the context before and after.
-import { intOption, printJson, reportHeader, warnLoadErrors } from '../report.mjs';
+import { intOption, printJson, reportHeader, warnLoadErrors, warnTreeProblems } from '../report.mjs';
 import {
   checkWritable,
   contextSize,
@@ -17,7 +17,7 @@ import { EXIT_OK, num, table } from '../support.mjs';
 export const compact = {
   summary: 'summarize the history now: the compaction entry, the context before and after',
   usage:
-    'compact [file] [--endpoint url | --openai base-url --model name] [--instructions text] ' +
+    'compact [file] [--endpoint url | --openai base-url --model name] [--instructions text] [--timeout seconds] ' +
     '[--keep-recent-tokens n] [--reserve-tokens n] [--write] [--json] [--leaf id] [--preview n]',
   options: ['json', 'leaf', 'keep-recent-tokens', 'reserve-tokens', ...MODEL_OPTIONS, 'write', 'preview'],
   notes: [
@@ -35,6 +35,7 @@ export const compact = {
 /** @param {import('../report.mjs').Session} session @param {import('../report.mjs').Opts} opts @param {import('../report.mjs').Io} io */
 async function cmdCompact(session, opts, io) {
   warnLoadErrors(session, io);
+  const treeProblems = warnTreeProblems(session, io);
   const { tree } = session;
   const { style } = io;
   /** @type {Record<string, number>} */
@@ -57,6 +58,7 @@ async function cmdCompact(session, opts, io) {
     if (opts.json) {
       printJson(io, {
         file: session.path,
+        treeProblems,
         sample: session.sample,
         summarizer: summarizer.json,
         nothingToCompact: why,
@@ -90,6 +92,7 @@ async function cmdCompact(session, opts, io) {
   if (opts.json) {
     printJson(io, {
       file: session.path,
+      treeProblems,
       sample: session.sample,
       summarizer: summarizer.json,
       before,

@@ -1,5 +1,5 @@
 // `navigate <targetId>`: move the leaf to an entry, optionally summarizing the branch being left.
-import { intOption, printJson, reportHeader, warnLoadErrors } from '../report.mjs';
+import { intOption, printJson, reportHeader, warnLoadErrors, warnTreeProblems } from '../report.mjs';
 import {
   checkWritable,
   interruptible,
@@ -17,7 +17,7 @@ export const navigate = {
   summary: 'move the leaf to an entry, optionally summarizing the branch being left',
   usage:
     'navigate [file] <targetId> [--summarize] [--endpoint url | --openai base-url --model name] ' +
-    '[--instructions text] [--write] [--json] [--leaf id] [--preview n]',
+    '[--instructions text] [--timeout seconds] [--write] [--json] [--leaf id] [--preview n]',
   options: ['json', 'leaf', 'summarize', ...MODEL_OPTIONS, 'write', 'preview'],
   target: true,
   notes: [
@@ -40,6 +40,7 @@ export const navigate = {
  */
 async function cmdNavigate(session, opts, io, target) {
   warnLoadErrors(session, io);
+  const treeProblems = warnTreeProblems(session, io);
   const { tree } = session;
   const { style } = io;
   const targetId = String(target);
@@ -86,6 +87,7 @@ async function cmdNavigate(session, opts, io, target) {
   if (opts.json) {
     printJson(io, {
       file: session.path,
+      treeProblems,
       sample: session.sample,
       targetId,
       oldLeafId,

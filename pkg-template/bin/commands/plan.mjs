@@ -10,6 +10,7 @@ import {
   reportHeader,
   sumTokens,
   warnLoadErrors,
+  warnTreeProblems,
 } from '../report.mjs';
 import { EXIT_OK, num, plural, table } from '../support.mjs';
 
@@ -24,6 +25,7 @@ export const plan = {
 /** @param {import('../report.mjs').Session} session @param {import('../report.mjs').Opts} opts @param {import('../report.mjs').Io} io */
 function cmdPlan(session, opts, io) {
   warnLoadErrors(session, io);
+  const treeProblems = warnTreeProblems(session, io);
   const { tree } = session;
   const { style } = io;
   /** @type {Record<string, number>} */
@@ -63,6 +65,7 @@ function cmdPlan(session, opts, io) {
   if (opts.json) {
     printJson(io, {
       file: session.path,
+      treeProblems,
       sample: session.sample,
       entryCount: tree.entryCount,
       branchLength: path.length,

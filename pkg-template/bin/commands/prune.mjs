@@ -1,7 +1,7 @@
 // `prune [--write]`: old tool outputs that pruning would replace, and the tokens saved.
 import * as engine from '../../index.node.mjs';
-import { intOption, lineMessage, printJson, reportHeader, warnLoadErrors } from '../report.mjs';
-import { CliError, EXIT_OK, num, plural, table, writeFileAtomic } from '../support.mjs';
+import { intOption, lineMessage, printJson, reportHeader, warnLoadErrors, warnTreeProblems } from '../report.mjs';
+import { CliError, EXIT_OK, num, plural, replaceLinesAtomic, table, writeFileAtomic } from '../support.mjs';
 
 /** @type {import('../report.mjs').Command} */
 export const prune = {
@@ -9,12 +9,20 @@ export const prune = {
   usage:
     'prune [file] [--write] [--json] [--leaf id] [--protect-tokens n] [--minimum-savings n] [--protected-tools a,b]',
   options: ['json', 'leaf', 'protect-tokens', 'minimum-savings', 'protected-tools', 'write'],
+  notes: [
+    'Without --write nothing is written. With --write only the lines of the pruned entries are',
+    'rewritten (each keeps its line end); every other byte of the file stays as it is (a byte order',
+    'mark, \\r\\n line ends, bytes that are not UTF-8). A file in an old format (v1, v2) is rewritten',
+    'whole in format v3. The original is kept as <file>.bak.',
+  ],
+  optionHelp: { write: "apply the pruning: rewrite the pruned entries' lines atomically, keep <file>.bak" },
   run: cmdPrune,
 };
 
 /** @param {import('../report.mjs').Session} session @param {import('../report.mjs').Opts} opts @param {import('../report.mjs').Io} io */
 function cmdPrune(session, opts, io) {
   warnLoadErrors(session, io);
+  const treeProblems = warnTreeProblems(session, io);
   const { tree } = session;
   const { style } = io;
   /** @type {{ protectTokens?: number, minimumSavings?: number, protectedTools?: string[] }} */
@@ -53,10 +61,24 @@ function cmdPrune(session, opts, io) {
     const result = tree.pruneToolOutputs(config);
     if (result.prunedCount > 0) {
       const backup = `${session.path}.bak`;
-      writeFileAtomic(session.path, tree.toBytes(), {
-        backup,
-        expect: { size: session.size, mtimeMs: session.mtimeMs },
-      });
+      const expect = { size: session.size, mtimeMs: session.mtimeMs };
+      if (tree.migrated) {
+        // An old format: the whole file is written in the current one.
+        writeFileAtomic(session.path, tree.toBytes(), { backup, expect });
+      } else {
+        // Only the pruned entries' lines change: the engine's new text of each (`jsonl`, one
+        // line per entry of `entryIndices`, in that order) at the line the entry was read from.
+        const texts = result.jsonl.split('\n');
+        /** @type {Map<number, string>} */
+        const lines = new Map();
+        Array.from(result.entryIndices).forEach((index, k) => {
+          const line = nodes[index]?.line;
+          if (!line)
+            throw new CliError(`${session.display}: pruned entry ${index} has no line in the file`, 'E_INTERNAL');
+          lines.set(line, texts[k]);
+        });
+        replaceLinesAtomic(session.path, lines, { backup, expect });
+      }
       written = {
         prunedCount: result.prunedCount,
         tokensSaved: result.tokensSaved,
@@ -69,6 +91,7 @@ function cmdPrune(session, opts, io) {
   if (opts.json) {
     printJson(io, {
       file: session.path,
+      treeProblems,
       sample: session.sample,
       leafId: tree.leafId ?? null,
       branchLength: tree.branchIndices().length,

@@ -66,7 +66,13 @@ function cmdValidate(session, opts, io) {
   io.out('');
   if (findings.length) {
     const rows = [[style.dim('severity'), style.dim('code'), style.dim('line'), style.dim('message')]];
-    const shown = capped(findings, session.maxErrors);
+    // Errors first (every one up to --max-errors), then warnings in the room left: a run of
+    // warnings never hides an error.
+    const ordered = [
+      ...findings.filter((f) => f.severity === 'error'),
+      ...findings.filter((f) => f.severity !== 'error'),
+    ];
+    const shown = capped(ordered, session.maxErrors);
     for (const f of shown.items) {
       rows.push([
         f.severity === 'error' ? style.red('error') : style.yellow('warning'),
@@ -79,7 +85,9 @@ function cmdValidate(session, opts, io) {
     if (shown.more) {
       io.out(
         style.dim(
-          `  … ${plural(shown.more, 'more finding')} not listed (--max-errors ${session.maxErrors}; 0 = all; --json has every one)`,
+          `  … ${plural(shown.more, 'more finding')} not listed (--max-errors ${session.maxErrors}; 0 = all; --json has every one): ` +
+            `${plural(errors - Math.min(errors, shown.items.length), 'error')}, ` +
+            `${plural(warnings - Math.max(0, shown.items.length - errors), 'warning')}`,
         ),
       );
     }
