@@ -57,6 +57,9 @@ enum Op {
         answered: usize,
         order: u8,
         steer: Option<usize>,
+        /// How the calls' ids are written (a seed: own ids, repeated across messages, one for
+        /// all calls of the message, empty).
+        ids: u8,
     },
     Text(usize),
     SetLeaf(u8),
@@ -88,8 +91,8 @@ fn hook_plan() -> impl Strategy<Value = HookPlan> {
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         4 => (1usize..300).prop_map(Op::User),
-        6 => (prop::collection::vec(1usize..2000, 1..4), 0usize..5, any::<u8>(), prop::option::weighted(0.3, 0usize..4))
-            .prop_map(|(sizes, answered, order, steer)| Op::Tools { sizes, answered, order, steer }),
+        6 => (prop::collection::vec(1usize..2000, 1..4), 0usize..5, any::<u8>(), prop::option::weighted(0.3, 0usize..4), any::<u8>())
+            .prop_map(|(sizes, answered, order, steer, ids)| Op::Tools { sizes, answered, order, steer, ids }),
         2 => (1usize..600).prop_map(Op::Text),
         2 => any::<u8>().prop_map(Op::SetLeaf),
         3 => (1u64..2500, hook_plan()).prop_map(|(keep, hook)| Op::Compact { keep, hook }),
@@ -181,9 +184,18 @@ impl World {
             Op::Text(n) => {
                 self.append(json!({"role": "assistant", "content": [{"type": "text", "text": "a".repeat(*n)}], "stopReason": "stop", "timestamp": 2}));
             }
-            Op::Tools { sizes, answered, order, steer } => {
+            Op::Tools { sizes, answered, order, steer, ids } => {
                 let base = self.next + 1;
-                let calls: Vec<String> = (0..sizes.len()).map(|k| format!("c{base}-{k}")).collect();
+                // Mostly ids of their own; sometimes ids that restart in every message (as some
+                // providers write them), one id for every call of the message, or empty ids.
+                let calls: Vec<String> = (0..sizes.len())
+                    .map(|k| match ids % 8 {
+                        0 => format!("call_{k}"),
+                        1 => "same".to_string(),
+                        2 => String::new(),
+                        _ => format!("c{base}-{k}"),
+                    })
+                    .collect();
                 let content: Vec<Value> = calls
                     .iter()
                     .map(|c| json!({"type": "toolCall", "id": c, "name": "bash", "arguments": {"command": "ls"}}))
@@ -317,7 +329,7 @@ fn check(s: &SessionTree) -> std::result::Result<(), String> {
         let code = match r.kind {
             RepairKind::MissingToolResult => IssueKind::UnansweredToolCall,
             RepairKind::OrphanToolResult | RepairKind::DuplicateToolResult => IssueKind::OrphanToolResult,
-            RepairKind::MovedAfterToolResults => continue,
+            RepairKind::MovedAfterToolResults | RepairKind::RenamedToolCallId => continue,
         };
         if !report.issues.iter().any(|i| i.code == code && i.id == r.entry_id && i.related_id == r.tool_call_id) {
             return Err(format!("repair {r:?} has no {code:?} issue in validate()"));

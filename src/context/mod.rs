@@ -12,7 +12,7 @@ use crate::entry::EntryKind;
 use crate::entry::EntrySource;
 use crate::entry::MessageMeta;
 use crate::tree::{TreeIndex, ValidationIssue};
-use repair::{plan_repair, synthetic_for, ContextRepair, RepairPlan, RepairStep};
+use repair::{plan_repair, ContextRepair, RepairPlan, RepairStep};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
@@ -245,10 +245,13 @@ pub fn provider_messages<S: EntrySource + ?Sized>(
         .steps
         .iter()
         .filter_map(|step| match *step {
-            RepairStep::Message(k) => items[k].materialize(entries),
-            RepairStep::MissingResult { message, call } => {
-                items[message].materialize(entries).map(|a| synthetic_for(&a, item_meta(entries, items[message]), call))
-            }
+            RepairStep::Message(k) => items[k].materialize(entries).map(|mut v| {
+                plan.fix_ids(k, &mut v);
+                v
+            }),
+            RepairStep::MissingResult { message, call } => items[message]
+                .materialize(entries)
+                .map(|a| plan.synthetic(&a, item_meta(entries, items[message]), message, call)),
         })
         .collect();
     (messages, plan.repairs)

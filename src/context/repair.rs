@@ -20,10 +20,16 @@
 //!   given a synthetic error result ([`synthetic_tool_result`], never stored in the session;
 //!   [`RepairKind::MissingToolResult`]).
 //!
-//! Messages of other roles are never changed, dropped or reordered among themselves. A
-//! `toolCall` block without a string `id` cannot be answered and is left alone. The decision is
-//! taken from [`MessageMeta`] alone ([`plan_repair`]); [`RepairPlan::apply`] and the handle's
-//! JSON splicing materialize it.
+//! - every tool call of the context has its own non-empty id, as the providers require (a
+//!   request with two `tool_use` blocks of one id, or an empty id, is refused): a call whose id
+//!   is not a string, is empty, or was already used by an earlier call of the context gets a new
+//!   one (`{id}_2`, `call_1`, …, unused in the context), and so does the result that answers it
+//!   ([`RepairKind::RenamedToolCallId`]). Results still pair with calls by their stored ids.
+//!
+//! Messages of other roles are never changed, dropped or reordered among themselves. The
+//! decision is taken from [`MessageMeta`] alone ([`plan_repair`]); [`RepairPlan::apply`] and the
+//! handle's JSON splicing materialize it (a message whose ids are renamed is written again,
+//! [`RepairPlan::fix_ids`]).
 
 use crate::entry::{MessageMeta, Role};
 use serde::{Deserialize, Serialize};
@@ -50,6 +56,10 @@ pub enum RepairKind {
     /// typed while tools ran) was placed right after the results. `entryId`: the moved
     /// message's entry; `toolCallId`: the first result it was moved behind.
     MovedAfterToolResults,
+    /// A tool call's id was not a string, was empty, or was used by an earlier call of the
+    /// context: the call (and its result) carry a new id. `entryId`: the assistant message's
+    /// entry; `toolCallId`: the id as stored (absent when it was no string).
+    RenamedToolCallId,
 }
 
 /// One repair of a context (SPEC §13.1): `{kind, entryId?, toolCallId?, messageIndex}`.
@@ -88,6 +98,16 @@ pub enum RepairStep {
     },
 }
 
+/// New tool call ids of one input message ([`RepairKind::RenamedToolCallId`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IdFix {
+    /// An assistant message: per `toolCall` block (in content order, as
+    /// [`MessageMeta::tool_calls`]), its new id, or `None` when it keeps its own.
+    Calls(Vec<Option<String>>),
+    /// A tool result: the new id of the call it answers (its `toolCallId` in the output).
+    Result(String),
+}
+
 /// The repaired order of a message list and what was repaired.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RepairPlan {
@@ -95,12 +115,14 @@ pub struct RepairPlan {
     pub steps: Vec<RepairStep>,
     /// The repairs, in the order they were decided.
     pub repairs: Vec<ContextRepair>,
+    /// The input messages whose tool call ids the output renames, by input position.
+    pub id_fixes: std::collections::BTreeMap<usize, IdFix>,
 }
 
 /// The assistant message whose calls are being answered.
 struct Open {
     message: usize,
-    /// Per tool call: answered (calls without id count as answered: they cannot be).
+    /// Per tool call: answered (a call without a string id never is: it gets a synthetic result).
     answered: Vec<bool>,
     /// Non-result messages held back until the calls are answered.
     deferred: Vec<usize>,
@@ -118,9 +140,13 @@ impl Open {
 /// without tool calls or results, such as a summary). `entry_id(i)`: the entry id of message `i`
 /// for the report. O(messages + tool calls).
 pub fn plan_repair(messages: &[Option<&MessageMeta>], entry_id: impl Fn(usize) -> Option<String>) -> RepairPlan {
-    let mut plan = RepairPlan { steps: Vec::with_capacity(messages.len()), repairs: Vec::new() };
+    let mut plan = RepairPlan { steps: Vec::with_capacity(messages.len()), ..RepairPlan::default() };
     let mut open: Option<Open> = None;
     let calls_of = |i: usize| messages[i].map_or(&[][..], |m| &m.tool_calls[..]);
+    // Every id a call of the context has (new ids avoid them) and the ids of the output so far.
+    let stored: std::collections::HashSet<&str> =
+        (0..messages.len()).flat_map(|i| calls_of(i).iter().filter_map(|c| c.id.as_deref())).collect();
+    let mut used: std::collections::HashSet<String> = std::collections::HashSet::new();
     let close = |open: Option<Open>, plan: &mut RepairPlan| {
         let Some(o) = open else { return };
         for (k, done) in o.answered.iter().enumerate() {
@@ -129,6 +155,7 @@ pub fn plan_repair(messages: &[Option<&MessageMeta>], entry_id: impl Fn(usize) -
                 plan.repairs.push(ContextRepair {
                     kind: RepairKind::MissingToolResult,
                     entry_id: entry_id(o.message),
+                    // The call as stored (the synthetic result carries its id in the output).
                     tool_call_id: calls_of(o.message)[k].id.clone(),
                     message_index: o.message,
                 });
@@ -143,8 +170,28 @@ pub fn plan_repair(messages: &[Option<&MessageMeta>], entry_id: impl Fn(usize) -
                 close(open.take(), &mut plan);
                 plan.steps.push(RepairStep::Message(i));
                 let calls = calls_of(i);
-                if calls.iter().any(|c| c.id.is_some()) {
-                    let answered = calls.iter().map(|c| c.id.is_none()).collect();
+                if !calls.is_empty() {
+                    let mut fix = vec![None; calls.len()];
+                    for (k, c) in calls.iter().enumerate() {
+                        match c.id.as_deref() {
+                            Some(id) if !id.is_empty() && used.insert(id.to_owned()) => {}
+                            stored_id => {
+                                let new = new_call_id(stored_id, &stored, &used);
+                                used.insert(new.clone());
+                                fix[k] = Some(new);
+                                plan.repairs.push(ContextRepair {
+                                    kind: RepairKind::RenamedToolCallId,
+                                    entry_id: entry_id(i),
+                                    tool_call_id: stored_id.map(str::to_owned),
+                                    message_index: i,
+                                });
+                            }
+                        }
+                    }
+                    if fix.iter().any(Option::is_some) {
+                        plan.id_fixes.insert(i, IdFix::Calls(fix));
+                    }
+                    let answered = vec![false; calls.len()];
                     open = Some(Open { message: i, answered, deferred: Vec::new(), reported: 0 });
                 }
             }
@@ -162,6 +209,11 @@ pub fn plan_repair(messages: &[Option<&MessageMeta>], entry_id: impl Fn(usize) -
                 if let (Some(k), Some(o)) = (unanswered, open.as_mut()) {
                     o.answered[k] = true;
                     plan.steps.push(RepairStep::Message(i));
+                    if let Some(IdFix::Calls(fix)) = plan.id_fixes.get(&o.message) {
+                        if let Some(new) = fix[k].clone() {
+                            plan.id_fixes.insert(i, IdFix::Result(new));
+                        }
+                    }
                     for &d in &o.deferred[o.reported..] {
                         plan.repairs.push(ContextRepair {
                             kind: RepairKind::MovedAfterToolResults,
@@ -199,34 +251,102 @@ pub fn plan_repair(messages: &[Option<&MessageMeta>], entry_id: impl Fn(usize) -
     plan
 }
 
+/// A new id for a call whose stored id (`stored_id`) is not a string, empty, or already used:
+/// `{id}_2`, `{id}_3`, … (`call_1`, `call_2`, … without a usable id), the first that no call of
+/// the context has (`stored`) and the output has not used.
+fn new_call_id(
+    stored_id: Option<&str>,
+    stored: &std::collections::HashSet<&str>,
+    used: &std::collections::HashSet<String>,
+) -> String {
+    let (base, from) = match stored_id.filter(|s| !s.is_empty()) {
+        Some(id) => (id, 2),
+        None => ("call", 1),
+    };
+    (from..)
+        .map(|n| format!("{base}_{n}"))
+        .find(|c| !stored.contains(c.as_str()) && !used.contains(c))
+        .unwrap_or_default()
+}
+
 impl RepairPlan {
     /// True when nothing had to be repaired (the output is the input).
     pub fn is_identity(&self) -> bool {
         self.repairs.is_empty()
     }
 
-    /// The repaired messages: `messages` in the planned order, with the synthetic results
-    /// ([`synthetic_tool_result`]) built from the assistant messages' `toolCall` blocks.
-    /// `metas[i]` must describe `messages[i]` (as given to [`plan_repair`]).
+    /// The id call `call` of the assistant message `message` (described by `meta`) has in the
+    /// output: its new one ([`IdFix`]), else its own.
+    pub fn call_id<'a>(&'a self, message: usize, meta: Option<&'a MessageMeta>, call: usize) -> Option<&'a str> {
+        if let Some(IdFix::Calls(fix)) = self.id_fixes.get(&message) {
+            if let Some(Some(new)) = fix.get(call) {
+                return Some(new);
+            }
+        }
+        meta.and_then(|m| m.tool_calls.get(call)).and_then(|c| c.id.as_deref())
+    }
+
+    /// Whether the output writes input message `i` with other tool call ids than stored.
+    pub fn renames(&self, i: usize) -> bool {
+        self.id_fixes.contains_key(&i)
+    }
+
+    /// Input message `i` (`v`) as the output has it: its tool call ids (an assistant's
+    /// `toolCall` blocks, a result's `toolCallId`) renamed as planned; unchanged otherwise.
+    pub fn fix_ids(&self, i: usize, v: &mut Value) {
+        match self.id_fixes.get(&i) {
+            Some(IdFix::Calls(fix)) => {
+                let Some(blocks) = v.get_mut("content").and_then(Value::as_array_mut) else { return };
+                let calls = blocks.iter_mut().filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"));
+                for (block, new) in calls.zip(fix) {
+                    if let (Some(new), Some(o)) = (new, block.as_object_mut()) {
+                        o.insert("id".into(), Value::String(new.clone()));
+                    }
+                }
+            }
+            Some(IdFix::Result(new)) => {
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("toolCallId".into(), Value::String(new.clone()));
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// Input message `i` as the output has it ([`RepairPlan::fix_ids`] of a copy when it is
+    /// renamed).
+    pub fn output_message(&self, i: usize, v: &Value) -> Value {
+        let mut v = v.clone();
+        self.fix_ids(i, &mut v);
+        v
+    }
+
+    /// The synthetic result for call `call` of the assistant message `message` (`assistant`,
+    /// described by `meta`), with the call's id in the output.
+    pub fn synthetic(&self, assistant: &Value, meta: Option<&MessageMeta>, message: usize, call: usize) -> Value {
+        let c = meta.and_then(|m| m.tool_calls.get(call));
+        synthetic_tool_result(
+            self.call_id(message, meta, call).unwrap_or_default(),
+            c.and_then(|c| c.name.as_deref()),
+            assistant.get("timestamp"),
+        )
+    }
+
+    /// The repaired messages: `messages` in the planned order, their tool call ids renamed as
+    /// planned, with the synthetic results ([`synthetic_tool_result`]) built from the assistant
+    /// messages' `toolCall` blocks. `metas[i]` must describe `messages[i]` (as given to
+    /// [`plan_repair`]).
     pub fn apply(&self, messages: &[Value], metas: &[Option<&MessageMeta>]) -> Vec<Value> {
         self.steps
             .iter()
             .map(|step| match *step {
-                RepairStep::Message(i) => messages[i].clone(),
-                RepairStep::MissingResult { message, call } => synthetic_for(&messages[message], metas[message], call),
+                RepairStep::Message(i) => self.output_message(i, &messages[i]),
+                RepairStep::MissingResult { message, call } => {
+                    self.synthetic(&messages[message], metas[message], message, call)
+                }
             })
             .collect()
     }
-}
-
-/// The synthetic result for call `call` of the assistant message `assistant`.
-pub fn synthetic_for(assistant: &Value, meta: Option<&MessageMeta>, call: usize) -> Value {
-    let c = meta.and_then(|m| m.tool_calls.get(call));
-    synthetic_tool_result(
-        c.and_then(|c| c.id.as_deref()).unwrap_or_default(),
-        c.and_then(|c| c.name.as_deref()),
-        assistant.get("timestamp"),
-    )
 }
 
 /// A synthetic error result for a tool call without a recorded result (SPEC §13.1):
@@ -259,13 +379,15 @@ pub fn repair_messages(messages: &[Value]) -> (Vec<Value>, Vec<ContextRepair>) {
     (plan.apply(messages, &refs), plan.repairs)
 }
 
-/// Checks the provider rules of SPEC §13.1 on a list of messages: every `toolResult` follows
-/// the assistant message (or a result of it) whose call it answers, each call is answered once,
+/// Checks the provider rules of SPEC §13.1 on a list of messages: every tool call has a
+/// non-empty string id that no other call of the list has, every `toolResult` follows the
+/// assistant message (or a result of it) whose call it answers, each call is answered once,
 /// and every call is answered before the next non-result message. `Err` names the first
 /// violation. Used by the tests and available to hosts that build their own lists.
 pub fn check_provider_valid(messages: &[Value]) -> Result<(), String> {
     let mut pending: Vec<String> = Vec::new();
     let mut answered: Vec<String> = Vec::new();
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut in_results = false;
     for (i, m) in messages.iter().enumerate() {
         let meta = MessageMeta::from_value(m);
@@ -290,7 +412,16 @@ pub fn check_provider_valid(messages: &[Value]) -> Result<(), String> {
                 answered.clear();
                 in_results = role == Role::Assistant;
                 if in_results {
-                    pending = meta.tool_calls.into_iter().filter_map(|c| c.id).collect();
+                    pending = Vec::with_capacity(meta.tool_calls.len());
+                    for c in meta.tool_calls {
+                        match c.id {
+                            Some(id) if !id.is_empty() && seen.insert(id.clone()) => pending.push(id),
+                            Some(id) if !id.is_empty() => {
+                                return Err(format!("message {i}: tool call id {id} is used by an earlier call"));
+                            }
+                            _ => return Err(format!("message {i}: a tool call has no non-empty string id")),
+                        }
+                    }
                 }
             }
         }
@@ -318,6 +449,51 @@ mod tests {
     }
     fn kinds(r: &[ContextRepair]) -> Vec<(RepairKind, Option<&str>, usize)> {
         r.iter().map(|r| (r.kind, r.tool_call_id.as_deref(), r.message_index)).collect()
+    }
+
+    #[test]
+    fn repeated_empty_and_missing_call_ids_get_new_ones_with_their_results() {
+        let mut no_id = assistant(&["x"]);
+        no_id["content"][0]["id"] = json!(7);
+        let msgs = vec![
+            user("q"),
+            assistant(&["d", "d", ""]),
+            result("d"),
+            result(""),
+            assistant(&["d"]),
+            result("d"),
+            assistant(&["d_2"]),
+            result("d_2"),
+            no_id,
+            user("next"),
+        ];
+        assert!(check_provider_valid(&msgs).is_err());
+        let (out, repairs) = repair_messages(&msgs);
+        check_provider_valid(&out).unwrap();
+        let ids = |m: &Value| -> Vec<String> {
+            m["content"].as_array().map_or(vec![], |b| b.iter().map(|c| c["id"].to_string()).collect())
+        };
+        // The first `d` keeps its id; the repeated one, the empty one and later ones get new ids,
+        // unused by any stored call (`d_2` is one); a number is no id.
+        assert_eq!(ids(&out[1]), ["\"d\"", "\"d_3\"", "\"call_1\""]);
+        assert_eq!((out[2]["toolCallId"].clone(), out[3]["toolCallId"].clone()), (json!("d"), json!("call_1")));
+        // `d`'s second call had no result: a synthetic one with its new id.
+        assert_eq!(out[4], synthetic_tool_result("d_3", Some("bash"), Some(&json!(7))));
+        assert_eq!(ids(&out[5]), ["\"d_4\""]);
+        assert_eq!(out[6]["toolCallId"], json!("d_4"));
+        assert_eq!(ids(&out[7]), ["\"d_2\""], "a stored id used once is kept");
+        assert_eq!(out[8]["toolCallId"], json!("d_2"));
+        assert_eq!(ids(&out[9]), ["\"call_2\""]);
+        assert_eq!(out[10], synthetic_tool_result("call_2", Some("bash"), Some(&json!(7))));
+        assert_eq!(out[11], user("next"));
+        let renamed: Vec<(Option<&str>, usize)> = repairs
+            .iter()
+            .filter(|r| r.kind == RepairKind::RenamedToolCallId)
+            .map(|r| (r.tool_call_id.as_deref(), r.message_index))
+            .collect();
+        assert_eq!(renamed, vec![(Some("d"), 1), (Some(""), 1), (Some("d"), 4), (None, 8)]);
+        // The stored messages are not changed.
+        assert_eq!(msgs[1]["content"][1]["id"], json!("d"));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! metadata. Entries are parsed into JSON values only when they are returned.
 //! SPEC §1 (model), §5 (plan), §6 (context), §7 (prune), §10 (tree).
 
-use crate::context::repair::{synthetic_for, ContextRepair, RepairStep};
+use crate::context::repair::{ContextRepair, RepairPlan, RepairStep};
 use crate::context::{ContextFold, ContextItem, ContextPlan, ContextValidation, SessionContext};
 use crate::entry::{EntryKind, EntryMeta};
 use crate::entry::{EntrySource, Selection};
@@ -934,16 +934,20 @@ impl SessionTree {
 
     fn context_json(&self, repair: bool) -> String {
         let plan = self.fold.plan();
-        let steps: Vec<RepairStep> = if repair {
-            plan.repair_plan(self).steps
+        let repairs = if repair {
+            plan.repair_plan(self)
         } else {
-            (0..plan.items.len()).map(RepairStep::Message).collect()
+            RepairPlan { steps: (0..plan.items.len()).map(RepairStep::Message).collect(), ..RepairPlan::default() }
         };
-        let mut out = String::with_capacity(steps.len() * 64 + 2);
+        let mut out = String::with_capacity(repairs.steps.len() * 64 + 2);
         out.push('[');
         let mut first = true;
-        for step in steps {
+        for &step in &repairs.steps {
             let text: Option<Cow<'_, str>> = match step {
+                RepairStep::Message(k) if repairs.renames(k) => plan.items[k].materialize(self).map(|mut v| {
+                    repairs.fix_ids(k, &mut v);
+                    Cow::Owned(v.to_string())
+                }),
                 RepairStep::Message(k) => match plan.items[k] {
                     ContextItem::Message(i) => message_span(self.raw(i)).map(Cow::Borrowed),
                     other => other.materialize(self).map(|v| Cow::Owned(v.to_string())),
@@ -951,7 +955,7 @@ impl SessionTree {
                 RepairStep::MissingResult { message, call } => {
                     let item = plan.items[message];
                     let meta = self.metas[item.index()].message.as_ref();
-                    item.materialize(self).map(|a| Cow::Owned(synthetic_for(&a, meta, call).to_string()))
+                    item.materialize(self).map(|a| Cow::Owned(repairs.synthetic(&a, meta, message, call).to_string()))
                 }
             };
             if let Some(t) = text {
@@ -1006,8 +1010,11 @@ impl SessionTree {
             }
             Ok(())
         };
-        for step in repair.steps {
+        for &step in &repair.steps {
             match step {
+                RepairStep::Message(k) if repair.renames(k) => {
+                    convert(&mut out, plan.items[k].materialize(self).map(|v| repair.output_message(k, &v)))?;
+                }
                 RepairStep::Message(k) => {
                     let item = plan.items[k];
                     let unchanged = match item {
@@ -1026,7 +1033,7 @@ impl SessionTree {
                 RepairStep::MissingResult { message, call } => {
                     let item = plan.items[message];
                     let meta = self.metas[item.index()].message.as_ref();
-                    convert(&mut out, item.materialize(self).map(|a| synthetic_for(&a, meta, call)))?;
+                    convert(&mut out, item.materialize(self).map(|a| repair.synthetic(&a, meta, message, call)))?;
                 }
             }
         }

@@ -110,6 +110,60 @@ describe('provider-valid outputs (SPEC §13.1)', () => {
     tree.free();
   });
 
+  test('repeated and empty tool call ids are sent with ids of their own, and so are their results', async () => {
+    const { toAnthropicMessages } = await import('../../pkg/anthropic.mjs');
+    const entries = [
+      user('u', null, 'q'),
+      assistant('a1', 'u', ['d', 'd', '']),
+      result('r1', 'a1', 'd'),
+      result('r2', 'r1', ''),
+      assistant('a2', 'r2', ['d']),
+      result('r3', 'a2', 'd'),
+    ];
+    const tree = sc.SessionTree.fromEntries(entries);
+    const kinds = tree.contextRepairs().map((r) => [r.kind, r.toolCallId, r.messageIndex]);
+    assert.deepEqual(kinds, [
+      ['renamedToolCallId', 'd', 1],
+      ['renamedToolCallId', '', 1],
+      ['missingToolResult', 'd', 1],
+      ['renamedToolCallId', 'd', 4],
+    ]);
+    /** @param {any[]} messages */
+    const ids = (messages) =>
+      messages.map((m) =>
+        m.role === 'toolResult'
+          ? m.toolCallId
+          : (Array.isArray(m.content) ? m.content : [])
+              .filter((/** @type {any} */ b) => b.type === 'toolCall')
+              .map((/** @type {any} */ b) => b.id),
+      );
+    const want = [[], ['d', 'd_2', 'call_1'], 'd', 'call_1', 'd_2', ['d_3'], 'd_3'];
+    assert.deepEqual(ids(tree.buildLlmMessages()), want);
+    assert.deepEqual(ids(JSON.parse(tree.buildSessionContextJson())), want);
+    const { messages } = sc.convertToLlm(tree.buildSessionContext().messages, { repair: true });
+    assert.deepEqual(ids(messages), want);
+    // What Anthropic is sent: every tool_use id once, every tool_result answering one.
+    const blocks = toAnthropicMessages(tree.buildLlmMessages()).flatMap((m) =>
+      Array.isArray(m.content) ? m.content : [],
+    );
+    const uses = blocks.filter((b) => b.type === 'tool_use').map((b) => b.id);
+    assert.equal(new Set(uses).size, uses.length);
+    assert.ok(
+      uses.every((id) => /^[a-zA-Z0-9_-]+$/.test(id)),
+      uses.join(),
+    );
+    assert.deepEqual(
+      blocks
+        .filter((b) => b.type === 'tool_result')
+        .map((b) => b.tool_use_id)
+        .sort(),
+      [...uses].sort(),
+    );
+    // The session itself is unchanged.
+    assert.equal(/** @type {any} */ (tree.getEntry('a1')).message.content[1].id, 'd');
+    tree.free();
+  });
+
   test('a steering message typed while tools ran is placed after the results', () => {
     const tree = sc.SessionTree.fromEntries([
       user('u0', null, 'go'),
