@@ -102,11 +102,17 @@ const EXPECTED_FILES = [
  * Node.js bundles (branch `bundle`: the Node entry's init()/initSync() from bytes, a module or a
  * location, and its E_WASM_NOT_FOUND, whose helpers shared/wasm-file.js both entries now inline;
  * no wasm change): 501,003 B packed, so packed 499,700 → 501,500 B (+1,800).
+ * The first round of 2026-12-04 (the newcomer trial's and the promise review's findings: frame
+ * tags cut at the end of a piece escaped and Unicode blanks, tool call ids renamed to be unique
+ * and non-empty, fromBytes over 2 GiB and over-long string results refused, hook summaries
+ * checked, contextWindow whole numbers; the CLI's prune --write splicing only the pruned lines,
+ * its writability, size and stdout checks and broken-tree warning): 507,441 B packed and
+ * 400,798 B gzipped (936,963 B raw), so packed 501,500 → 507,900 B and wasm 397,800 → 401,300 B.
  * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
  * figures fall.
  */
-const MAX_PACKED_BYTES = 501_500;
-const MAX_WASM_GZIP_BYTES = 397_800;
+const MAX_PACKED_BYTES = 507_900;
+const MAX_WASM_GZIP_BYTES = 401_300;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
 let passed = 0;

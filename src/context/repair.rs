@@ -115,8 +115,9 @@ pub struct RepairPlan {
     pub steps: Vec<RepairStep>,
     /// The repairs, in the order they were decided.
     pub repairs: Vec<ContextRepair>,
-    /// The input messages whose tool call ids the output renames, by input position.
-    pub id_fixes: std::collections::BTreeMap<usize, IdFix>,
+    /// The input messages whose tool call ids the output renames: (input position, new ids),
+    /// by position.
+    pub id_fixes: Vec<(usize, IdFix)>,
 }
 
 /// The assistant message whose calls are being answered.
@@ -143,10 +144,12 @@ pub fn plan_repair(messages: &[Option<&MessageMeta>], entry_id: impl Fn(usize) -
     let mut plan = RepairPlan { steps: Vec::with_capacity(messages.len()), ..RepairPlan::default() };
     let mut open: Option<Open> = None;
     let calls_of = |i: usize| messages[i].map_or(&[][..], |m| &m.tool_calls[..]);
-    // Every id a call of the context has (new ids avoid them) and the ids of the output so far.
+    // Every string id of the context's calls (new ids avoid them), the ids kept so far (by the
+    // first call of the context that has each) and the new ids made so far.
     let stored: std::collections::HashSet<&str> =
         (0..messages.len()).flat_map(|i| calls_of(i).iter().filter_map(|c| c.id.as_deref())).collect();
-    let mut used: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut kept: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut made: Vec<String> = Vec::new();
     let close = |open: Option<Open>, plan: &mut RepairPlan| {
         let Some(o) = open else { return };
         for (k, done) in o.answered.iter().enumerate() {
@@ -173,23 +176,21 @@ pub fn plan_repair(messages: &[Option<&MessageMeta>], entry_id: impl Fn(usize) -
                 if !calls.is_empty() {
                     let mut fix = vec![None; calls.len()];
                     for (k, c) in calls.iter().enumerate() {
-                        match c.id.as_deref() {
-                            Some(id) if !id.is_empty() && used.insert(id.to_owned()) => {}
-                            stored_id => {
-                                let new = new_call_id(stored_id, &stored, &used);
-                                used.insert(new.clone());
-                                fix[k] = Some(new);
-                                plan.repairs.push(ContextRepair {
-                                    kind: RepairKind::RenamedToolCallId,
-                                    entry_id: entry_id(i),
-                                    tool_call_id: stored_id.map(str::to_owned),
-                                    message_index: i,
-                                });
-                            }
+                        if c.id.as_deref().is_some_and(|id| !id.is_empty() && kept.insert(id)) {
+                            continue;
                         }
+                        let new = new_call_id(c.id.as_deref(), &stored, &made);
+                        made.push(new.clone());
+                        fix[k] = Some(new);
+                        plan.repairs.push(ContextRepair {
+                            kind: RepairKind::RenamedToolCallId,
+                            entry_id: entry_id(i),
+                            tool_call_id: c.id.clone(),
+                            message_index: i,
+                        });
                     }
                     if fix.iter().any(Option::is_some) {
-                        plan.id_fixes.insert(i, IdFix::Calls(fix));
+                        plan.id_fixes.push((i, IdFix::Calls(fix)));
                     }
                     let answered = vec![false; calls.len()];
                     open = Some(Open { message: i, answered, deferred: Vec::new(), reported: 0 });
@@ -209,9 +210,9 @@ pub fn plan_repair(messages: &[Option<&MessageMeta>], entry_id: impl Fn(usize) -
                 if let (Some(k), Some(o)) = (unanswered, open.as_mut()) {
                     o.answered[k] = true;
                     plan.steps.push(RepairStep::Message(i));
-                    if let Some(IdFix::Calls(fix)) = plan.id_fixes.get(&o.message) {
+                    if let Some(IdFix::Calls(fix)) = plan.id_fix(o.message) {
                         if let Some(new) = fix[k].clone() {
-                            plan.id_fixes.insert(i, IdFix::Result(new));
+                            plan.id_fixes.push((i, IdFix::Result(new)));
                         }
                     }
                     for &d in &o.deferred[o.reported..] {
@@ -254,19 +255,13 @@ pub fn plan_repair(messages: &[Option<&MessageMeta>], entry_id: impl Fn(usize) -
 /// A new id for a call whose stored id (`stored_id`) is not a string, empty, or already used:
 /// `{id}_2`, `{id}_3`, … (`call_1`, `call_2`, … without a usable id), the first that no call of
 /// the context has (`stored`) and the output has not used.
-fn new_call_id(
-    stored_id: Option<&str>,
-    stored: &std::collections::HashSet<&str>,
-    used: &std::collections::HashSet<String>,
-) -> String {
+fn new_call_id(stored_id: Option<&str>, stored: &std::collections::HashSet<&str>, made: &[String]) -> String {
     let (base, from) = match stored_id.filter(|s| !s.is_empty()) {
         Some(id) => (id, 2),
         None => ("call", 1),
     };
-    (from..)
-        .map(|n| format!("{base}_{n}"))
-        .find(|c| !stored.contains(c.as_str()) && !used.contains(c))
-        .unwrap_or_default()
+    let taken = |c: &str| stored.contains(c) || made.iter().any(|m| m == c);
+    (from..).map(|n| format!("{base}_{n}")).find(|c| !taken(c)).unwrap_or_default()
 }
 
 impl RepairPlan {
@@ -278,7 +273,7 @@ impl RepairPlan {
     /// The id call `call` of the assistant message `message` (described by `meta`) has in the
     /// output: its new one ([`IdFix`]), else its own.
     pub fn call_id<'a>(&'a self, message: usize, meta: Option<&'a MessageMeta>, call: usize) -> Option<&'a str> {
-        if let Some(IdFix::Calls(fix)) = self.id_fixes.get(&message) {
+        if let Some(IdFix::Calls(fix)) = self.id_fix(message) {
             if let Some(Some(new)) = fix.get(call) {
                 return Some(new);
             }
@@ -286,15 +281,20 @@ impl RepairPlan {
         meta.and_then(|m| m.tool_calls.get(call)).and_then(|c| c.id.as_deref())
     }
 
+    /// The new ids of input message `i`, if the output renames any.
+    pub fn id_fix(&self, i: usize) -> Option<&IdFix> {
+        self.id_fixes.binary_search_by_key(&i, |(k, _)| *k).ok().map(|k| &self.id_fixes[k].1)
+    }
+
     /// Whether the output writes input message `i` with other tool call ids than stored.
     pub fn renames(&self, i: usize) -> bool {
-        self.id_fixes.contains_key(&i)
+        self.id_fix(i).is_some()
     }
 
     /// Input message `i` (`v`) as the output has it: its tool call ids (an assistant's
     /// `toolCall` blocks, a result's `toolCallId`) renamed as planned; unchanged otherwise.
     pub fn fix_ids(&self, i: usize, v: &mut Value) {
-        match self.id_fixes.get(&i) {
+        match self.id_fix(i) {
             Some(IdFix::Calls(fix)) => {
                 let Some(blocks) = v.get_mut("content").and_then(Value::as_array_mut) else { return };
                 let calls = blocks.iter_mut().filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"));
