@@ -12,7 +12,11 @@
 //   aborts the model call and leaves the session unchanged; on a branched session the
 //   prune preview marks the engine's candidates at their branch positions; a malformed file lists its
 //   bad lines; a binary file or one without a readable line is refused with one message (the
-//   session shown stays); a number field refuses out-of-range values with a message; a
+//   session shown stays); every number field refuses -5, 2.5, 999999999 and an empty value with
+//   a message at the field and in the status line, a value the engine refuses is shown the same
+//   way, and "Reset to defaults" clears them; while a compaction runs the file picker is
+//   disabled and a dropped file is refused out loud; Cancel of a navigation sets the act result's
+//   outcome; a header of version 99 is named by the engine's code (and "1 entry"); a
 //   50,000-entry session stays virtualized, the page stays responsive (a timer
 //   heartbeat keeps ticking) while the engine worker loads and compacts it, and the panels are
 //   marked stale while a new plan is computed. Saves web-demo/screenshot.png
@@ -110,6 +114,12 @@ function defineTests() {
       },
       value,
     );
+  /** After a failed check mid-action: Cancel it, so that the next tests find the page usable. */
+  const stopIfBusy = async () => {
+    if ((await page.getAttribute('#app', 'data-state')) !== 'busy') return;
+    await page.click('[data-action="abort"]');
+    await page.waitForSelector('#app:not([data-state="busy"])', { timeout: 15000 });
+  };
   let originalLeaf = '';
   /** Starts (or restarts) a 25 ms timer heartbeat on the page, recording the longest gap. */
   const startHeartbeat = () =>
@@ -230,40 +240,94 @@ function defineTests() {
     expected.free();
   });
 
-  test('a number field refuses negative, fractional and out-of-range values with a message; the plan keeps its value', async () => {
+  test('every number field refuses -5, 2.5, 999999999 and an empty value the same way: a message at the field and in the status line; the plan keeps its value', async () => {
     const cut = await cutOnPage();
-    const kept = await page.inputValue('[data-control="keepRecentTokens"]');
-    const field = '[data-control-number="keepRecentTokens"]';
-    const box = '.control[data-for="keepRecentTokens"] [data-role="control-error"]';
-    for (const value of ['-5', '1.5', '3000000']) {
-      await page.fill(field, value);
-      await page.waitForSelector(`${box}[data-value="${value}"]`);
-      assert.equal(
-        await page.textContent(box),
-        `"${value}" is not accepted: keepRecentTokens takes a whole number from 0 to 2,000,000; ` +
-          `the plan still uses ${Number(kept).toLocaleString('en-US')}.`,
-      );
-      assert.equal(await page.getAttribute(field, 'aria-invalid'), 'true');
-      assert.equal(await page.inputValue('[data-control="keepRecentTokens"]'), kept, 'the slider did not move');
-      assert.equal(await cutOnPage(), cut, 'the plan did not change');
+    const bounds = {
+      keepRecentTokens: [0, 2000000],
+      reserveTokens: [0, 2000000],
+      contextWindow: [1000, 10000000],
+      protectTokens: [0, 2000000],
+      minimumSavings: [0, 2000000],
+    };
+    for (const [name, [min, max]] of Object.entries(bounds)) {
+      const field = `[data-control-number="${name}"]`;
+      const slider = `[data-control="${name}"]`;
+      const box = `.control[data-for="${name}"] [data-role="control-error"]`;
+      const kept = await page.inputValue(slider);
+      assert.equal(await page.inputValue(field), kept);
+      for (const value of ['-5', '2.5', '999999999', '']) {
+        await page.fill(field, value);
+        await page.waitForSelector(`${box}[data-value="${value}"]`);
+        const message =
+          `${value === '' ? 'An empty value' : `"${value}"`} is not accepted: ${name} takes a whole number ` +
+          `from ${min.toLocaleString('en-US')} to ${max.toLocaleString('en-US')}; ` +
+          `the plan still uses ${Number(kept).toLocaleString('en-US')}.`;
+        assert.equal(await page.textContent(box), message, `${name} = ${JSON.stringify(value)}`);
+        assert.equal(await page.isVisible(box), true);
+        // The status line says the same (as it does for a value the engine refuses).
+        assert.equal(await page.textContent('#status'), message);
+        assert.equal(await page.getAttribute('#status', 'class'), 'status error');
+        assert.equal(await page.getAttribute(field, 'aria-invalid'), 'true');
+        assert.equal(await page.inputValue(slider), kept, `the ${name} slider did not move`);
+        assert.equal(await cutOnPage(), cut, 'the plan did not change');
+      }
+      // A valid value clears the message, at the field and in the status line.
+      await page.fill(field, kept);
+      await page.waitForSelector(box, { state: 'detached' });
+      assert.equal(await page.getAttribute(field, 'aria-invalid'), null);
+      assert.equal(await page.textContent('#status'), '');
+      assert.equal(await page.getAttribute('#status', 'class'), 'status');
     }
-    // The context window has its own bounds.
-    const windowField = '[data-control-number="contextWindow"]';
-    const windowBefore = await page.inputValue(windowField);
-    await page.fill(windowField, '500');
-    const windowBox = '.control[data-for="contextWindow"] [data-role="control-error"]';
-    await page.waitForSelector(windowBox);
-    assert.match(
-      await page.textContent(windowBox),
-      /^"500" is not accepted: contextWindow takes a whole number from 1,000 to 10,000,000;/,
-    );
-    await page.fill(windowField, windowBefore);
-    await page.waitForSelector(windowBox, { state: 'detached' });
-    // A valid value clears the message and applies.
-    await page.fill(field, kept);
-    await page.waitForSelector(box, { state: 'detached' });
-    assert.equal(await page.getAttribute(field, 'aria-invalid'), null);
     assert.equal(await cutOnPage(), cut);
+  });
+
+  test('a value the engine refuses (contextWindow 1000 with reserveTokens 16,384) is shown at its field too; “Reset to defaults” clears every refusal', async () => {
+    const { reserveTokens } = await settingsOnPage();
+    const cut = await cutOnPage();
+    let refusal;
+    try {
+      engine.compactionThreshold(1000, { ...engine.DEFAULT_COMPACTION_SETTINGS, reserveTokens });
+    } catch (error) {
+      refusal = error;
+    }
+    assert.equal(refusal?.code, 'E_INVALID_ARGUMENT', 'the engine refuses a reserve that leaves no room');
+    const field = '[data-control-number="contextWindow"]';
+    const box = '.control[data-for="contextWindow"] [data-role="control-error"]';
+    await page.fill(field, '1000');
+    await page.waitForSelector(`${box}[data-source="engine"]`);
+    const message =
+      `"1000" is not accepted by the engine for contextWindow: E_INVALID_ARGUMENT: ${refusal.message}; ` +
+      'the plan still uses 200,000.';
+    assert.equal(await page.textContent(box), message);
+    assert.equal(await page.getAttribute(field, 'aria-invalid'), 'true');
+    assert.equal(await page.textContent('#status'), message);
+    assert.equal(await page.getAttribute('#status', 'class'), 'status error');
+    assert.equal(await cutOnPage(), cut, 'the plan shown is the one before');
+    // And one the page refuses, at another field.
+    await page.fill('[data-control-number="keepRecentTokens"]', '-5');
+    await page.waitForSelector('.control[data-for="keepRecentTokens"] [data-role="control-error"]');
+    assert.match(await page.textContent('#status'), /^"-5" is not accepted: keepRecentTokens/);
+
+    // Reset to defaults: the plan is computed again and no refusal is left, nor its status line.
+    await page.click('[data-action="reset-settings"]');
+    await page.waitForSelector('[data-role="control-error"]', { state: 'detached' });
+    await page.waitForFunction(() => document.querySelectorAll('.stale, [data-stale]').length === 0);
+    assert.equal(await page.inputValue(field), '200000');
+    assert.equal(await page.getAttribute(field, 'aria-invalid'), null);
+    assert.equal(await page.textContent('#status'), '');
+    assert.equal(await page.getAttribute('#status', 'class'), 'status');
+    const defaults = sampleTree();
+    const prep = defaults.prepareCompaction({ ...engine.DEFAULT_COMPACTION_SETTINGS });
+    defaults.free();
+    await waitForAttr('[data-cut-entry-id]', 'data-cut-entry-id', prep.firstKeptEntryId);
+
+    // A value the engine refuses, then fixed at the field: the refusal goes as the plan comes.
+    await page.fill(field, '1000');
+    await page.waitForSelector(`${box}[data-source="engine"]`);
+    await page.fill(field, '200000');
+    await page.waitForSelector(box, { state: 'detached' });
+    await page.waitForFunction(() => document.querySelector('#status')?.textContent === '');
+    assert.equal(await page.getAttribute('#status', 'class'), 'status');
   });
 
   test('clicking a node selects it and leaves the leaf; “Make leaf” moves it; Enter on the last row restores it', async () => {
@@ -442,9 +506,128 @@ function defineTests() {
       assert.equal(await page.getAttribute('#tree .row[data-leaf="true"]', 'data-entry-type'), 'compaction');
       assert.equal(held.requests.length, calls, 'the extractive compaction did not call the endpoint');
     } finally {
+      await stopIfBusy();
       await page.check('input[name="summarizer"][value="extractive"]');
       await held.close();
     }
+  });
+
+  test('while a compaction runs the file picker is disabled, and a file dropped meanwhile is refused with a message', async () => {
+    const held = await startHeldOpenAi();
+    try {
+      const entries = sampleTree().entryCount;
+      await page.click('[data-action="load-sample"]');
+      await page.waitForSelector(`#tree[data-entry-count="${entries}"]`);
+      await page.waitForSelector('[data-action="compact"]:not([disabled])');
+      assert.equal(await page.isEnabled('#file-input'), true);
+      await page.check('input[name="summarizer"][value="openai"]');
+      await page.fill('#ep-base', `${held.url}v1`);
+      await page.fill('#ep-model', 'slow-model');
+      await page.click('[data-action="compact"]');
+      await until(() => held.requests.length >= 1, 'the endpoint was called');
+      assert.equal(await page.getAttribute('#app', 'data-state'), 'busy');
+      assert.equal(await page.isDisabled('#file-input'), true, 'the picker is disabled while busy');
+      assert.equal(await page.getAttribute('.file-button', 'aria-disabled'), 'true');
+      // A file dropped on the page now: refused out loud, the compaction goes on.
+      await page.evaluate(() => {
+        const data = new DataTransfer();
+        data.items.add(new File(['{"type":"session","version":3,"id":"late"}\n'], 'late.jsonl'));
+        window.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+      });
+      assert.equal(
+        await page.textContent('#status'),
+        'late.jsonl was not loaded: a compaction is running. Load it again when it has finished (or press Cancel).',
+      );
+      assert.equal(await page.getAttribute('#app', 'data-state'), 'busy');
+      await page.click('[data-action="abort"]');
+      await page.waitForSelector('#act-result[data-outcome="cancelled"]', { timeout: 15000 });
+      assert.equal(await page.isEnabled('#file-input'), true, 'the picker is enabled again');
+      assert.equal(await page.getAttribute('.file-button', 'aria-disabled'), 'false');
+      assert.equal(await page.getAttribute('#tree', 'data-entry-count'), String(entries));
+    } finally {
+      await stopIfBusy();
+      await page.check('input[name="summarizer"][value="extractive"]');
+      await held.close();
+    }
+  });
+
+  test('Cancel during a navigation: #act-result says cancelled (data-outcome) like a compaction’s, the session is unchanged', async () => {
+    const held = await startHeldOpenAi();
+    try {
+      const entries = sampleTree().entryCount;
+      await page.click('[data-action="load-sample"]');
+      await page.waitForSelector(`#tree[data-entry-count="${entries}"]`);
+      await page.waitForSelector('[data-action="compact"]:not([disabled])');
+      const leaf = await page.getAttribute('#tree', 'data-leaf-id');
+      await page.check('input[name="summarizer"][value="openai"]');
+      await page.fill('#ep-base', `${held.url}v1`);
+      await page.fill('#ep-model', 'slow-model');
+      await page.focus('#tree');
+      await page.keyboard.press('Home');
+      await page.keyboard.press('ArrowDown');
+      const target = await page.$eval('#tree .row.active', (row) => row.getAttribute('data-entry-id'));
+      assert.ok(target, 'the second row is an entry');
+      await page.click('.tree-footer [data-action="navigate-summary"]');
+      // The branch left behind is being summarized by the (held) model.
+      await until(() => held.requests.length >= 1, 'the endpoint was called');
+      assert.equal(await page.getAttribute('#app', 'data-state'), 'busy');
+      await page.click('[data-action="abort"]');
+      await page.waitForSelector('#act-result[data-outcome="cancelled"]', { timeout: 15000 });
+      assert.equal(
+        await page.textContent('#act-result'),
+        `Navigation to ${target} cancelled: the session is unchanged.`,
+      );
+      await until(() => held.aborted === held.requests.length, 'every model request was aborted');
+      await page.waitForSelector('#app[data-state="ready"]');
+      assert.equal(await page.getAttribute('#tree', 'data-entry-count'), String(entries));
+      assert.equal(await page.getAttribute('#tree', 'data-leaf-id'), leaf);
+    } finally {
+      await stopIfBusy();
+      await page.check('input[name="summarizer"][value="extractive"]');
+      await held.close();
+    }
+  });
+
+  test('a header of version 99 is named with the engine’s code and message, not counted as an unreadable line; 1 entry is “1 entry”', async () => {
+    const bytes = Buffer.from(
+      [
+        JSON.stringify({
+          type: 'session',
+          version: 99,
+          id: 'future',
+          timestamp: '2025-01-01T00:00:00.000Z',
+          cwd: '/tmp',
+        }),
+        JSON.stringify({
+          type: 'message',
+          id: 'a1',
+          parentId: null,
+          timestamp: '2025-01-01T00:00:01.000Z',
+          message: { role: 'user', content: 'hello', timestamp: 1 },
+        }),
+        '',
+      ].join('\n'),
+    );
+    const expected = engine.SessionTree.fromBytes(bytes);
+    assert.equal(expected.entryCount, 1);
+    const [error] = expected.loadErrors;
+    assert.equal(error.code, 'E_UNSUPPORTED_VERSION');
+    expected.free();
+    await page.setInputFiles('#file-input', { name: 'future.jsonl', mimeType: 'application/x-ndjson', buffer: bytes });
+    await page.waitForFunction(() => document.querySelector('#status')?.textContent?.startsWith('Loaded future.jsonl'));
+    const status = await page.textContent('#status');
+    assert.match(status, /^Loaded future\.jsonl: 1 entry in /);
+    assert.ok(
+      status.endsWith(` — the session header: E_UNSUPPORTED_VERSION: ${error.message}`),
+      `the status names the engine's error: ${status}`,
+    );
+    assert.ok(!status.includes('could not be read'), status);
+    assert.match(await page.textContent('#tree-caption'), /^· 1 entry$/);
+    assert.match(await page.textContent('#session-info'), / · 1 entry · v99 · \/tmp · header: E_UNSUPPORTED_VERSION$/);
+    assert.match(
+      await page.textContent('#load-errors-title'),
+      /^The session header, as the engine reads it \(the header in future\.jsonl; the entries loaded\)$/,
+    );
   });
 
   test('a branched session: the prune preview marks the candidates (entry index vs branch position)', async () => {

@@ -6,7 +6,7 @@
 // computed, the panels it will replace are marked stale (class `stale`, `data-stale`, a label).
 import { BranchBar, REGION, REGION_NAMES } from './branch-bar.js';
 import { EngineClient } from './engine-client.js';
-import { el, num, short } from './format.js';
+import { el, num, plural, short } from './format.js';
 import { renderContext, renderPreparation, renderPrune, renderResult, renderValidation } from './panels.js';
 import { unpackNodes } from './tree-layout.js';
 import { TreeView } from './tree-view.js';
@@ -65,8 +65,14 @@ const state = {
   sums: [0, 0, 0, 0, 0],
   counts: [0, 0, 0, 0, 0],
   settings: /** @type {Record<string, any>} */ ({}),
+  /** The settings of the plan shown (the last view the engine computed). */
+  applied: /** @type {Record<string, any>} */ ({}),
+  /** The number setting changed last: the one an engine refusal of the next view is shown at. */
+  lastChanged: '',
   defaults: /** @type {Record<string, any>} */ ({}),
   busy: false,
+  /** What is running while busy ("a compaction", "a navigation"), for a file that comes meanwhile. */
+  busyWhat: '',
   describeCache: new Map(),
   describeAsked: new Set(),
   lastAction: /** @type {any} */ (null),
@@ -129,7 +135,9 @@ async function main() {
   applySettings(state.defaults);
   $('#engine-version').textContent = `engine ${state.info.version} · WebAssembly, in a worker of this tab`;
   updateSummarizerNote();
+  state.applied = { ...state.settings };
   button('[data-action="load-sample"]').disabled = false;
+  updateButtons();
   renderEmptyTree('Load a session: the bundled real session, a .jsonl file, or drop one here.');
   $('#app').dataset.state = 'empty';
   renderResult($('#panel-result'), null, jumpTo);
@@ -141,14 +149,16 @@ function bindUi() {
   const fileInput = /** @type {HTMLInputElement} */ ($('#file-input'));
   fileInput.addEventListener('change', () => {
     const file = fileInput.files?.[0];
-    if (file) loadFile(file);
     fileInput.value = '';
+    if (file) loadFile(file);
   });
   document.querySelector('[data-action="download"]').addEventListener('click', download);
   document.querySelector('[data-action="compact"]').addEventListener('click', compact);
   document.querySelector('[data-action="abort"]').addEventListener('click', cancel);
   document.querySelector('[data-action="reset-settings"]').addEventListener('click', () => {
     applySettings(state.defaults);
+    // The defaults are valid: a refusal shown for an earlier value no longer holds.
+    showRefusalStatus();
     invalidate({ plan: true, prune: true, stats: true });
   });
   document.querySelector('[data-action="jump-leaf"]').addEventListener('click', () => {
@@ -205,8 +215,10 @@ function onControl(name, input) {
     const max = input.max === '' ? Number.MAX_SAFE_INTEGER : Number(input.max);
     const valid = input.value.trim() !== '' && Number.isInteger(value) && value >= min && value <= max;
     showControlError(name, input, valid ? null : { given: input.value, min, max });
+    showRefusalStatus(valid ? undefined : name);
     if (!valid) return;
     state.settings[name] = value;
+    state.lastChanged = name;
     const other = /** @type {HTMLInputElement | null} */ (
       input.dataset.control
         ? document.querySelector(`[data-control-number="${name}"]`)
@@ -220,9 +232,12 @@ function onControl(name, input) {
 }
 
 /**
- * The message under a setting whose number field holds a value that is refused (`null`: none).
+ * The message under a setting whose number field holds a value that is refused (`null`: none):
+ * by the page (outside the field's bounds, not a whole number: `min`, `max`) or by the engine
+ * (the next plan failed, `engine` is its error). Either way the status line repeats it (see
+ * showRefusalStatus), and the plan shown keeps the value it was computed with.
  * @param {string} name @param {HTMLInputElement} input
- * @param {{ given: string, min: number, max: number } | null} refused
+ * @param {{ given: string, min: number, max: number } | { given: string, engine: string } | null} refused
  */
 function showControlError(name, input, refused) {
   const control = input.closest('.control');
@@ -245,10 +260,57 @@ function showControlError(name, input, refused) {
   input.setAttribute('aria-invalid', 'true');
   input.setAttribute('aria-describedby', box.id);
   box.dataset.value = refused.given;
-  box.textContent =
-    `${refused.given === '' ? 'An empty value' : `"${refused.given}"`} is not accepted: ` +
-    `${name} takes a whole number from ${num(refused.min)} to ${num(refused.max)}; ` +
-    `the plan still uses ${num(state.settings[name])}.`;
+  const given = refused.given === '' ? 'An empty value' : `"${refused.given}"`;
+  if ('engine' in refused) {
+    box.dataset.source = 'engine';
+    box.textContent =
+      `${given} is not accepted by the engine for ${name}: ${refused.engine}; ` +
+      `the plan still uses ${num(state.applied[name])}.`;
+  } else {
+    box.dataset.source = 'page';
+    box.textContent =
+      `${given} is not accepted: ${name} takes a whole number from ${num(refused.min)} to ${num(refused.max)}; ` +
+      `the plan still uses ${num(state.settings[name])}.`;
+  }
+}
+
+/**
+ * The status line follows the refusals under the settings: it repeats the one of `name` (just
+ * refused), else the first one still shown; when none is left, a refusal it showed is cleared.
+ * @param {string} [name]
+ */
+function showRefusalStatus(name) {
+  const boxes = [.../** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('[data-role="control-error"]'))];
+  const box = boxes.find((b) => b.id === `control-error-${name}`) ?? boxes[0];
+  if (box) setStatus(box.textContent ?? '', true, 'refusal');
+  else if ($('#status').dataset.kind === 'refusal') setStatus('');
+}
+
+/** The engine refused the settings of a view: shown at the number setting changed last. */
+function showEngineRefusal(error) {
+  const name = state.lastChanged;
+  const field = /** @type {HTMLInputElement | null} */ (
+    name ? document.querySelector(`[data-control-number="${name}"]`) : null
+  );
+  if (!field) {
+    setStatus(`The engine could not update the plan: ${errorText(error)}`, true, 'refusal');
+    return;
+  }
+  showControlError(name, field, { given: field.value, engine: errorText(error) });
+  showRefusalStatus(name);
+}
+
+/** A view succeeded: its settings are the plan's, and the engine's refusals no longer hold. */
+function clearEngineRefusals(sent) {
+  state.applied = { ...state.applied, ...sent };
+  for (const box of /** @type {NodeListOf<HTMLElement>} */ (
+    document.querySelectorAll('[data-role="control-error"][data-source="engine"]')
+  )) {
+    const name = box.id.replace(/^control-error-/, '');
+    const field = /** @type {HTMLInputElement | null} */ (document.querySelector(`[data-control-number="${name}"]`));
+    if (field) showControlError(name, field, null);
+  }
+  showRefusalStatus();
 }
 
 function applySettings(values) {
@@ -294,7 +356,13 @@ function loadFile(file) {
 
 /** Loads in the worker; the page keeps rendering meanwhile. */
 async function runLoad(name, message, start) {
-  if (state.busy || state.loading) return;
+  if (state.busy || state.loading) {
+    // The picker is disabled meanwhile; a file dropped (or chosen) now is refused out loud.
+    const running = state.busy ? state.busyWhat || 'an action' : 'another load';
+    const tell = `${name} was not loaded: ${running} is running. Load it again when it has finished${state.busy ? ' (or press Cancel)' : ''}.`;
+    setStatus(tell, true);
+    return;
+  }
   state.loading = true;
   $('#app').dataset.state = 'loading';
   setStatus(message);
@@ -320,14 +388,31 @@ async function applyLoad(loaded) {
   renderLoadErrors(loaded.loadErrors);
   const leaf = state.leafId;
   if (leaf && state.byId.has(leaf)) treeView.reveal(state.byId.get(leaf), { align: 'center' });
-  const errors = loaded.loadErrors.length;
+  const { header, lines } = splitLoadErrors(loaded.loadErrors);
   setStatus(
-    `Loaded ${loaded.name}: ${num(loaded.entryCount)} entries in ${num(loaded.ms)} ms (in the engine worker)` +
-      (errors
-        ? ` — ${num(errors)} line${errors === 1 ? '' : 's'} could not be read (listed above${loaded.entryCount ? '; the good lines loaded' : ''})`
+    `Loaded ${loaded.name}: ${plural(loaded.entryCount, 'entry', 'entries')} in ${num(loaded.ms)} ms (in the engine worker)` +
+      header.map((e) => ` — the session header: ${e.code}: ${e.message}`).join('') +
+      (lines.length
+        ? ` — ${plural(lines.length, 'line')} could not be read (listed above${loaded.entryCount ? '; the good lines loaded' : ''})`
         : ''),
-    errors > 0,
+    header.length + lines.length > 0,
   );
+}
+
+/**
+ * The load errors about the session header (the engine reports them on the header's line, and
+ * its validation names that line as the header's: an issue without an entry index) and the
+ * others, the lines that could not be read.
+ * @param {any[]} errors
+ */
+function splitLoadErrors(errors) {
+  const headerLines = new Set(
+    (state.validation?.issues ?? [])
+      .filter((issue) => issue.index === undefined && issue.line !== undefined)
+      .map((issue) => issue.line),
+  );
+  const isHeader = (e) => e.code === 'E_HEADER' || headerLines.has(e.line);
+  return { header: errors.filter(isHeader), lines: errors.filter((e) => !isHeader(e)) };
 }
 
 function renderLoadErrors(errors) {
@@ -349,8 +434,12 @@ function renderLoadErrors(errors) {
       ? [el('li', { class: 'muted', text: `… and ${num(errors.length - shown.length)} more` })]
       : []),
   );
+  const { header, lines } = splitLoadErrors(errors);
+  $('#load-errors-title-text').textContent = lines.length
+    ? 'Lines that could not be read'
+    : 'The session header, as the engine reads it';
   $('#load-errors-summary').textContent = errors.length
-    ? `(${num(errors.length)} in ${state.fileName}; the other lines loaded)`
+    ? `(${[header.length ? 'the header' : '', lines.length ? plural(lines.length, 'line') : ''].filter(Boolean).join(' and ')} in ${state.fileName}; ${lines.length ? 'the other lines loaded' : 'the entries loaded'})`
     : '';
   box.hidden = errors.length === 0;
 }
@@ -392,7 +481,7 @@ async function applyStructure(s) {
   treeView.setNodes(nodes, s.layout);
   const root = $('#tree');
   root.dataset.entryCount = String(s.entryCount);
-  $('#tree-caption').textContent = `· ${num(s.entryCount)} entries`;
+  $('#tree-caption').textContent = `· ${plural(s.entryCount, 'entry', 'entries')}`;
   await nextTask();
   if (gen !== state.structureGen) return;
   state.validation = s.validation;
@@ -459,6 +548,7 @@ async function requestView() {
   viewInFlight = true;
   const gen = state.structureGen;
   let view = null;
+  const sent = { ...state.settings, protectedTools: [...state.settings.protectedTools] };
   try {
     view = await engine('view', {
       compaction: compactionSettings(),
@@ -467,8 +557,9 @@ async function requestView() {
       parts,
     });
   } catch (error) {
-    setStatus(`The engine could not update the plan: ${errorText(error)}`, true);
+    showEngineRefusal(error);
   }
+  if (view) clearEngineRefusals(sent);
   viewInFlight = false;
   // A view of an older structure (a compaction or load landed meanwhile) is dropped: the new
   // structure asked for its own.
@@ -838,11 +929,13 @@ function renderSessionInfo() {
     state.sourceVersion === undefined ? '' : `v${state.sourceVersion}${state.migrated ? ' (migrated to v3)' : ''}`;
   info.replaceChildren(
     el('strong', { text: state.fileName }),
-    ` · ${num(state.entryCount)} entries`,
+    ` · ${plural(state.entryCount, 'entry', 'entries')}`,
     header ? ` · ${version}${header.cwd ? ` · ${header.cwd}` : ''}` : ' · no header',
-    ...(state.loadErrors.length
-      ? [el('span', { class: 'bad', text: ` · ${num(state.loadErrors.length)} bad lines` })]
-      : []),
+    ...splitLoadErrors(state.loadErrors).header.map((e) => el('span', { class: 'bad', text: ` · header: ${e.code}` })),
+    ...(() => {
+      const { lines } = splitLoadErrors(state.loadErrors);
+      return lines.length ? [el('span', { class: 'bad', text: ` · ${plural(lines.length, 'bad line')}` })] : [];
+    })(),
   );
 }
 
@@ -877,6 +970,17 @@ function updateButtons() {
   button('[data-action="compact"]').disabled = busy || !loaded || !state.plan || !state.prep;
   button('[data-action="download"]').disabled = busy || !loaded;
   button('[data-action="load-sample"]').disabled = busy || !state.info;
+  // The file picker too: a file chosen while busy would have to wait or be dropped.
+  const fileInput = /** @type {HTMLInputElement} */ ($('#file-input'));
+  fileInput.disabled = busy || !state.info;
+  const picker = /** @type {HTMLElement} */ (fileInput.closest('label'));
+  picker.classList.toggle('disabled', fileInput.disabled);
+  picker.setAttribute('aria-disabled', String(fileInput.disabled));
+  picker.title = fileInput.disabled
+    ? busy
+      ? `Busy: ${state.busy ? state.busyWhat || 'an action' : 'a load'} is running`
+      : 'The engine is loading'
+    : '';
   button('[data-action="abort"]').hidden = !state.busy;
   showSelection(treeView.activeNode());
 }
@@ -891,10 +995,13 @@ function setTabCount(name, count) {
   badge.textContent = String(count);
 }
 
-function setStatus(message, isError = false) {
+/** The status line; `kind` `refusal`: it repeats a refused setting (cleared when none is left). */
+function setStatus(message, isError = false, kind = '') {
   const status = $('#status');
   status.textContent = message;
   status.classList.toggle('error', isError);
+  if (kind) status.dataset.kind = kind;
+  else delete status.dataset.kind;
 }
 
 function jumpTo(id) {
@@ -968,8 +1075,9 @@ function currentSummarizer() {
   return { spec: { kind: 'extractive' }, name: 'extractive summarizer' };
 }
 
-function setBusy(busy, message = '') {
+function setBusy(busy, message = '', what = '') {
   state.busy = busy;
+  state.busyWhat = busy ? what : '';
   $('#app').dataset.state = busy ? 'busy' : state.loaded ? 'ready' : 'empty';
   for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (
     document.querySelectorAll('#controls input, #act input')
@@ -1008,7 +1116,7 @@ async function compact() {
     return;
   }
   const customInstructions = /** @type {HTMLInputElement} */ ($('#custom-instructions')).value.trim() || undefined;
-  setBusy(true, `Compacting with the ${summarizer.name}… (Cancel stops it)`);
+  setBusy(true, `Compacting with the ${summarizer.name}… (Cancel stops it)`, 'a compaction');
   try {
     const out = await engine('compact', {
       summarizer: summarizer.spec,
@@ -1057,7 +1165,11 @@ async function navigateWithSummary(i) {
     showActError(error.message);
     return;
   }
-  setBusy(true, `Navigating to ${node.id} and summarizing the branch left behind (${summarizer.name})…`);
+  setBusy(
+    true,
+    `Navigating to ${node.id} and summarizing the branch left behind (${summarizer.name})…`,
+    'a navigation',
+  );
   try {
     const out = await engine('navigate', {
       id: node.id,
@@ -1066,7 +1178,8 @@ async function navigateWithSummary(i) {
       reserveTokens: state.settings.reserveTokens,
     });
     if (out.cancelled) {
-      setStatus(`Navigation to ${node.id} was cancelled${out.aborted ? ' (aborted)' : ''}.`);
+      // The same outcome as a cancelled compaction (and as the E_ABORTED path below).
+      showActError(`Navigation to ${node.id} cancelled: the session is unchanged.`, 'cancelled');
       return;
     }
     await applyStructure(out);
@@ -1082,11 +1195,13 @@ async function navigateWithSummary(i) {
     renderResult($('#panel-result'), state.lastAction, jumpTo);
     const leaf = out.summaryEntry?.id ?? out.newLeafId;
     if (leaf && state.byId.has(leaf)) treeView.reveal(state.byId.get(leaf));
-    setStatus(
-      out.summaryEntry
-        ? `Navigated to ${node.id}: branch summary ${out.summaryEntry.id} added as the new leaf.`
-        : `Navigated to ${node.id} (nothing to summarize).`,
-    );
+    const act = $('#act-result');
+    act.classList.remove('error');
+    act.dataset.outcome = 'navigated';
+    act.textContent = out.summaryEntry
+      ? `Navigated to ${node.id}: branch summary ${out.summaryEntry.id} added as the new leaf.`
+      : `Navigated to ${node.id} (nothing to summarize).`;
+    setStatus(act.textContent);
   } catch (error) {
     if (wasAborted(error)) showActError(`Navigation to ${node.id} cancelled: the session is unchanged.`, 'cancelled');
     else showActError(`Navigation failed: ${errorText(error)}`);

@@ -4,7 +4,7 @@
 // point, the turn start and the previous compaction's kept region are DOM overlays (so tests and
 // screen readers can find them): `[data-cut-entry-id]`, `[data-turn-start-entry-id]`,
 // `[data-role="prev-kept"]`.
-import { el, num, short } from './format.js';
+import { el, num, plural, short } from './format.js';
 
 export const REGION = { SUMMARIZED: 0, SUMMARIZE: 1, PREFIX: 2, KEPT: 3, META: 4 };
 const REGION_VARS = ['--r-summarized', '--r-summarize', '--r-prefix', '--r-kept', '--r-meta'];
@@ -271,7 +271,7 @@ export class BranchBar {
     items.push(item('dashed', null, 'turn start', ''));
     this.legend.replaceChildren(...items);
     const total = this.cum[this.cum.length - 1];
-    this.caption.textContent = `· ${num(m.branch.length)} entries · ${num(total)} estimated tokens`;
+    this.caption.textContent = `· ${plural(m.branch.length, 'entry', 'entries')} · ${plural(total, 'estimated token')}`;
     this.canvas.setAttribute(
       'aria-label',
       `Branch bar: ${REGION_NAMES.slice(0, 4)

@@ -5,6 +5,9 @@ const nf = new Intl.NumberFormat('en-US');
 /** 12345 → "12,345" */
 export const num = (n) => (Number.isFinite(n) ? nf.format(Math.round(n)) : '–');
 
+/** 1, 'entry', 'entries' → "1 entry"; 2 → "2 entries" (the plural defaults to word + "s"). */
+export const plural = (n, word, many = `${word}s`) => `${num(n)} ${n === 1 ? word : many}`;
+
 /** 12345 → "12.3k", 1234567 → "1.23M" */
 export function short(n) {
   if (!Number.isFinite(n)) return '–';
