@@ -406,6 +406,22 @@ fn no_model() -> Option<&'static FakeModel> {
 // compact: requests, prompts, the entry
 
 #[test]
+fn compact_refuses_a_context_window_that_is_no_whole_number_of_tokens() {
+    let log = Log::default();
+    let model = FakeModel::new("m", &log);
+    let engine = simple_engine();
+    for w in [-5.0, 200_000.5, 2f64.powi(53), f64::INFINITY] {
+        let r = CompactRun { context_window: Some(w), ..run(150) };
+        let e = block_on(engine.compact(&model, &NoHooks, &r, None, T_COMPACT)).unwrap_err();
+        assert_eq!(e.code(), "E_INVALID_ARGUMENT", "{w}");
+        assert!(e.to_string().contains("`contextWindow`"), "{e}");
+    }
+    assert!(model.purposes().is_empty(), "refused before any model call");
+    let r = CompactRun { context_window: Some(200_000.0), ..run(150) };
+    assert!(block_on(engine.compact(&model, &NoHooks, &r, None, T_COMPACT)).is_ok());
+}
+
+#[test]
 fn compact_history_and_short_requests_and_entry() {
     let log = Log::default();
     let model = FakeModel::new("m", &log);

@@ -300,6 +300,7 @@ fn typed_events_keep_the_js_shapes() {
     for bad in [
         json!({"compaction": {"summary": ""}}),
         json!({"compaction": {"summary": " \n\t"}}),
+        json!({"compaction": {"summary": "\u{200b}\u{2060}\u{feff}\u{a0}"}}),
         json!({"compaction": {"summary": "S", "tokensBefore": -5}}),
         json!({"compaction": {"summary": "S", "tokensBefore": 1.5}}),
         json!({"compaction": {"summary": "S", "tokensBefore": "10"}}),

@@ -41,16 +41,17 @@ export const PROGRESS_THRESHOLD = 20 * 1024 * 1024;
 const CHUNK = 4 * 1024 * 1024;
 
 /**
- * The largest file the CLI loads: 2 GiB. The engine holds the file's bytes and the session built
+ * The largest file the CLI loads: 2 GiB less one byte, the largest one allocation of WebAssembly
+ * memory can be (what `SessionTree.fromFile` reads the file into). The engine holds the file's bytes and the session built
  * from them in WebAssembly memory (4 GiB in all); a bigger file is refused before it is read.
  */
-export const MAX_FILE_SIZE = 2 ** 31;
+export const MAX_FILE_SIZE = 2 ** 31 - 1;
 
 /** The error of a file over {@link MAX_FILE_SIZE}. @param {string} display @param {number} size */
 function tooLarge(display, size) {
   return new CliError(
     `cannot read ${display}: a file of ${num(size)} bytes (${bytes(size)}) is too large: the CLI loads files of ` +
-      `at most ${num(MAX_FILE_SIZE)} bytes (2 GiB), since the engine holds the bytes and the session built from ` +
+      `at most ${num(MAX_FILE_SIZE)} bytes (2 GiB - 1), since the engine holds the bytes and the session built from ` +
       'them in WebAssembly memory (4 GiB in all)',
     'E_FILE',
   );
@@ -359,6 +360,12 @@ export function writeFileAtomic(file, text, { backup, expect } = {}) {
   if (expect && (stat.size !== expect.size || stat.mtimeMs !== expect.mtimeMs)) {
     throw new CliError(`${file} changed on disk while it was being processed: nothing written`, 'E_FILE');
   }
+  // The rename below would replace a read-only file as long as its folder is writable.
+  try {
+    accessSync(file, fsConstants.W_OK);
+  } catch (error) {
+    throw new CliError(`cannot write ${file}: ${describeFsError(error)}: nothing written`, 'E_FILE');
+  }
   const dir = dirname(file);
   const tmpName = (/** @type {string} */ what) =>
     join(dir, `.${basename(file)}.${what}.${process.pid}.${Date.now()}.tmp`);
@@ -445,8 +452,11 @@ export function appendLineAtomic(file, line, options = {}) {
   } catch (error) {
     throw new CliError(`cannot read ${file}: ${describeFsError(error)}: nothing written`, 'E_FILE');
   }
-  const separator = current.length > 0 && current[current.length - 1] !== 0x0a ? '\n' : '';
-  writeFileAtomic(file, Buffer.concat([current, Buffer.from(`${separator}${line}\n`, 'utf8')]), options);
+  // The file's own line end (that of its first line): `\r\n` files stay `\r\n` files.
+  const first = current.indexOf(0x0a);
+  const eol = first > 0 && current[first - 1] === 0x0d ? '\r\n' : '\n';
+  const separator = current.length > 0 && current[current.length - 1] !== 0x0a ? eol : '';
+  writeFileAtomic(file, Buffer.concat([current, Buffer.from(`${separator}${line}${eol}`, 'utf8')]), options);
 }
 
 /**

@@ -62,11 +62,22 @@ fn is_name_char(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':')
 }
 
-/// The byte length of the blank at byte `j` of `text` (a char boundary), 0 when there is none:
-/// a Unicode white space or a zero-width character (see the [module documentation](self)).
+/// Whether `c` is a blank: a Unicode white space or one of the zero-width characters a reader
+/// skips (U+200B–U+200D, U+2060, U+FEFF). The blanks of frame tags (see the
+/// [module documentation](self)) and of a summary that says nothing ([`is_blank`]).
+pub fn is_blank_char(c: char) -> bool {
+    c.is_whitespace() || matches!(c, '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}')
+}
+
+/// Whether `text` holds only blanks ([`is_blank_char`]; the empty text included).
+pub fn is_blank(text: &str) -> bool {
+    text.chars().all(is_blank_char)
+}
+
+/// The byte length of the blank at byte `j` of `text` (a char boundary), 0 when there is none.
 fn blank_len(text: &str, j: usize) -> usize {
     match text.get(j..).and_then(|rest| rest.chars().next()) {
-        Some(c) if c.is_whitespace() || matches!(c, '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}') => c.len_utf8(),
+        Some(c) if is_blank_char(c) => c.len_utf8(),
         _ => 0,
     }
 }

@@ -485,7 +485,8 @@ pub struct CompactRun {
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub custom_instructions: Option<String>,
     /// The model's context window (tokens), when known: a compaction that leaves the context
-    /// above `contextWindow - reserveTokens` made no progress (SPEC §13.5).
+    /// above `contextWindow - reserveTokens` made no progress (SPEC §13.5). A whole number of
+    /// tokens ([`crate::api::token_budget`]; otherwise the compaction is `E_INVALID_ARGUMENT`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "tsify", tsify(optional))]
     pub context_window: Option<f64>,
@@ -644,6 +645,9 @@ impl SessionEngine {
         abort: Option<&AbortSignal>,
         now_ms: f64,
     ) -> Result<CompactOutcome> {
+        if let Some(w) = run.context_window {
+            crate::api::token_budget(w, "contextWindow")?;
+        }
         let (_guard, signal) = self.begin(abort)?;
         let fallback = run.settings.falls_back(false);
         let done = self.compact_inner(&DynModel(model), hooks, run, &signal, now_ms, fallback).await?;

@@ -155,7 +155,7 @@ impl BeforeCompactReply {
             .get("summary")
             .and_then(Value::as_str)
             .ok_or_else(|| refuse("the returned compaction has no string `summary`".into()))?;
-        if summary.trim().is_empty() {
+        if crate::prompt::frames::is_blank(summary) {
             return Err(refuse(
                 "the returned compaction's `summary` is empty: a compaction never stores an empty summary".into(),
             ));

@@ -240,7 +240,7 @@ pub fn bound_to_max_tokens(text: String, max_tokens: u64) -> (String, bool) {
 /// fallback runs), an empty short summary is a `shortSummaryError`. A branch summary's empty
 /// answer is the reference's rule (the preamble alone, SPEC §10) and is not checked.
 fn non_empty(text: &str, purpose: Purpose) -> Result<()> {
-    if text.trim().is_empty() {
+    if crate::prompt::frames::is_blank(text) {
         let name = match purpose {
             Purpose::History => "history",
             Purpose::Update => "summary update",

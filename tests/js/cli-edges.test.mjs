@@ -110,6 +110,23 @@ describe('prune --write keeps the bytes of every line it does not prune', () => 
     assert.equal(reloaded.planPrune({ minimumSavings: 0, protectTokens: 10000 }).candidates.length, 0);
   });
 
+  test('compact --write on a CRLF file appends its line with CRLF, keeping every byte before it', async () => {
+    const lines = readFileSync(SAMPLE, 'utf8').split('\n').filter(Boolean);
+    const data = Buffer.from(lines.map((l) => `${l}\r\n`).join(''));
+    const file = tmpFile('crlf-compact.jsonl', data);
+    const r = await runCli(['compact', file, '--write']);
+    assert.equal(r.status, 0, r.stderr);
+    const after = readFileSync(file);
+    assert.ok(after.subarray(0, data.length).equals(data), 'the original bytes are kept');
+    const added = after.subarray(data.length).toString('utf8');
+    assert.match(added, /^\{"type":"compaction".*\}\r\n$/s);
+    assert.equal(added.split('\r\n').length, 2, 'one line, ended by CRLF');
+    const tree = sc.SessionTree.fromBytes(after, {});
+    assert.equal(tree.loadErrors.length, 0);
+    assert.equal(tree.getBranch().at(-1)?.type, 'compaction');
+    tree.free();
+  });
+
   test('prune --help says what --write rewrites', async () => {
     const r = await runCli(['prune', '--help']);
     assert.equal(r.status, 0);
@@ -250,7 +267,7 @@ describe('a file too large to load', () => {
     assert.equal(
       r.stderr.trim(),
       `session-compaction: error: cannot read ${file}: a file of 2,200,000,000 bytes (2.20 GB) is too large: ` +
-        'the CLI loads files of at most 2,147,483,648 bytes (2 GiB), since the engine holds the bytes and the ' +
+        'the CLI loads files of at most 2,147,483,647 bytes (2 GiB - 1), since the engine holds the bytes and the ' +
         'session built from them in WebAssembly memory (4 GiB in all) (E_FILE)',
     );
     assert.ok(Date.now() - started < 5000, 'refused without reading the file');

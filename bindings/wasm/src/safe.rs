@@ -97,7 +97,12 @@ pub fn bytes(v: &JsValue) -> Option<Bytes> {
 /// memory has no room for it (`Uint8Array::to_vec` would panic: a capacity above 2 GiB, or an
 /// allocation that fails).
 fn copy_out(a: &js_sys::Uint8Array) -> Bytes {
-    let len = a.length() as usize;
+    // The length as a JS number: `length()` is a `u32`, which a buffer of 4 GiB or more wraps.
+    let len = Reflect::get(a, &JsValue::from_str("length")).ok().and_then(|l| l.as_f64()).unwrap_or(0.0);
+    if len > isize::MAX as f64 {
+        return Bytes::TooLarge(len);
+    }
+    let len = len as usize;
     let mut out = Vec::<u8>::new();
     if out.try_reserve_exact(len).is_err() {
         return Bytes::TooLarge(len as f64);
