@@ -1,6 +1,7 @@
 // `prune [--write]`: old tool outputs that pruning would replace, and the tokens saved.
 import * as engine from '../../index.node.mjs';
-import { intOption, lineMessage, printJson, reportHeader, warnLoadErrors, warnTreeProblems } from '../report.mjs';
+import { intOption, printJson, reportHeader, warnLoadErrors, warnTreeProblems } from '../report.mjs';
+import { checkWritable } from '../summarizer.mjs';
 import { CliError, EXIT_OK, num, plural, replaceLinesAtomic, table, writeFileAtomic } from '../support.mjs';
 
 /** @type {import('../report.mjs').Command} */
@@ -41,16 +42,9 @@ function cmdPrune(session, opts, io) {
     ...engine.defaultPruneConfig(),
     ...given,
   });
-  if (opts.write) {
-    if (session.sample) throw new CliError('prune --write needs a file: it does not modify the bundled sample session');
-    if (session.loadErrors.length) {
-      throw new CliError(
-        `${session.display}: refusing to rewrite a file with ${plural(session.loadErrors.length, 'malformed line')} ` +
-          `(first: ${lineMessage(session.loadErrors[0])}); they would be lost. The file is unchanged.`,
-        'E_PARSE',
-      );
-    }
-  }
+  // The rules of every --write (summarizer.mjs): a current-format file keeps its malformed lines
+  // (only the pruned lines are replaced), so only a file that must be migrated with them is refused.
+  if (opts.write) checkWritable(session, 'prune');
   const nodes = tree.getTree();
   const plan = tree.planPrune(config);
   const wouldPrune = plan.candidates.length > 0;
