@@ -44,10 +44,10 @@ pub mod tree;
 
 pub use error::{Error, Result};
 
-/// Cases of a unit property test: `default` times `SC_PROPTEST_SCALE` (as `tests/common/cases.rs`
-/// for the integration tests).
+/// The cases of a property test (the integration tests' rule, `tests/common/cases.rs`, for the
+/// unit tests too).
 #[cfg(test)]
-pub(crate) fn test_cases(default: u32) -> u32 {
-    let scale = std::env::var("SC_PROPTEST_SCALE").ok().and_then(|v| v.parse::<u32>().ok()).unwrap_or(1).max(1);
-    default.saturating_mul(scale)
-}
+#[path = "../tests/common/cases.rs"]
+mod cases;
+#[cfg(test)]
+pub(crate) use cases::cases as test_cases;

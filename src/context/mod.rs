@@ -245,10 +245,7 @@ pub fn provider_messages<S: EntrySource + ?Sized>(
         .steps
         .iter()
         .filter_map(|step| match *step {
-            RepairStep::Message(k) => items[k].materialize(entries).map(|mut v| {
-                plan.fix_ids(k, &mut v);
-                v
-            }),
+            RepairStep::Message(k) => items[k].materialize(entries).map(|v| plan.with_ids(k, v)),
             RepairStep::MissingResult { message, call } => items[message]
                 .materialize(entries)
                 .map(|a| plan.synthetic(&a, item_meta(entries, items[message]), message, call)),

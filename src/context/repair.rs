@@ -29,7 +29,7 @@
 //! Messages of other roles are never changed, dropped or reordered among themselves. The
 //! decision is taken from [`MessageMeta`] alone ([`plan_repair`]); [`RepairPlan::apply`] and the
 //! handle's JSON splicing materialize it (a message whose ids are renamed is written again,
-//! [`RepairPlan::fix_ids`]).
+//! [`RepairPlan::with_ids`]).
 
 use crate::entry::{MessageMeta, Role};
 use serde::{Deserialize, Serialize};
@@ -291,9 +291,8 @@ impl RepairPlan {
         self.id_fix(i).is_some()
     }
 
-    /// Input message `i` (`v`) as the output has it: its tool call ids (an assistant's
-    /// `toolCall` blocks, a result's `toolCallId`) renamed as planned; unchanged otherwise.
-    pub fn fix_ids(&self, i: usize, v: &mut Value) {
+    /// [`RepairPlan::with_ids`] in place.
+    fn fix_ids(&self, i: usize, v: &mut Value) {
         match self.id_fix(i) {
             Some(IdFix::Calls(fix)) => {
                 let Some(blocks) = v.get_mut("content").and_then(Value::as_array_mut) else { return };
@@ -313,10 +312,9 @@ impl RepairPlan {
         }
     }
 
-    /// Input message `i` as the output has it ([`RepairPlan::fix_ids`] of a copy when it is
-    /// renamed).
-    pub fn output_message(&self, i: usize, v: &Value) -> Value {
-        let mut v = v.clone();
+    /// Input message `i` (`v`) as the output has it: its tool call ids (an assistant's `toolCall`
+    /// blocks, a result's `toolCallId`) renamed as planned; unchanged otherwise.
+    pub fn with_ids(&self, i: usize, mut v: Value) -> Value {
         self.fix_ids(i, &mut v);
         v
     }
@@ -340,7 +338,7 @@ impl RepairPlan {
         self.steps
             .iter()
             .map(|step| match *step {
-                RepairStep::Message(i) => self.output_message(i, &messages[i]),
+                RepairStep::Message(i) => self.with_ids(i, messages[i].clone()),
                 RepairStep::MissingResult { message, call } => {
                     self.synthetic(&messages[message], metas[message], message, call)
                 }

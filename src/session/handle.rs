@@ -944,10 +944,9 @@ impl SessionTree {
         let mut first = true;
         for &step in &repairs.steps {
             let text: Option<Cow<'_, str>> = match step {
-                RepairStep::Message(k) if repairs.renames(k) => plan.items[k].materialize(self).map(|mut v| {
-                    repairs.fix_ids(k, &mut v);
-                    Cow::Owned(v.to_string())
-                }),
+                RepairStep::Message(k) if repairs.renames(k) => {
+                    plan.items[k].materialize(self).map(|v| Cow::Owned(repairs.with_ids(k, v).to_string()))
+                }
                 RepairStep::Message(k) => match plan.items[k] {
                     ContextItem::Message(i) => message_span(self.raw(i)).map(Cow::Borrowed),
                     other => other.materialize(self).map(|v| Cow::Owned(v.to_string())),
@@ -1013,7 +1012,7 @@ impl SessionTree {
         for &step in &repair.steps {
             match step {
                 RepairStep::Message(k) if repair.renames(k) => {
-                    convert(&mut out, plan.items[k].materialize(self).map(|v| repair.output_message(k, &v)))?;
+                    convert(&mut out, plan.items[k].materialize(self).map(|v| repair.with_ids(k, v)))?;
                 }
                 RepairStep::Message(k) => {
                     let item = plan.items[k];
