@@ -335,6 +335,29 @@ export class ProgressBar {
 
 // ── writing ─────────────────────────────────────────────────────────────────────────────────
 
+/** A temp file beside `file` (`what`: its purpose), hidden and unique to this process. @param {string} file @param {string} what */
+function tmpPath(file, what) {
+  return join(dirname(file), `.${basename(file)}.${what}.${process.pid}.${Date.now()}.tmp`);
+}
+
+/** Throws the CliError (E_FILE) of a `file` this process may not write. @param {string} file */
+function requireWritable(file) {
+  try {
+    accessSync(file, fsConstants.W_OK);
+  } catch (error) {
+    throw new CliError(`cannot write ${file}: ${describeFsError(error)}: nothing written`, 'E_FILE');
+  }
+}
+
+/** The current bytes of `file`, before a rewrite (E_FILE when it cannot be read). @param {string} file */
+function readForRewrite(file) {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    throw new CliError(`cannot read ${file}: ${describeFsError(error)}: nothing written`, 'E_FILE');
+  }
+}
+
 /**
  * Replaces `file` with `text` atomically: first copies the original to `backup` (through a
  * temp file + rename), then writes a temp file in the same folder (same mode), fsyncs it and
@@ -361,14 +384,9 @@ export function writeFileAtomic(file, text, { backup, expect } = {}) {
     throw new CliError(`${file} changed on disk while it was being processed: nothing written`, 'E_FILE');
   }
   // The rename below would replace a read-only file as long as its folder is writable.
-  try {
-    accessSync(file, fsConstants.W_OK);
-  } catch (error) {
-    throw new CliError(`cannot write ${file}: ${describeFsError(error)}: nothing written`, 'E_FILE');
-  }
+  requireWritable(file);
   const dir = dirname(file);
-  const tmpName = (/** @type {string} */ what) =>
-    join(dir, `.${basename(file)}.${what}.${process.pid}.${Date.now()}.tmp`);
+  const tmpName = (/** @type {string} */ what) => tmpPath(file, what);
   if (backup) {
     const tmpBackup = tmpName('bak');
     try {
@@ -421,12 +439,8 @@ export function assertWritable(file, backup) {
   } catch {
     // a missing file is reported below
   }
-  try {
-    accessSync(file, fsConstants.W_OK);
-  } catch (error) {
-    throw new CliError(`cannot write ${file}: ${describeFsError(error)}: nothing written`, 'E_FILE');
-  }
-  const probe = join(dirname(file), `.${basename(file)}.probe.${process.pid}.${Date.now()}.tmp`);
+  requireWritable(file);
+  const probe = tmpPath(file, 'probe');
   try {
     closeSync(openSync(probe, 'wx', 0o600));
   } catch (error) {
@@ -446,12 +460,7 @@ export function assertWritable(file, backup) {
  * @param {{ backup?: string, expect?: { size: number, mtimeMs: number } }} [options]
  */
 export function appendLineAtomic(file, line, options = {}) {
-  let current;
-  try {
-    current = readFileSync(file);
-  } catch (error) {
-    throw new CliError(`cannot read ${file}: ${describeFsError(error)}: nothing written`, 'E_FILE');
-  }
+  const current = readForRewrite(file);
   // The file's own line end (that of its first line): `\r\n` files stay `\r\n` files.
   const first = current.indexOf(0x0a);
   const eol = first > 0 && current[first - 1] === 0x0d ? '\r\n' : '\n';
@@ -470,12 +479,7 @@ export function appendLineAtomic(file, line, options = {}) {
  * @param {{ backup?: string, expect?: { size: number, mtimeMs: number } }} [options]
  */
 export function replaceLinesAtomic(file, lines, options = {}) {
-  let current;
-  try {
-    current = readFileSync(file);
-  } catch (error) {
-    throw new CliError(`cannot read ${file}: ${describeFsError(error)}: nothing written`, 'E_FILE');
-  }
+  const current = readForRewrite(file);
   /** @type {Buffer[]} */
   const parts = [];
   let start = 0;

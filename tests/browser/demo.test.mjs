@@ -120,6 +120,27 @@ function defineTests() {
     await page.click('[data-action="abort"]');
     await page.waitForSelector('#app:not([data-state="busy"])', { timeout: 15000 });
   };
+  /**
+   * Loads the bundled session and points the page's summarizer at `held` (an OpenAI stand-in
+   * that never answers); returns the session's entry count.
+   * @param {{ url: string }} held
+   */
+  const sampleWithHeldModel = async (held) => {
+    const entries = sampleTree().entryCount;
+    await page.click('[data-action="load-sample"]');
+    await page.waitForSelector(`#tree[data-entry-count="${entries}"]`);
+    await page.waitForSelector('[data-action="compact"]:not([disabled])');
+    await page.check('input[name="summarizer"][value="openai"]');
+    await page.fill('#ep-base', `${held.url}v1`);
+    await page.fill('#ep-model', 'slow-model');
+    return entries;
+  };
+  /** After a test with a held model: nothing left running, the extractive summarizer back, the stand-in closed. @param {{ close(): Promise<void> }} held */
+  const releaseHeldModel = async (held) => {
+    await stopIfBusy();
+    await page.check('input[name="summarizer"][value="extractive"]');
+    await held.close();
+  };
   let originalLeaf = '';
   /** Starts (or restarts) a 25 ms timer heartbeat on the page, recording the longest gap. */
   const startHeartbeat = () =>
@@ -474,14 +495,8 @@ function defineTests() {
   test('Cancel during a compaction: the model call is aborted, the session is unchanged, the page stays usable', async () => {
     const held = await startHeldOpenAi();
     try {
-      const entries = sampleTree().entryCount;
-      await page.click('[data-action="load-sample"]');
-      await page.waitForSelector(`#tree[data-entry-count="${entries}"]`);
-      await page.waitForSelector('[data-action="compact"]:not([disabled])');
+      const entries = await sampleWithHeldModel(held);
       const leaf = await page.getAttribute('#tree', 'data-leaf-id');
-      await page.check('input[name="summarizer"][value="openai"]');
-      await page.fill('#ep-base', `${held.url}v1`);
-      await page.fill('#ep-model', 'slow-model');
       await page.fill('#ep-key', '');
       await page.click('[data-action="compact"]');
       // The engine worker is waiting on the model (the stand-in never answers).
@@ -506,23 +521,15 @@ function defineTests() {
       assert.equal(await page.getAttribute('#tree .row[data-leaf="true"]', 'data-entry-type'), 'compaction');
       assert.equal(held.requests.length, calls, 'the extractive compaction did not call the endpoint');
     } finally {
-      await stopIfBusy();
-      await page.check('input[name="summarizer"][value="extractive"]');
-      await held.close();
+      await releaseHeldModel(held);
     }
   });
 
   test('while a compaction runs the file picker is disabled, and a file dropped meanwhile is refused with a message', async () => {
     const held = await startHeldOpenAi();
     try {
-      const entries = sampleTree().entryCount;
-      await page.click('[data-action="load-sample"]');
-      await page.waitForSelector(`#tree[data-entry-count="${entries}"]`);
-      await page.waitForSelector('[data-action="compact"]:not([disabled])');
+      const entries = await sampleWithHeldModel(held);
       assert.equal(await page.isEnabled('#file-input'), true);
-      await page.check('input[name="summarizer"][value="openai"]');
-      await page.fill('#ep-base', `${held.url}v1`);
-      await page.fill('#ep-model', 'slow-model');
       await page.click('[data-action="compact"]');
       await until(() => held.requests.length >= 1, 'the endpoint was called');
       assert.equal(await page.getAttribute('#app', 'data-state'), 'busy');
@@ -545,23 +552,15 @@ function defineTests() {
       assert.equal(await page.getAttribute('.file-button', 'aria-disabled'), 'false');
       assert.equal(await page.getAttribute('#tree', 'data-entry-count'), String(entries));
     } finally {
-      await stopIfBusy();
-      await page.check('input[name="summarizer"][value="extractive"]');
-      await held.close();
+      await releaseHeldModel(held);
     }
   });
 
   test('Cancel during a navigation: #act-result says cancelled (data-outcome) like a compaction’s, the session is unchanged', async () => {
     const held = await startHeldOpenAi();
     try {
-      const entries = sampleTree().entryCount;
-      await page.click('[data-action="load-sample"]');
-      await page.waitForSelector(`#tree[data-entry-count="${entries}"]`);
-      await page.waitForSelector('[data-action="compact"]:not([disabled])');
+      const entries = await sampleWithHeldModel(held);
       const leaf = await page.getAttribute('#tree', 'data-leaf-id');
-      await page.check('input[name="summarizer"][value="openai"]');
-      await page.fill('#ep-base', `${held.url}v1`);
-      await page.fill('#ep-model', 'slow-model');
       await page.focus('#tree');
       await page.keyboard.press('Home');
       await page.keyboard.press('ArrowDown');
@@ -582,9 +581,7 @@ function defineTests() {
       assert.equal(await page.getAttribute('#tree', 'data-entry-count'), String(entries));
       assert.equal(await page.getAttribute('#tree', 'data-leaf-id'), leaf);
     } finally {
-      await stopIfBusy();
-      await page.check('input[name="summarizer"][value="extractive"]');
-      await held.close();
+      await releaseHeldModel(held);
     }
   });
 

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as sc from '../../pkg/index.node.mjs';
-import { CLI, runCli, tempFolder } from './support/cli.mjs';
+import { CLI, HEADER, messageLine, runCli, tempFolder } from './support/cli.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SAMPLE = join(ROOT, 'examples', 'sessions', 'pi-session-with-compactions.jsonl');
@@ -35,29 +35,6 @@ function lineBuffers(data) {
   return lines;
 }
 
-const HEADER = JSON.stringify({
-  type: 'session',
-  version: 3,
-  id: 's',
-  timestamp: '2025-01-01T00:00:00.000Z',
-  cwd: '/x',
-});
-/** A message entry line. @param {string} id @param {string | null} parentId @param {string} role @param {any[]} content */
-function entry(id, parentId, role, content) {
-  const message =
-    role === 'assistant'
-      ? {
-          role,
-          content,
-          provider: 'p',
-          model: 'm',
-          usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
-          stopReason: 'stop',
-          timestamp: 1,
-        }
-      : { role, content, timestamp: 1 };
-  return JSON.stringify({ type: 'message', id, parentId, timestamp: '2025-01-01T00:00:00.000Z', message });
-}
 const text = (/** @type {string} */ t) => [{ type: 'text', text: t }];
 
 describe('prune --write keeps the bytes of every line it does not prune', () => {
@@ -218,18 +195,20 @@ describe('--write checks that the file can be written before the model is called
 
 describe('validate lists the errors first', () => {
   test('66 warnings before an E_MISSING_PARENT on the last line: the error row is shown', async () => {
-    const lines = [HEADER, entry('u0', null, 'user', text('start'))];
+    const lines = [HEADER, messageLine('u0', null, 'user', text('start'))];
     let parent = 'u0';
     for (let k = 0; k < 66; k++) {
       const a = `a${k}`;
       lines.push(
-        entry(a, parent, 'assistant', [{ type: 'toolCall', id: `call${k}`, name: 'read', arguments: { path: '/x' } }]),
+        messageLine(a, parent, 'assistant', [
+          { type: 'toolCall', id: `call${k}`, name: 'read', arguments: { path: '/x' } },
+        ]),
       );
       const u = `u${k + 1}`;
-      lines.push(entry(u, a, 'user', text(`go on ${k}`)));
+      lines.push(messageLine(u, a, 'user', text(`go on ${k}`)));
       parent = u;
     }
-    lines.push(entry('lost', 'nowhere', 'user', text('the last line')));
+    lines.push(messageLine('lost', 'nowhere', 'user', text('the last line')));
     const data = `${lines.join('\n')}\n`;
     const file = tmpFile('warnings-then-error.jsonl', data);
     const issues = sc.SessionTree.fromBytes(Buffer.from(data), {}).validate().issues;
@@ -302,15 +281,15 @@ describe('a stdout that cannot be written', () => {
 describe('a broken tree warns', () => {
   const missing = tmpFile(
     'missing-parent.jsonl',
-    `${[HEADER, entry('m1', null, 'user', text('one')), entry('m2', 'm1', 'assistant', text('two')), entry('m3', 'gone', 'user', text('three'))].join('\n')}\n`,
+    `${[HEADER, messageLine('m1', null, 'user', text('one')), messageLine('m2', 'm1', 'assistant', text('two')), messageLine('m3', 'gone', 'user', text('three'))].join('\n')}\n`,
   );
   const cycle = tmpFile(
     'cycle.jsonl',
-    `${[HEADER, entry('c1', 'c2', 'user', text('one')), entry('c2', 'c1', 'assistant', text('two'))].join('\n')}\n`,
+    `${[HEADER, messageLine('c1', 'c2', 'user', text('one')), messageLine('c2', 'c1', 'assistant', text('two'))].join('\n')}\n`,
   );
   const sound = tmpFile(
     'sound.jsonl',
-    `${[HEADER, entry('m1', null, 'user', text('one')), entry('m2', 'm1', 'assistant', text('two'))].join('\n')}\n`,
+    `${[HEADER, messageLine('m1', null, 'user', text('one')), messageLine('m2', 'm1', 'assistant', text('two'))].join('\n')}\n`,
   );
 
   for (const args of [['plan'], ['prune'], ['compact'], ['navigate', 'm2']]) {

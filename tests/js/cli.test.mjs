@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as sc from '../../pkg/index.node.mjs';
+import { HEADER, messageLine } from './support/cli.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(ROOT, 'pkg', 'bin', 'session-compaction.mjs');
@@ -77,30 +78,6 @@ function tmpFile(name, text) {
   const path = join(TMP, name);
   writeFileSync(path, text);
   return path;
-}
-
-const HEADER = JSON.stringify({
-  type: 'session',
-  version: 3,
-  id: 's',
-  timestamp: '2025-01-01T00:00:00.000Z',
-  cwd: '/x',
-});
-/** A message entry line. @param {string} id @param {string | null} parentId @param {string} role @param {string} text */
-function messageLine(id, parentId, role, text) {
-  const message =
-    role === 'assistant'
-      ? {
-          role,
-          content: [{ type: 'text', text }],
-          provider: 'p',
-          model: 'm',
-          usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
-          stopReason: 'stop',
-          timestamp: 1,
-        }
-      : { role, content: [{ type: 'text', text }], timestamp: 1 };
-  return JSON.stringify({ type: 'message', id, parentId, timestamp: '2025-01-01T00:00:00.000Z', message });
 }
 
 describe('every command on each real session', () => {

@@ -927,15 +927,15 @@ function renderSessionInfo() {
   // The file's format version as the engine read it (before a v1/v2 → v3 migration).
   const version =
     state.sourceVersion === undefined ? '' : `v${state.sourceVersion}${state.migrated ? ' (migrated to v3)' : ''}`;
+  const errors = splitLoadErrors(state.loadErrors);
   info.replaceChildren(
     el('strong', { text: state.fileName }),
     ` · ${plural(state.entryCount, 'entry', 'entries')}`,
     header ? ` · ${version}${header.cwd ? ` · ${header.cwd}` : ''}` : ' · no header',
-    ...splitLoadErrors(state.loadErrors).header.map((e) => el('span', { class: 'bad', text: ` · header: ${e.code}` })),
-    ...(() => {
-      const { lines } = splitLoadErrors(state.loadErrors);
-      return lines.length ? [el('span', { class: 'bad', text: ` · ${plural(lines.length, 'bad line')}` })] : [];
-    })(),
+    ...errors.header.map((e) => el('span', { class: 'bad', text: ` · header: ${e.code}` })),
+    ...(errors.lines.length
+      ? [el('span', { class: 'bad', text: ` · ${plural(errors.lines.length, 'bad line')}` })]
+      : []),
   );
 }
 

@@ -66,3 +66,33 @@ export function tempFolder(prefix) {
   };
   return { dir, file };
 }
+
+/** The header line of the small sessions the CLI tests write. */
+export const HEADER = JSON.stringify({
+  type: 'session',
+  version: 3,
+  id: 's',
+  timestamp: '2025-01-01T00:00:00.000Z',
+  cwd: '/x',
+});
+
+/**
+ * A message entry line; `content` a text (one text block) or the blocks themselves.
+ * @param {string} id @param {string | null} parentId @param {string} role @param {string | any[]} content
+ */
+export function messageLine(id, parentId, role, content) {
+  const blocks = typeof content === 'string' ? [{ type: 'text', text: content }] : content;
+  const message =
+    role === 'assistant'
+      ? {
+          role,
+          content: blocks,
+          provider: 'p',
+          model: 'm',
+          usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+          stopReason: 'stop',
+          timestamp: 1,
+        }
+      : { role, content: blocks, timestamp: 1 };
+  return JSON.stringify({ type: 'message', id, parentId, timestamp: '2025-01-01T00:00:00.000Z', message });
+}
