@@ -72,6 +72,8 @@ test('bench.mjs --quick on the real sessions: every measurement has a figure; --
     assert.deepEqual([node.rss.contextMessages, node.rss.contextBytes], [914, 905139]);
     // fromFile is timed beside fromBytes in the load rows.
     assert.equal(node.load.ms.fromFile.median > 0, true);
+    // The handle's first call: the JSON.parse of its context messages alone, timed beside it.
+    assert.equal(node['handle-first'].ms.messagesParse.median > 0, true);
     // --appends 2 caps the timed appends; --budget-ms 1 stops after the first that overruns it.
     const appended = node['pure-append'].ms.runs;
     assert.equal(appended === 1 || appended === 2, true, `pure-append ran ${appended} times`);
@@ -117,7 +119,7 @@ test('bench.mjs --quick on the real sessions: every measurement has a figure; --
     assert.match(handleFirst[7], /^(met|NOT MET)$/);
     assert.match(handleFirst[5], /^[\d.]+×$/);
     // Every ratio row names the size of the context it measures.
-    assert.match(handleFirst[8], /; context 914 msgs, 905 kB$/);
+    assert.match(handleFirst[8], /; JSON\.parse of its messages alone [\d.]+; context 914 msgs, 905 kB$/);
     assert.match(row('pure prepare+context, first call')[8], /; context 914 msgs, 905 kB$/);
     assert.deepEqual(row('pure prepare+context after 1 append').slice(6, 8), ['', '']);
     assert.deepEqual(row('v1 load / same session in v3').slice(1, 3), ['pi-session-v1-format (1,002, 2.3 MB)', 'node']);
