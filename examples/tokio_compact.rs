@@ -1,5 +1,7 @@
 //! A tokio host: load a real pi session, run a compaction on a worker thread with
-//! `tokio::spawn` while the host keeps appending, and print what was written.
+//! `tokio::spawn` while the host reads the session (the lock is free meanwhile; the README's
+//! version also appends a turn), and print the appended compaction entry and the start of its
+//! summary. The compaction stays in memory: the file is not written.
 //!
 //! `cargo run --example tokio_compact [SESSION.jsonl]` (default: the bundled real session).
 //! The model here is the extractive summarizer (no network); a host passes its own `Complete`.

@@ -96,7 +96,7 @@ function main() {
   }
   console.log(`\n${rule('═')}`);
   console.log(
-    'Try the other commands: session-compaction tree | prune | validate | navigate [file]  (pkg/bin/session-compaction.mjs --help)',
+    'Try the other commands: node pkg/bin/session-compaction.mjs tree | prune | validate | navigate [file]  (--help lists them all)',
   );
 }
 
