@@ -149,7 +149,8 @@ describe('prune --write keeps the bytes of every line it does not prune', () => 
     assert.equal(r.status, 0, r.stderr);
     const now = lineBuffers(readFileSync(file));
     assert.equal(now.length, lines.length);
-    now.forEach((line, k) => assert.equal(line.subarray(-3).toString('latin1'), '\r\r\n', `line ${k + 1}`));
+    for (const [k, line] of now.entries())
+      assert.equal(line.subarray(-3).toString('latin1'), '\r\r\n', `line ${k + 1}`);
   });
 
   test('compact --write on a CRLF file appends its line with CRLF, keeping every byte before it', async () => {
