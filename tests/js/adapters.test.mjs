@@ -284,7 +284,7 @@ test('toAnthropicMessages: ids outside the API pattern are rewritten in calls an
 });
 
 test('toChatMessages: tool call ids longer than 40 characters are cut in calls and results, kept distinct; the server accepts them', async () => {
-  const messages = toChatMessages(/** @type {any} */ (FOREIGN_IDS));
+  const messages = /** @type {any[]} */ (toChatMessages(/** @type {any} */ (FOREIGN_IDS)));
   const a40 = 'a'.repeat(40);
   assert.deepEqual(
     messages[1].tool_calls.map((/** @type {any} */ c) => c.id),
