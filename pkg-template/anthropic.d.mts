@@ -67,8 +67,11 @@ export interface AnthropicMessage {
 
 /**
  * The engine's LLM messages as Messages API `messages`: tool results of a turn grouped into one
- * `user` message (first), roles alternating (consecutive same-role messages merged), empty text
- * dropped, unsigned `thinking` not sent. Pass the app's system prompt as `system` of the request.
+ * `user` message (first), roles alternating (consecutive same-role messages merged), text that is
+ * empty or only white space dropped, unsigned `thinking` not sent; a tool call id outside the
+ * API's pattern `^[a-zA-Z0-9_-]+$` (another provider's, such as `call_1|fc_1`) sent with `_` for
+ * each other character (`_2`, `_3`, … if taken), in the call and its result. Pass the app's
+ * system prompt as `system` of the request.
  */
 export declare function toAnthropicMessages(messages: readonly AgentMessage[]): AnthropicMessage[];
 

@@ -6,7 +6,16 @@
 // The engine decides the content (summaries rendered, pruned outputs, bash executions, tool
 // calls answered); these functions only map shapes.
 
-import { assistantMessage, blocksOf, joinUrl, knownOptions, postJson, redactUrl, toolResultMessage } from './http.mjs';
+import {
+  assistantMessage,
+  blocksOf,
+  joinUrl,
+  knownOptions,
+  postJson,
+  redactUrl,
+  toolIdMap,
+  toolResultMessage,
+} from './http.mjs';
 
 /** The `anthropic-version` header sent by {@link anthropicComplete}. */
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -55,7 +64,9 @@ export function anthropicComplete(config) {
  * @returns {any[]}
  */
 function userBlock(b) {
-  if (b.type === 'text') return typeof b.text === 'string' && b.text !== '' ? [{ type: 'text', text: b.text }] : [];
+  // The API refuses a text block that is empty or only white space.
+  if (b.type === 'text')
+    return typeof b.text === 'string' && b.text.trim() !== '' ? [{ type: 'text', text: b.text }] : [];
   if (b.type === 'image') {
     return [{ type: 'image', source: { type: 'base64', media_type: b.mimeType ?? 'image/png', data: b.data ?? '' } }];
   }
@@ -70,8 +81,11 @@ function userBlock(b) {
  *   sent: the API refuses it);
  * - `toolResult` → a `tool_result` block (`tool_use_id`, its text and image blocks, `is_error`);
  *   the results of one turn are grouped into one `user` message, before any user text.
- * Consecutive messages of one role are merged (the API alternates `user` / `assistant`); empty
- * text blocks and messages left empty are dropped. There is no system message in a session:
+ * Consecutive messages of one role are merged (the API alternates `user` / `assistant`); text
+ * blocks that are empty or only white space and messages left empty are dropped (the API refuses
+ * them). A tool call id that is not made of `a-z A-Z 0-9 _ -` only (the API's pattern; ids of
+ * other providers such as `call_1|fc_1` are not) is sent with `_` for each other character
+ * (`call_1_fc_1`, then `_2`, `_3`, … if that is taken), in the call and in its result. There is no system message in a session:
  * pass the app's own system prompt as `system` of the request.
  * @param {any[]} messages
  * @returns {any[]}
@@ -79,6 +93,7 @@ function userBlock(b) {
 export function toAnthropicMessages(messages) {
   /** @type {{ role: 'user' | 'assistant', content: any[] }[]} */
   const out = [];
+  const toolId = toolIdMap(messages, (id) => ANTHROPIC_TOOL_ID.test(id), anthropicToolId);
   const push = (/** @type {'user' | 'assistant'} */ role, /** @type {any[]} */ content) => {
     if (!content.length) return;
     const last = out.at(-1);
@@ -100,7 +115,7 @@ export function toAnthropicMessages(messages) {
           if (b.type === 'text') return userBlock(b);
           if (b.type === 'toolCall') {
             const input = b.arguments && typeof b.arguments === 'object' ? b.arguments : {};
-            return [{ type: 'tool_use', id: String(b.id), name: String(b.name), input }];
+            return [{ type: 'tool_use', id: toolId(String(b.id)), name: String(b.name), input }];
           }
           if (b.type === 'thinking' && typeof b.thinkingSignature === 'string' && b.thinkingSignature) {
             return [{ type: 'thinking', thinking: String(b.thinking ?? ''), signature: b.thinkingSignature }];
@@ -113,7 +128,7 @@ export function toAnthropicMessages(messages) {
       /** @type {any} */
       const block = {
         type: 'tool_result',
-        tool_use_id: String(m.toolCallId),
+        tool_use_id: toolId(String(m.toolCallId)),
         content: blocksOf(m.content).flatMap(userBlock),
       };
       if (m.isError) block.is_error = true;
@@ -122,6 +137,13 @@ export function toAnthropicMessages(messages) {
   }
   return out;
 }
+
+/** The pattern the API requires of a `tool_use` id (and so of a `tool_result`'s `tool_use_id`). */
+const ANTHROPIC_TOOL_ID = /^[a-zA-Z0-9_-]+$/;
+
+/** An id the API accepts for one it refuses: every other character becomes `_`. */
+const anthropicToolId = (/** @type {string} */ id, /** @type {number} */ n = 1) =>
+  `${id.replace(/[^a-zA-Z0-9_-]/g, '_') || 'call'}${n > 1 ? `_${n}` : ''}`;
 
 /** pi content blocks of Anthropic blocks (a string becomes one text block). */
 function piBlocks(/** @type {unknown} */ content) {

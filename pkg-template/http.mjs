@@ -246,3 +246,38 @@ export function blocksOf(content) {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   return Array.isArray(content) ? content.filter((b) => b && typeof b === 'object') : [];
 }
+
+/**
+ * Tool call ids a provider accepts, for one request: a function from the id a call (and its
+ * result) has in the engine's LLM messages to the id sent. An id that `valid` accepts is sent as
+ * it is; another one becomes `fix(id)`, then, if that is taken by another id of `messages`
+ * (a call's `id` or a result's `toolCallId`) or by an earlier fix, `fix(id, n)` for n = 2, 3, …
+ * until it is free. Calls and results map the same id to the same id, so they still pair.
+ * @param {any[]} messages the engine's LLM messages
+ * @param {(id: string) => boolean} valid
+ * @param {(id: string, n?: number) => string} fix
+ * @returns {(id: string) => string}
+ */
+export function toolIdMap(messages, valid, fix) {
+  /** @type {Set<string>} */
+  const taken = new Set();
+  for (const m of Array.isArray(messages) ? messages : []) {
+    if (m?.role === 'toolResult') taken.add(String(m.toolCallId));
+    else if (m?.role === 'assistant') {
+      for (const b of blocksOf(m.content)) if (b.type === 'toolCall') taken.add(String(b.id));
+    }
+  }
+  /** @type {Map<string, string>} */
+  const fixed = new Map();
+  return (id) => {
+    if (valid(id)) return id;
+    let sent = fixed.get(id);
+    if (sent === undefined) {
+      sent = fix(id);
+      for (let n = 2; taken.has(sent) || !valid(sent); n++) sent = fix(id, n);
+      taken.add(sent);
+      fixed.set(id, sent);
+    }
+    return sent;
+  };
+}

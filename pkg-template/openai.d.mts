@@ -86,7 +86,9 @@ export type ResponsesItem =
 /**
  * The engine's LLM messages as Chat Completions messages (`system` first when given): `toolCall`
  * blocks → `tool_calls`, `toolResult` → `tool` messages (their images in one `user` message after
- * the run of tool messages), images → data-URL `image_url` parts; `thinking` is not sent.
+ * the run of tool messages), images → data-URL `image_url` parts; `thinking` is not sent. A tool
+ * call id longer than the API's 40 characters is sent as its first 40 (`_2`, `_3`, … at the end
+ * if taken), in the call and its result.
  */
 export declare function toChatMessages(messages: readonly AgentMessage[], options?: { system?: string }): ChatMessage[];
 

@@ -17,6 +17,7 @@ import {
   postJson,
   redactUrl,
   textOf,
+  toolIdMap,
   toolResultMessage,
 } from './http.mjs';
 
@@ -99,6 +100,17 @@ function responsesText(reply, url) {
   throw new Error(`${redactUrl(url)}: the reply has no output_text in output[]${why}`);
 }
 
+/** The longest tool call id Chat Completions accepts (`string too long` beyond it). */
+const CHAT_TOOL_ID_MAX = 40;
+
+/** A Chat Completions tool call id for a longer one: its start, then `_n` if that is taken. */
+const chatToolId = (/** @type {string} */ id, /** @type {number} */ n = 1) => {
+  const suffix = n > 1 ? `_${n}` : '';
+  const head = id.slice(0, CHAT_TOOL_ID_MAX - suffix.length);
+  // Not half of a surrogate pair at the cut.
+  return `${/[\ud800-\udbff]$/.test(head) ? head.slice(0, -1) : head}${suffix}`;
+};
+
 /** A pi image block as a data URL. */
 const dataUrl = (/** @type {any} */ b) => `data:${b.mimeType ?? 'image/png'};base64,${b.data ?? ''}`;
 
@@ -112,6 +124,9 @@ const dataUrl = (/** @type {any} */ b) => `data:${b.mimeType ?? 'image/png'};bas
  *   `thinking` blocks are not sent (Chat Completions has no input form for them);
  * - `toolResult` → `{role: "tool", tool_call_id, content: text}`; its images (a tool message
  *   carries text only) follow the run of tool messages in one `user` message.
+ * A tool call id longer than 40 UTF-16 units (the API's limit; ids of other providers can be
+ * longer) is sent as its first 40 (`_2`, `_3`, … at the end if that is taken), in the call and
+ * in its result.
  * Other roles are skipped (the engine produces none). `system` (the app's own system prompt)
  * is placed first when given.
  * @param {any[]} messages
@@ -123,6 +138,7 @@ export function toChatMessages(messages, options = {}) {
   const { system } = options;
   /** @type {any[]} */
   const out = system ? [{ role: 'system', content: system }] : [];
+  const toolId = toolIdMap(messages, (id) => id.length <= CHAT_TOOL_ID_MAX, chatToolId);
   /** @type {any[]} */
   let pendingImages = [];
   const flushImages = () => {
@@ -151,7 +167,7 @@ export function toChatMessages(messages, options = {}) {
       const calls = blocks
         .filter((b) => b.type === 'toolCall')
         .map((b) => ({
-          id: String(b.id),
+          id: toolId(String(b.id)),
           type: 'function',
           function: { name: String(b.name), arguments: JSON.stringify(b.arguments ?? {}) },
         }));
@@ -162,7 +178,7 @@ export function toChatMessages(messages, options = {}) {
       out.push(message);
     } else if (m?.role === 'toolResult') {
       const blocks = blocksOf(m.content);
-      out.push({ role: 'tool', tool_call_id: String(m.toolCallId), content: textOf(blocks) });
+      out.push({ role: 'tool', tool_call_id: toolId(String(m.toolCallId)), content: textOf(blocks) });
       for (const b of blocks) {
         if (b.type === 'image') pendingImages.push({ type: 'image_url', image_url: { url: dataUrl(b) } });
       }

@@ -108,11 +108,15 @@ const EXPECTED_FILES = [
  * checked, contextWindow whole numbers; the CLI's prune --write splicing only the pruned lines,
  * its writability, size and stdout checks and broken-tree warning): 507,441 B packed and
  * 400,798 B gzipped (936,963 B raw), so packed 501,500 → 507,900 B and wasm 397,800 → 401,300 B.
+ * The breaker round (branch `breaker`: fromBytes copying through a plain view, the leaf of a
+ * loaded session being an entry, the adapters' provider id forms and blank text, the CLI's glued
+ * lines): 509,995 B packed and 401,425 B gzipped (938,488 B raw), so packed 507,900 → 510,500 B
+ * and wasm 401,300 → 401,800 B.
  * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
  * figures fall.
  */
-const MAX_PACKED_BYTES = 507_900;
-const MAX_WASM_GZIP_BYTES = 401_300;
+const MAX_PACKED_BYTES = 510_500;
+const MAX_WASM_GZIP_BYTES = 401_800;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
 let passed = 0;

@@ -475,8 +475,13 @@ export function appendLineAtomic(file, line, options = {}) {
  * the file); a byte order mark before line 1 stays. The original is kept as `backup`, and
  * `expect` refuses a file that changed since it was read.
  * @param {string} file
+ * A line to replace must hold one JSON value (one record): when one holds several records glued
+ * together (`{…}{…}`, which the engine reads as one entry each), replacing it by one entry's text
+ * would drop the others, so the file is instead written whole from `options.whole()` (the
+ * engine's save, every record kept); without `whole` that is an `E_FILE` error, nothing written.
+ * @param {string} file
  * @param {Map<number, string>} lines 1-based line number → the new text of that line (no line break)
- * @param {{ backup?: string, expect?: { size: number, mtimeMs: number } }} [options]
+ * @param {{ backup?: string, expect?: { size: number, mtimeMs: number }, whole?: () => Uint8Array }} [options]
  */
 export function replaceLinesAtomic(file, lines, options = {}) {
   const current = readForRewrite(file);
@@ -492,9 +497,19 @@ export function replaceLinesAtomic(file, lines, options = {}) {
     if (text === undefined) {
       parts.push(current.subarray(start, end));
     } else {
+      // The line end is the `\n` and every `\r` before it (the engine's rule: `\r\r\n` ends a line).
       let contentEnd = newline < 0 ? current.length : newline;
-      if (contentEnd > start && current[contentEnd - 1] === 0x0d) contentEnd--;
+      while (contentEnd > start && current[contentEnd - 1] === 0x0d) contentEnd--;
       const bom = lineNumber === 1 && current[0] === 0xef && current[1] === 0xbb && current[2] === 0xbf ? 3 : 0;
+      if (!holdsOneValue(current.subarray(start + bom, contentEnd))) {
+        if (!options.whole)
+          throw new CliError(
+            `cannot write ${file}: line ${lineNumber} holds several records: nothing written`,
+            'E_FILE',
+          );
+        writeFileAtomic(file, options.whole(), options);
+        return;
+      }
       parts.push(current.subarray(start, start + bom), Buffer.from(text, 'utf8'), current.subarray(contentEnd, end));
       replaced++;
     }
@@ -509,6 +524,20 @@ export function replaceLinesAtomic(file, lines, options = {}) {
     );
   }
   writeFileAtomic(file, Buffer.concat(parts), options);
+}
+
+/**
+ * Whether a line's bytes (without its line end) are one JSON value, as `JSON.parse` reads them
+ * (bytes that are not UTF-8 read as U+FFFD, as the engine reads them).
+ * @param {Buffer} bytes
+ */
+function holdsOneValue(bytes) {
+  try {
+    JSON.parse(bytes.toString('utf8'));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 // ── OpenAI-compatible API ───────────────────────────────────────────────────────────────────

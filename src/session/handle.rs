@@ -265,8 +265,21 @@ impl SessionTree {
 
     fn reindex(&mut self) {
         self.index = TreeIndex::new(&*self);
-        self.leaf = self.metas.len().checked_sub(1);
+        self.leaf = self.last_node();
         self.rebuild_branch();
+    }
+
+    /// The leaf of a loaded session (SPEC §13.12): the last entry that is a node of the tree —
+    /// one with a string `id` that names it, and not a `session` record (a header within the
+    /// file). A record after it that is none (a JSON value that is not an object, an entry
+    /// without an id, a second header) is kept and saved but cannot be the leaf: the context
+    /// would be empty or the next append would start a new root (no id to be its parent) or
+    /// fail (`E_NOT_FOUND`: a header is no node). `None` when no entry is a node.
+    fn last_node(&self) -> Option<usize> {
+        (0..self.metas.len()).rev().find(|&i| {
+            let meta = &self.metas[i];
+            meta.kind != EntryKind::SessionHeader && meta.id.as_deref().is_some_and(|id| self.index.get(id) == Some(i))
+        })
     }
 
     fn rebuild_branch(&mut self) {
@@ -432,7 +445,8 @@ impl SessionTree {
     /// session). A missing `parentId` is set to the current leaf; a `timestamp` is required
     /// only by the format, not checked here. The new entry becomes the leaf. Costs O(entry).
     /// Errors: `E_MISSING_FIELD` (no `type`/`id`, a `label` without `targetId`), `E_DUPLICATE_ID`,
-    /// `E_NOT_FOUND` (unknown parent, or a `label` whose `targetId` names no entry).
+    /// `E_NOT_FOUND` (unknown parent, or a `label` whose `targetId` names no entry),
+    /// `E_INVALID_ARGUMENT` (an entry of type `session`: a header, SPEC §13.12).
     pub fn append_entry(&mut self, mut entry: Value) -> Result<usize> {
         let obj =
             entry.as_object_mut().ok_or_else(|| Error::InvalidArgument("an entry must be a JSON object".into()))?;
@@ -443,6 +457,12 @@ impl SessionTree {
             .ok_or_else(|| Error::MissingField { location: "appended entry".into(), field: "id".into() })?;
         if !obj.get("type").is_some_and(Value::is_string) {
             return Err(Error::MissingField { location: format!("entry {id}"), field: "type".into() });
+        }
+        if obj.get("type").and_then(Value::as_str) == Some("session") {
+            // A header is no node of the tree: as the leaf it made every later append fail.
+            return Err(Error::InvalidArgument(format!(
+                "entry {id}: an entry of type \"session\" is a session header, not an entry (SPEC §13.12)"
+            )));
         }
         if self.index.get(&id).is_some() {
             return Err(Error::DuplicateId { id });

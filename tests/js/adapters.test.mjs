@@ -224,6 +224,85 @@ test('toAnthropicMessages: tool results grouped first in one user message, roles
   });
 });
 
+/** Calls with ids of other providers (a Responses `call|fc` pair, 60 characters) and blank text. */
+const FOREIGN_IDS = [
+  { role: 'user', content: [{ type: 'text', text: 'Go.' }] },
+  {
+    role: 'assistant',
+    content: [
+      { type: 'text', text: '\n\n' },
+      { type: 'toolCall', id: 'call_1|fc_1', name: 'bash', arguments: {} },
+      { type: 'toolCall', id: 'call_1_fc_1', name: 'bash', arguments: {} },
+      { type: 'toolCall', id: `${'a'.repeat(40)}-one`, name: 'bash', arguments: {} },
+      { type: 'toolCall', id: `${'a'.repeat(40)}-two`, name: 'bash', arguments: {} },
+    ],
+  },
+  ...['call_1|fc_1', 'call_1_fc_1', `${'a'.repeat(40)}-one`, `${'a'.repeat(40)}-two`].map((id, k) => ({
+    role: 'toolResult',
+    toolCallId: id,
+    toolName: 'bash',
+    content: [{ type: 'text', text: k === 0 ? ' ' : `out ${k}` }],
+    isError: false,
+  })),
+  { role: 'user', content: ' \n' },
+  { role: 'assistant', content: [{ type: 'text', text: '\t' }] },
+  { role: 'user', content: 'Next.' },
+];
+
+test('toAnthropicMessages: ids outside the API pattern are rewritten in calls and results, blank text blocks dropped; the server accepts them', async () => {
+  // `call_1|fc_1` was sent as it is (400: `tool_use.id: String should match pattern`), and text
+  // of white space only ("\n\n" before tool calls, a blank user message) too (400: "text content
+  // blocks must contain non-whitespace text").
+  const messages = toAnthropicMessages(/** @type {any} */ (FOREIGN_IDS));
+  assert.deepEqual(
+    messages[1].content.map((/** @type {any} */ b) => b.id),
+    ['call_1_fc_1_2', 'call_1_fc_1', `${'a'.repeat(40)}-one`, `${'a'.repeat(40)}-two`],
+  );
+  assert.deepEqual(
+    messages[2].content.map((/** @type {any} */ b) => [b.type, b.tool_use_id, b.content?.length]),
+    [
+      ['tool_result', 'call_1_fc_1_2', 0],
+      ['tool_result', 'call_1_fc_1', 1],
+      ['tool_result', `${'a'.repeat(40)}-one`, 1],
+      ['tool_result', `${'a'.repeat(40)}-two`, 1],
+      ['text', undefined, undefined],
+    ],
+  );
+  assert.deepEqual(
+    messages.map((m) => m.role),
+    ['user', 'assistant', 'user'],
+  );
+  assert.deepEqual(messages[2].content.at(-1), { type: 'text', text: 'Next.' });
+  await withServer(async (server) => {
+    await anthropicClient(server.anthropicSdkBaseUrl).messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 1024,
+      messages: /** @type {any} */ (messages),
+    });
+    assert.equal(server.requests[0].violation, undefined);
+  });
+});
+
+test('toChatMessages: tool call ids longer than 40 characters are cut in calls and results, kept distinct; the server accepts them', async () => {
+  const messages = /** @type {any[]} */ (toChatMessages(/** @type {any} */ (FOREIGN_IDS)));
+  const a40 = 'a'.repeat(40);
+  assert.deepEqual(
+    messages[1].tool_calls.map((/** @type {any} */ c) => c.id),
+    ['call_1|fc_1', 'call_1_fc_1', a40, `${'a'.repeat(38)}_2`],
+  );
+  assert.deepEqual(
+    messages.slice(2, 6).map((m) => m.tool_call_id),
+    ['call_1|fc_1', 'call_1_fc_1', a40, `${'a'.repeat(38)}_2`],
+  );
+  await withServer(async (server) => {
+    await openaiClient(server.openaiBaseUrl).chat.completions.create({
+      model: 'gpt-4.1-mini',
+      messages: /** @type {any} */ (messages),
+    });
+    assert.equal(server.requests[0].violation, undefined);
+  });
+});
+
 test('toModelMessages: ModelMessage[] that the ai package validates and its gateway provider posts; the server accepts the prompt', async () => {
   const messages = toModelMessages(/** @type {any} */ (CONTEXT));
   assert.deepEqual(

@@ -87,6 +87,72 @@ describe('prune --write keeps the bytes of every line it does not prune', () => 
     assert.equal(reloaded.planPrune({ minimumSavings: 0, protectTokens: 10000 }).candidates.length, 0);
   });
 
+  test('a pruned entry glued on one line with another record: no record is lost', async () => {
+    // Each assistant call and its tool result are glued on one line (`{…}{…}`, two entries). Replacing
+    // the line by the pruned result's text alone dropped the call (the result then an orphan).
+    const big = 'x'.repeat(40000);
+    const lines = [HEADER, messageLine('u1', null, 'user', 'hi')];
+    let parent = 'u1';
+    for (let k = 0; k < 3; k++) {
+      const call = messageLine(`a${k}`, parent, 'assistant', [
+        { type: 'toolCall', id: `c${k}`, name: 'bash', arguments: { command: `ls ${k}` } },
+      ]);
+      const result = JSON.stringify({
+        type: 'message',
+        id: `r${k}`,
+        parentId: `a${k}`,
+        timestamp: '2025-01-01T00:00:00.000Z',
+        message: { role: 'toolResult', toolCallId: `c${k}`, toolName: 'bash', content: text(big), timestamp: 1 },
+      });
+      lines.push(call + result);
+      parent = `r${k}`;
+    }
+    lines.push(messageLine('u2', parent, 'user', 'done'));
+    const data = Buffer.from(`${lines.join('\n')}\n`);
+    const file = tmpFile('glued.jsonl', data);
+    const r = await runCli(['prune', file, '--write', '--minimum-savings', '0', '--protect-tokens', '10', '--json']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).written.prunedCount, 2);
+    const tree = sc.SessionTree.fromBytes(readFileSync(file), {});
+    assert.deepEqual(tree.loadErrors, []);
+    assert.deepEqual(
+      tree.getBranch().map((e) => e.id),
+      ['u1', 'a0', 'r0', 'a1', 'r1', 'a2', 'r2', 'u2'],
+    );
+    assert.deepEqual(tree.validate().issues, []);
+    assert.equal(tree.planPrune({ minimumSavings: 0, protectTokens: 10 }).candidates.length, 0);
+    tree.free();
+  });
+
+  test('a pruned line ended by CR CR LF keeps that line end', async () => {
+    const big = 'x'.repeat(40000);
+    const lines = [HEADER, messageLine('u1', null, 'user', 'hi')];
+    let parent = 'u1';
+    for (let k = 0; k < 3; k++) {
+      lines.push(
+        messageLine(`a${k}`, parent, 'assistant', [{ type: 'toolCall', id: `c${k}`, name: 'bash', arguments: {} }]),
+      );
+      lines.push(
+        JSON.stringify({
+          type: 'message',
+          id: `r${k}`,
+          parentId: `a${k}`,
+          timestamp: '2025-01-01T00:00:00.000Z',
+          message: { role: 'toolResult', toolCallId: `c${k}`, toolName: 'bash', content: text(big), timestamp: 1 },
+        }),
+      );
+      parent = `r${k}`;
+    }
+    const data = Buffer.from(`${lines.join('\r\r\n')}\r\r\n`);
+    const file = tmpFile('crcrlf.jsonl', data);
+    const r = await runCli(['prune', file, '--write', '--minimum-savings', '0', '--protect-tokens', '10', '--json']);
+    assert.equal(r.status, 0, r.stderr);
+    const now = lineBuffers(readFileSync(file));
+    assert.equal(now.length, lines.length);
+    for (const [k, line] of now.entries())
+      assert.equal(line.subarray(-3).toString('latin1'), '\r\r\n', `line ${k + 1}`);
+  });
+
   test('compact --write on a CRLF file appends its line with CRLF, keeping every byte before it', async () => {
     const lines = readFileSync(SAMPLE, 'utf8').split('\n').filter(Boolean);
     const data = Buffer.from(lines.map((l) => `${l}\r\n`).join(''));

@@ -266,3 +266,38 @@ describe('pure functions fail safely on lists they cannot read', () => {
     assert.equal(sc.buildSessionContext(entries).messages.length, 1);
   });
 });
+
+test('the leaf of a loaded session is its last entry with an id: a trailing null, id-less entry or second header is not (SPEC §13.12)', () => {
+  const lines = [
+    '{"type":"session","id":"s1","timestamp":"t","version":3}',
+    '{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"hello"}}',
+    '{"type":"message","id":"b","parentId":"a","timestamp":"t","message":{"role":"user","content":"again"}}',
+  ];
+  for (const last of [
+    'null',
+    '{"type":"custom","parentId":"b","timestamp":"t"}',
+    '{"type":"session","id":"s2","timestamp":"t","version":3}',
+  ]) {
+    const text = `${[...lines, last].join('\n')}\n`;
+    for (const tree of [
+      sc.SessionTree.fromJsonl(text),
+      sc.SessionTree.fromBytes(new TextEncoder().encode(text)),
+      sc.SessionTree.fromEntries(sc.parseSession(text).entries),
+    ]) {
+      assert.equal(tree.leafId, 'b', last);
+      assert.equal(tree.buildLlmMessages().length, 2, last);
+      // Before: an empty context, a new root, or E_NOT_FOUND "entry s2: not found".
+      assert.equal(tree.appendMessage({ role: 'user', content: 'next', timestamp: 1 }).parentId, 'b', last);
+      assert.ok(tree.toJsonl().includes(`\n${last}\n`), 'the record is saved in its place');
+      tree.free();
+    }
+  }
+  const tree = sc.SessionTree.fromJsonl(`${lines.join('\n')}\n`);
+  assert.throws(
+    () => tree.appendEntry(/** @type {any} */ ({ type: 'session', id: 'h2', timestamp: 't', version: 3 })),
+    (/** @type {any} */ e) => e.code === 'E_INVALID_ARGUMENT' && /entry h2: .*session header/.test(e.message),
+  );
+  assert.equal(tree.leafId, 'b');
+  assert.equal(tree.entryCount, 2);
+  tree.free();
+});

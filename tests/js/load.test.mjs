@@ -200,3 +200,47 @@ test('the raw scanner measures strings of every length, escape and character as 
   assert.equal(tree.estimateContextTokens(), sc.SessionTree.fromEntries(entries).estimateContextTokens());
   assert.equal(tree.toJsonl(), `${text}`);
 });
+
+test('fromBytes reads a Uint8Array by its own bytes: an own or inherited `length` property, a detached buffer', () => {
+  // The copy read the array's `length` property: a smaller or throwing one threw a RangeError (or
+  // the getter's error) through the glue, a detached buffer a TypeError; none had a `code`.
+  const text = new TextEncoder().encode(
+    '{"type":"session","id":"s1","timestamp":"t","version":3}\n' +
+      '{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"x"}}\n',
+  );
+  const loads = (/** @type {any} */ bytes) => {
+    const tree = sc.SessionTree.fromBytes(bytes);
+    const got = [tree.header?.id, tree.entryCount, tree.toJsonl()];
+    tree.free();
+    return got;
+  };
+  const expected = ['s1', 1, new TextDecoder().decode(text)];
+  for (const length of [3, 1000, 'abc']) {
+    const u = new Uint8Array(text);
+    Object.defineProperty(u, 'length', { value: length });
+    assert.deepEqual(loads(u), expected, `length ${length}`);
+  }
+  const throwing = new Uint8Array(text);
+  Object.defineProperty(throwing, 'length', {
+    get() {
+      throw new Error('length getter');
+    },
+  });
+  assert.deepEqual(loads(throwing), expected);
+  class Short extends Uint8Array {
+    get length() {
+      return 5;
+    }
+  }
+  assert.deepEqual(loads(new Short(text)), expected);
+  const padded = new Uint8Array(text.length + 10);
+  padded.set(text, 10);
+  assert.deepEqual(loads(padded.subarray(10)), expected);
+  // A detached buffer holds no bytes: an empty session, as for `new Uint8Array(0)`.
+  const buffer = new ArrayBuffer(8);
+  const view = new Uint8Array(buffer);
+  structuredClone(buffer, { transfer: [buffer] });
+  assert.deepEqual(loads(buffer).slice(0, 2), [undefined, 0]);
+  assert.deepEqual(loads(view).slice(0, 2), [undefined, 0]);
+  assert.deepEqual(loads(text), expected, 'the module still works');
+});

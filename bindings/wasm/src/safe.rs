@@ -83,22 +83,40 @@ pub fn bytes(v: &JsValue) -> Option<Bytes> {
     let tag = getter("Uint8Array", &js_sys::Symbol::to_string_tag(), true)
         .and_then(|g| apply(&g, v, &[]).ok())
         .and_then(|t| t.as_string());
+    // A plain `Uint8Array` over the same bytes, made from the array's internal buffer, offset and
+    // length (the `%TypedArray%.prototype` getters, which never throw nor run the host's code):
+    // a `length` property of the object itself (or of a subclass) is not its length, and the
+    // copy read it (a RangeError through the glue, or bytes past the array's end).
+    let ctor = Reflect::get(&js_sys::global(), &JsValue::from_str("Uint8Array")).ok()?;
+    let ctor = ctor.dyn_ref::<Function>()?;
     if tag.as_deref() == Some("Uint8Array") {
-        return Some(copy_out(v.unchecked_ref::<js_sys::Uint8Array>()));
+        let slot = |key: &str| getter("Uint8Array", &JsValue::from_str(key), true).and_then(|g| apply(&g, v, &[]).ok());
+        let (buffer, offset, length) = (slot("buffer")?, slot("byteOffset")?, slot("length")?);
+        let len = length.as_f64()?;
+        if len == 0.0 {
+            // Empty, or over a detached buffer (which no view can be made of).
+            return Some(Bytes::Copied(Vec::new()));
+        }
+        let view = Reflect::construct(ctor, &js_sys::Array::of3(&buffer, &offset, &length)).ok()?;
+        return Some(copy_out(view.unchecked_ref::<js_sys::Uint8Array>(), len));
     }
     let length = getter("ArrayBuffer", &JsValue::from_str("byteLength"), false).and_then(|g| apply(&g, v, &[]).ok());
-    if length.is_some_and(|l| l.as_f64().is_some()) {
-        return Some(copy_out(&js_sys::Uint8Array::new(v)));
+    if let Some(len) = length.and_then(|l| l.as_f64()) {
+        if len == 0.0 {
+            // Empty, or detached (`new Uint8Array` of a detached buffer throws).
+            return Some(Bytes::Copied(Vec::new()));
+        }
+        let view = Reflect::construct(ctor, &js_sys::Array::of1(v)).ok()?;
+        return Some(copy_out(view.unchecked_ref::<js_sys::Uint8Array>(), len));
     }
     None
 }
 
-/// The bytes of `a` copied into a vector that holds exactly them, or their length when the
-/// memory has no room for it (`Uint8Array::to_vec` would panic: a capacity above 2 GiB, or an
-/// allocation that fails).
-fn copy_out(a: &js_sys::Uint8Array) -> Bytes {
-    // The length as a JS number: `length()` is a `u32`, which a buffer of 4 GiB or more wraps.
-    let len = Reflect::get(a, &JsValue::from_str("length")).ok().and_then(|l| l.as_f64()).unwrap_or(0.0);
+/// The `len` bytes of the plain view `a` (its length as a JS number: `length()` is a `u32`, which
+/// a buffer of 4 GiB or more wraps) copied into a vector that holds exactly them, or their
+/// length when the memory has no room for it (`Uint8Array::to_vec` would panic: a capacity
+/// above 2 GiB, or an allocation that fails).
+fn copy_out(a: &js_sys::Uint8Array, len: f64) -> Bytes {
     if len > isize::MAX as f64 {
         return Bytes::TooLarge(len);
     }

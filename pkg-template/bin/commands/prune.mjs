@@ -14,7 +14,8 @@ export const prune = {
     'Without --write nothing is written. With --write only the lines of the pruned entries are',
     'rewritten (each keeps its line end); every other byte of the file stays as it is (a byte order',
     'mark, \\r\\n line ends, bytes that are not UTF-8). A file in an old format (v1, v2) is rewritten',
-    'whole in format v3. The original is kept as <file>.bak.',
+    'whole in format v3, and so is a file where a pruned entry shares its line with other records',
+    '(glued records). The original is kept as <file>.bak.',
   ],
   optionHelp: { write: "apply the pruning: rewrite the pruned entries' lines atomically, keep <file>.bak" },
   run: cmdPrune,
@@ -71,7 +72,8 @@ function cmdPrune(session, opts, io) {
             throw new CliError(`${session.display}: pruned entry ${index} has no line in the file`, 'E_INTERNAL');
           lines.set(line, texts[k]);
         });
-        replaceLinesAtomic(session.path, lines, { backup, expect });
+        // A line of glued records (`{…}{…}`) is not one entry's: the file is then written whole.
+        replaceLinesAtomic(session.path, lines, { backup, expect, whole: () => tree.toBytes() });
       }
       written = {
         prunedCount: result.prunedCount,

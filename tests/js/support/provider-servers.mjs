@@ -8,7 +8,8 @@
 // and refuses (HTTP 400, the provider's error shape) a request that breaks the provider's
 // rules: every tool call answered by the results that follow it and no result without its call,
 // role alternation where the provider requires it, known content part shapes, non-empty text
-// where required. Every request is recorded (`requests`) with the rule it broke, if any.
+// where required, tool call ids of the provider's form (Anthropic: `^[a-zA-Z0-9_-]+$`; Chat
+// Completions: at most 40 characters). Every request is recorded (`requests`) with the rule it broke, if any.
 
 import { createServer } from 'node:http';
 
@@ -46,6 +47,9 @@ export function chatViolation(messages) {
       for (const c of calls) {
         if (c.type !== 'function' || typeof c.id !== 'string' || typeof c.function?.name !== 'string') {
           return `${at}: malformed tool call`;
+        }
+        if (c.id.length > 40) {
+          return `Invalid '${at}.tool_calls[0].id': string too long. Expected a string with maximum length 40, but got a string with length ${c.id.length} instead.`;
         }
         try {
           JSON.parse(c.function.arguments);
@@ -170,6 +174,8 @@ export function anthropicViolation(body) {
           if (typeof b.id !== 'string' || typeof b.name !== 'string' || !b.input || typeof b.input !== 'object') {
             return `${at}.content.${j}: malformed tool_use`;
           }
+          if (!/^[a-zA-Z0-9_-]+$/.test(b.id))
+            return `${at}.content.${j}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'`;
           open.add(b.id);
         } else if (b.type === 'thinking') {
           if (typeof b.signature !== 'string' || !b.signature) return `${at}.content.${j}.signature: Field required`;
