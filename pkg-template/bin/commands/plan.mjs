@@ -207,7 +207,9 @@ function cmdPlan(session, opts, io) {
     const c = preview.compaction;
     const w = preview.withPrune;
     const below = (/** @type {number} */ n) => (n > threshold ? style.yellow('above') : style.green('below'));
-    section('Outcome (estimated)');
+    // Both ends are chars/4 estimates of the built context (SPEC §13.7), not the usage-based
+    // `context tokens` of the Session section: say so, or the two "before" figures look contradictory.
+    section('Outcome (estimated: characters / 4 of the built context, not the provider usage above)');
     io.out(
       table(
         [
