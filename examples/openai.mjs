@@ -16,7 +16,7 @@ const complete = async ({ systemPrompt, prompt, maxTokens, signal }) => {
     { role: 'system', content: systemPrompt },
     { role: 'user', content: prompt },
   ]);
-  const r = await client.chat.completions.create({ model, max_tokens: maxTokens, messages }, { signal });
+  const r = await client.chat.completions.create({ model, max_completion_tokens: maxTokens, messages }, { signal });
   return r.choices[0].message.content ?? '';
 };
 const check = await tree.checkCompaction(/** @type {any} */ (last), { contextWindow: 190000, complete });

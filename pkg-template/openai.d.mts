@@ -20,6 +20,13 @@ export interface OpenAiConfig {
    * value throws a `TypeError`.
    */
   api?: 'chat' | 'responses';
+  /**
+   * The chat-completions field that carries the request's `maxTokens`: `"max_completion_tokens"`
+   * (default; OpenAI's reasoning and GPT-5 models refuse `max_tokens`) or `"max_tokens"`, for a
+   * compatible server that knows only the older field. Not used with `api: "responses"`
+   * (`max_output_tokens`). Another value throws a `TypeError`.
+   */
+  maxTokensField?: 'max_completion_tokens' | 'max_tokens';
 }
 
 /** The request the engine passes to a `complete` callback (the fields this module reads). */
@@ -35,7 +42,8 @@ export type OpenAiComplete = (request: OpenAiRequest) => Promise<string>;
 
 /**
  * A `complete` callback for an OpenAI-compatible chat-completions API (`POST {baseUrl}/chat/completions`,
- * `{model, messages: [system, user], max_tokens}`), resolving to `choices[0].message.content`; with
+ * `{model, messages: [system, user], max_completion_tokens}`, or `max_tokens` with `maxTokensField`),
+ * resolving to `choices[0].message.content`; with
  * `api: "responses"`, for the Responses API (`POST {baseUrl}/responses`, `{model, instructions: systemPrompt,
  * input: prompt, max_output_tokens}`), resolving to the reply's `output_text` parts joined.
  * A non-2xx reply rejects with an `Error` carrying `status` and `headers` (so the engine's retries

@@ -26,7 +26,9 @@ import {
  * (none without a key):
  * - `api: "chat"` (default): `POST {baseUrl}/chat/completions` with
  *   `{model, messages: [{role: "system", content: systemPrompt}, {role: "user", content: prompt}],
- *   max_tokens}`; resolves to `choices[0].message.content` (content parts are joined);
+ *   max_completion_tokens}` (the field OpenAI's reasoning and GPT-5 models require: they refuse
+ *   `max_tokens`; `maxTokensField: "max_tokens"` for a compatible server that knows only the
+ *   older one); resolves to `choices[0].message.content` (content parts are joined);
  * - `api: "responses"`: `POST {baseUrl}/responses` with
  *   `{model, instructions: systemPrompt, input: prompt, max_output_tokens: maxTokens}`; resolves to
  *   the text of the reply's `output_text` parts (of its `message` items, joined: what the SDK's
@@ -41,10 +43,15 @@ import {
  * @returns {import('./openai.mjs').OpenAiComplete}
  */
 export function openaiComplete(config) {
-  knownOptions(config, ['baseUrl', 'model', 'apiKey', 'fetch', 'api'], 'openaiComplete');
-  const { baseUrl, model, apiKey, fetch, api = 'chat' } = config;
+  knownOptions(config, ['baseUrl', 'model', 'apiKey', 'fetch', 'api', 'maxTokensField'], 'openaiComplete');
+  const { baseUrl, model, apiKey, fetch, api = 'chat', maxTokensField = 'max_completion_tokens' } = config;
   if (api !== 'chat' && api !== 'responses') {
     throw new TypeError(`openaiComplete: unknown api ${JSON.stringify(api)} (expected "chat" or "responses")`);
+  }
+  if (maxTokensField !== 'max_completion_tokens' && maxTokensField !== 'max_tokens') {
+    throw new TypeError(
+      `openaiComplete: unknown maxTokensField ${JSON.stringify(maxTokensField)} (expected "max_completion_tokens" or "max_tokens")`,
+    );
   }
   const responses = api === 'responses';
   const url = joinUrl(baseUrl, responses ? 'responses' : 'chat/completions');
@@ -60,7 +67,7 @@ export function openaiComplete(config) {
             { role: 'system', content: request.systemPrompt },
             { role: 'user', content: request.prompt },
           ],
-          max_tokens: request.maxTokens,
+          [maxTokensField]: request.maxTokens,
         };
     const reply = await postJson({ url, headers, body, signal: request.signal, fetch, secrets: [apiKey] });
     if (responses) return responsesText(reply, url);

@@ -431,8 +431,8 @@ describe('Ctrl-C', () => {
 });
 
 describe('--openai (fake OpenAI-compatible server on 127.0.0.1)', () => {
-  test('POST <base>/chat/completions with the model, the two messages, max_tokens and the Bearer key', async () => {
-    const server = await serve(({ body }) => ({ body: chatReply(`MODEL SAYS (${body.max_tokens})`) }));
+  test('POST <base>/chat/completions with the model, the two messages, max_completion_tokens and the Bearer key', async () => {
+    const server = await serve(({ body }) => ({ body: chatReply(`MODEL SAYS (${body.max_completion_tokens})`) }));
     try {
       const file = copyOf(LARGE);
       const env = { OPENAI_API_KEY: SECRET };
@@ -453,10 +453,11 @@ describe('--openai (fake OpenAI-compatible server on 127.0.0.1)', () => {
           ['system', 'user'],
         );
         assert.ok(req.body.messages[1].content.startsWith('<conversation>\n'));
-        assert.equal(typeof req.body.max_tokens, 'number');
+        assert.equal(typeof req.body.max_completion_tokens, 'number');
+        assert.equal(req.body.max_tokens, undefined);
       }
       assert.deepEqual(
-        server.requests.map((q) => q.body.max_tokens).sort((a, b) => a - b),
+        server.requests.map((q) => q.body.max_completion_tokens).sort((a, b) => a - b),
         [512, 8192, 13107],
       );
       assert.match(r.stdout, /test-model through the OpenAI-compatible API/);

@@ -63,8 +63,27 @@ test('POSTs the chat request and resolves to choices[0].message.content', async 
         { role: 'system', content: 'You summarize.' },
         { role: 'user', content: 'The conversation' },
       ],
-      max_tokens: 123,
+      max_completion_tokens: 123,
     });
+  } finally {
+    await server.close();
+  }
+});
+
+test('maxTokensField "max_tokens" sends the older field instead; another value is a TypeError', async () => {
+  const server = await serve(() => ({ body: reply('ok') }));
+  try {
+    const complete = openaiComplete({ baseUrl: server.base, model: 'm', maxTokensField: 'max_tokens' });
+    assert.equal(await complete(request), 'ok');
+    assert.equal(server.requests[0].body.max_tokens, 123);
+    assert.equal('max_completion_tokens' in server.requests[0].body, false);
+    assert.throws(
+      () => openaiComplete({ baseUrl: server.base, model: 'm', maxTokensField: /** @type {any} */ ('tokens') }),
+      {
+        name: 'TypeError',
+        message: /unknown maxTokensField "tokens" \(expected "max_completion_tokens" or "max_tokens"\)/,
+      },
+    );
   } finally {
     await server.close();
   }
