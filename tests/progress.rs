@@ -400,7 +400,7 @@ fn a_failed_short_summary_keeps_the_history_summary() {
 #[test]
 fn an_empty_answer_is_never_stored_as_a_summary() {
     let settings = CompactionSettings { reserve_tokens: 1000, keep_recent_tokens: 300, ..Default::default() };
-    for blank in ["", " \n\t ", "\u{200b}\u{feff} \u{a0}"] {
+    for blank in ["", " \n\t ", "\u{200b}\u{feff} \u{a0}", "\u{ad}\u{200e}\u{fe0f}\u{e0001}"] {
         // manual: E_MODEL naming the request, nothing appended
         let engine = engine(5000);
         let model = Model::answering(blank);
