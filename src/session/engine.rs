@@ -12,7 +12,7 @@ use crate::entry::EntrySource;
 use crate::entry::{EntryKind, Role};
 use crate::error::{Error, Result};
 use crate::host::{MaybeSend, MaybeSync, OnceCallback};
-use crate::js::{format_iso_timestamp, parse_iso_timestamp};
+use crate::js::{format_iso_timestamp, js_number, parse_iso_timestamp};
 use crate::plan::overflow::estimate_built_context_tokens;
 use crate::plan::prepare::{should_compact, CompactionPreparation, CompactionSettings};
 use crate::plan::prune::PruneConfig;
@@ -766,7 +766,7 @@ impl SessionEngine {
             "summary": result.summary,
             "shortSummary": result.short_summary,
             "firstKeptEntryId": result.first_kept_entry_id,
-            "tokensBefore": result.tokens_before,
+            "tokensBefore": js_number(result.tokens_before),
             "details": result.details,
         });
         if result.short_summary_error.is_some() {

@@ -629,6 +629,32 @@ describe('SessionTree.compact', () => {
     assert.equal(tree.isCompacting, false);
   });
 
+  test('the saved compaction line writes whole numbers as integers, as JSON.stringify does', T, async () => {
+    const lastLine = (/** @type {sc.SessionTree} */ tree) => tree.toJsonl().trimEnd().split('\n').at(-1) ?? '';
+    const tree = treeOf();
+    const done = await tree.compact({ complete: recorder().complete, settings: SETTINGS });
+    const entry = /** @type {any} */ (done.compactionEntry);
+    assert.ok(Number.isInteger(entry.tokensBefore) && entry.tokensBefore > 0, String(entry.tokensBefore));
+    const line = lastLine(tree);
+    assert.ok(line.includes(`"tokensBefore":${entry.tokensBefore},`), line.slice(0, 400));
+    assert.doesNotMatch(line, /"tokensBefore":\d+\.0\b/);
+    assert.equal(line, JSON.stringify(entry));
+    // A hook's compaction: its tokensBefore and its details' numbers too.
+    const other = treeOf();
+    await other.compact({
+      complete: recorder().complete,
+      settings: SETTINGS,
+      hooks: {
+        session_before_compact: () => ({
+          compaction: { summary: 'EXT', tokensBefore: 1234, details: { n: 5, ratio: 0.5 } },
+        }),
+      },
+    });
+    const ext = lastLine(other);
+    assert.ok(ext.includes('"tokensBefore":1234,'), ext);
+    assert.ok(ext.includes('"details":{"n":5,"ratio":0.5}'), ext);
+  });
+
   test(
     'session_before_compact: cancel → E_CANCELLED "Compaction cancelled"; a supplied compaction is used as is',
     T,
