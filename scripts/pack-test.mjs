@@ -108,11 +108,16 @@ const EXPECTED_FILES = [
  * checked, contextWindow whole numbers; the CLI's prune --write splicing only the pruned lines,
  * its writability, size and stdout checks and broken-tree warning): 507,441 B packed and
  * 400,798 B gzipped (936,963 B raw), so packed 501,500 → 507,900 B and wasm 397,800 → 401,300 B.
+ * Main then stood at 507,891 B packed and 400,944 B gzipped. The hardening round of 2026-12-04
+ * (branch `harden`: default-ignorable blanks in frame tags, one-line paths in file blocks, whole
+ * numbers in saved lines, the CLI's written-file note on a failed stdout, no retry after an
+ * overflow recovery without progress): 509,215 B packed and 401,627 B gzipped (938,915 B raw), so
+ * packed 507,900 → 509,600 B and wasm 401,300 → 401,900 B.
  * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
  * figures fall.
  */
-const MAX_PACKED_BYTES = 507_900;
-const MAX_WASM_GZIP_BYTES = 401_300;
+const MAX_PACKED_BYTES = 509_600;
+const MAX_WASM_GZIP_BYTES = 401_900;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
 let passed = 0;

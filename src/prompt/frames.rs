@@ -89,18 +89,8 @@ const DEFAULT_IGNORABLE: [(char, char); 17] = [
 
 /// Whether `c` has the Unicode property `Default_Ignorable_Code_Point` ([`DEFAULT_IGNORABLE`]).
 fn is_default_ignorable(c: char) -> bool {
-    c >= '\u{00AD}'
-        && DEFAULT_IGNORABLE
-            .binary_search_by(|&(lo, hi)| {
-                if hi < c {
-                    std::cmp::Ordering::Less
-                } else if lo > c {
-                    std::cmp::Ordering::Greater
-                } else {
-                    std::cmp::Ordering::Equal
-                }
-            })
-            .is_ok()
+    // 17 ranges: a scan is as fast as a search and smaller in the module.
+    c >= '\u{00AD}' && DEFAULT_IGNORABLE.iter().any(|&(lo, hi)| lo <= c && c <= hi)
 }
 
 /// Whether `c` is a blank: a Unicode white space (`White_Space`) or a default-ignorable

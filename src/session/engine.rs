@@ -1465,11 +1465,12 @@ pub struct CheckOutcome {
 /// overflow recovery failed: the compaction made no progress (context estimated at A tokens
 /// after it, B before; threshold T), so a retry would overflow again`.
 fn no_progress_message(result: &crate::summarize::CompactionResult, check: &CheckOptions) -> String {
-    let tokens = |t: Option<f64>| t.map_or_else(|| "?".to_string(), |t| format!("{t:.0}"));
-    let threshold = check.context_window - check.settings.reserve_tokens as f64;
+    // Estimates and the threshold are whole numbers of tokens (the reserve is below the window).
+    let tokens = |t: Option<f64>| t.map_or_else(|| "?".to_string(), |t| (t as u64).to_string());
+    let threshold = (check.context_window as u64).saturating_sub(check.settings.reserve_tokens);
     format!(
         "Context overflow recovery failed: the compaction made no progress (context estimated at {} tokens \
-         after it, {} before; threshold {threshold:.0}), so a retry would overflow again",
+         after it, {} before; threshold {threshold}), so a retry would overflow again",
         tokens(result.context_tokens_after),
         tokens(result.context_tokens_before),
     )
