@@ -549,19 +549,31 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
-/// A JSON number holding `ms` the way JavaScript would serialize it (integers stay integers;
-/// NaN becomes `null`, as `JSON.stringify` writes it).
-pub fn ms_value(ms: Option<f64>) -> Value {
-    match ms {
-        Some(v) if v.is_finite() => {
-            if v.fract() == 0.0 && v.abs() < 9.0e15 {
-                Value::from(v as i64)
-            } else {
-                serde_json::Number::from_f64(v).map(Value::Number).unwrap_or(Value::Null)
-            }
-        }
-        _ => Value::Null,
+/// A JSON number holding `v` the way JavaScript's `JSON.stringify` writes it: a whole number
+/// is written as an integer (`123`, not serde's `123.0`; `-0` as `0`), any other finite number
+/// as it is (`1.5`), NaN and the infinities as `null`. Every number the engine writes into an
+/// entry line goes through it (`tokensBefore`, `prunedAt`; SPEC §13.3).
+pub fn js_number(v: f64) -> Value {
+    if !v.is_finite() {
+        return Value::Null;
     }
+    if v.fract() == 0.0 {
+        // Exact conversions: every whole f64 in [-2^63, 2^63) is an i64, in [0, 2^64) a u64.
+        const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+        if (-TWO_63..TWO_63).contains(&v) {
+            return Value::from(v as i64);
+        }
+        if (0.0..2.0 * TWO_63).contains(&v) {
+            return Value::from(v as u64);
+        }
+    }
+    serde_json::Number::from_f64(v).map(Value::Number).unwrap_or(Value::Null)
+}
+
+/// A JSON number holding `ms` the way JavaScript would serialize it ([`js_number`]; absent
+/// becomes `null`).
+pub fn ms_value(ms: Option<f64>) -> Value {
+    ms.map_or(Value::Null, js_number)
 }
 
 #[cfg(test)]
@@ -769,6 +781,25 @@ mod tests {
         assert_eq!(parse_iso_timestamp("garbage"), None);
         assert_eq!(format_iso_timestamp(1748772001000.0), "2025-06-01T10:00:01.000Z");
         assert_eq!(ms_value(Some(5.0)), json!(5));
+    }
+
+    #[test]
+    fn numbers_are_written_as_json_stringify_writes_them() {
+        for (v, text) in [
+            (123.0, "123"),
+            (-0.0, "0"),
+            (-7.0, "-7"),
+            (1.5, "1.5"),
+            (9_007_199_254_740_993.0, "9007199254740992"),
+            (1.0e16, "10000000000000000"),
+            (1.0e19, "10000000000000000000"),
+            (f64::NAN, "null"),
+            (f64::INFINITY, "null"),
+        ] {
+            assert_eq!(js_number(v).to_string(), text, "{v}");
+        }
+        assert_eq!(ms_value(None), Value::Null);
+        assert_eq!(ms_value(Some(1.7e12)).to_string(), "1700000000000");
     }
 
     #[test]

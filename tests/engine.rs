@@ -456,7 +456,7 @@ fn compact_history_and_short_requests_and_entry() {
     assert_eq!(e["summary"], "HISTORY-SUMMARY");
     assert_eq!(e["shortSummary"], "SHORT-SUMMARY");
     assert_eq!(e["firstKeptEntryId"], "e3");
-    assert_eq!(e["tokensBefore"], json!(900.0));
+    assert_eq!(e["tokensBefore"], json!(900));
     assert_eq!(e["details"], json!({"readFiles": [], "modifiedFiles": []}));
     assert!(e.get("fromExtension").is_none());
     assert!(e.get("preserveData").is_none());
@@ -468,6 +468,11 @@ fn compact_history_and_short_requests_and_entry() {
     assert_eq!(s.entry_count(), 5);
     assert_eq!(s.leaf_id(), Some(id.as_str()), "the compaction becomes the leaf");
     assert_eq!(s.get_entry(&id).as_ref(), Some(e), "stored as returned");
+    // The saved line writes the whole number as JSON.stringify does: 900, not 900.0.
+    let line = s.raw(4);
+    assert!(line.contains(r#","tokensBefore":900,"#), "{line}");
+    assert!(!line.contains("900.0"), "{line}");
+    assert!(s.to_jsonl().contains(r#""tokensBefore":900,"#));
     let ctx = s.build_session_context();
     assert_eq!(ctx.messages.len(), 3);
     assert_eq!(ctx.messages[0]["role"], "compactionSummary");
@@ -775,7 +780,7 @@ fn hook_supplied_compaction_is_used_as_is() {
     let e = &out.entry;
     assert_eq!(e["summary"], "EXT SUMMARY");
     assert_eq!(e["firstKeptEntryId"], "e2");
-    assert_eq!(e["tokensBefore"], json!(4242.0));
+    assert_eq!(e["tokensBefore"], json!(4242));
     assert_eq!(e["details"], details);
     assert_eq!(e["fromExtension"], true);
     assert_eq!(e["parentId"], "e4");
@@ -783,6 +788,8 @@ fn hook_supplied_compaction_is_used_as_is() {
     assert_eq!(hooks.event("session_compact")["compactionEntry"], *e);
     let s = engine.session().snapshot();
     assert_eq!(s.leaf_id(), e["id"].as_str());
+    let line = s.raw(s.entry_count() - 1);
+    assert!(line.contains(r#","tokensBefore":4242,"#), "{line}");
     let ctx = s.build_session_context();
     assert_eq!(ctx.messages[0]["summary"], "EXT SUMMARY");
     assert_eq!(ctx.messages.len(), 4, "summary + e2, e3, e4 kept");
@@ -818,8 +825,11 @@ fn hook_supplied_compaction_defaults_to_the_preparation() {
         FakeHooks::new(&log).on("session_before_compact", Reply::Value(json!({"compaction": {"summary": "ONLY"}})));
     let out = block_on(engine.compact(&model, &hooks, &run(150), None, T_COMPACT)).unwrap();
     assert_eq!(out.entry["firstKeptEntryId"], "e3");
-    assert_eq!(out.entry["tokensBefore"], json!(900.0));
+    assert_eq!(out.entry["tokensBefore"], json!(900));
     assert_eq!(out.entry["fromExtension"], true);
+    let s = engine.session().snapshot();
+    assert!(s.raw(s.entry_count() - 1).contains(r#","tokensBefore":900,"#), "{}", s.raw(s.entry_count() - 1));
+    drop(s);
     // A compaction without a string summary is a hook error; nothing is appended.
     let engine = simple_engine();
     let hooks = FakeHooks::new(&log).on("session_before_compact", Reply::Value(json!({"compaction": {"summary": 7}})));

@@ -400,7 +400,7 @@ fn a_failed_short_summary_keeps_the_history_summary() {
 #[test]
 fn an_empty_answer_is_never_stored_as_a_summary() {
     let settings = CompactionSettings { reserve_tokens: 1000, keep_recent_tokens: 300, ..Default::default() };
-    for blank in ["", " \n\t ", "\u{200b}\u{feff} \u{a0}"] {
+    for blank in ["", " \n\t ", "\u{200b}\u{feff} \u{a0}", "\u{ad}\u{200e}\u{fe0f}\u{e0001}"] {
         // manual: E_MODEL naming the request, nothing appended
         let engine = engine(5000);
         let model = Model::answering(blank);
@@ -468,4 +468,48 @@ fn a_stalled_summarizer_times_out() {
     assert_eq!(clock.0.get(), 1);
     let quick = async { Ok::<_, Error>("fine".to_string()) };
     assert_eq!(block_on(with_timeout(&clock, 250.0, quick)).unwrap(), "fine");
+}
+
+#[test]
+fn an_overflow_recovery_without_progress_does_not_ask_for_a_retry() {
+    // A window so small that the kept messages alone stay above the threshold (1500 - 1000):
+    // the recovery's compaction is appended but makes no progress, so a retry would overflow
+    // again.
+    let engine = engine(5000);
+    let opts = options(1500.0, 1000);
+    let model = Model::answering("Recovered summary.");
+    let events = Events::default();
+    let overflow = error_msg("prompt is too long: 213462 tokens > 200000 maximum", T0 + 2e6);
+    append(&engine, "o1", &overflow);
+    let out = check(&engine, &overflow, &opts, std::slice::from_ref(&model), &events);
+    assert_eq!(out.reason, Some(CompactionReason::Overflow));
+    let done = out.compaction.as_ref().expect("the compaction is appended");
+    let r = &done.result;
+    assert!(r.no_progress, "{r:?}");
+    let (before, after) = (r.context_tokens_before.unwrap(), r.context_tokens_after.unwrap());
+    assert!(after > 500.0, "still above the threshold: {after}");
+    assert_eq!(compactions(&engine), 1);
+    assert!(!out.will_retry, "no retry after a recovery without progress");
+    assert!(out.context.is_none() && out.continue_prompt.is_none(), "{out:?}");
+    let message = format!(
+        "Context overflow recovery failed: the compaction made no progress (context estimated at {after:.0} tokens \
+         after it, {before:.0} before; threshold 500), so a retry would overflow again"
+    );
+    assert_eq!(out.error_message.as_deref(), Some(message.as_str()));
+    let all = events.0.borrow().clone();
+    let types: Vec<&str> = all.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["auto_compaction_start", "auto_compaction_end", "auto_compaction_no_progress"]);
+    assert_eq!(all[1]["willRetry"], false);
+    assert_eq!(all[1]["errorMessage"], message.as_str());
+    assert_eq!(all[1]["result"]["noProgress"], true);
+    assert_eq!(all[2]["reason"], "overflow");
+    drop(all);
+    events.take();
+    // A host that retries anyway and overflows again gets no second recovery in this turn.
+    let again = error_msg("prompt is too long: 213462 tokens > 200000 maximum", T0 + 3e6);
+    append(&engine, "o2", &again);
+    let out = check(&engine, &again, &opts, std::slice::from_ref(&model), &events);
+    assert_eq!(out.skipped, Some(SkipCause::OverflowRecoveredThisTurn));
+    assert!(!out.will_retry && out.compaction.is_none());
+    assert_eq!(compactions(&engine), 1);
 }

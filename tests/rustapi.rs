@@ -301,6 +301,7 @@ fn typed_events_keep_the_js_shapes() {
         json!({"compaction": {"summary": ""}}),
         json!({"compaction": {"summary": " \n\t"}}),
         json!({"compaction": {"summary": "\u{200b}\u{2060}\u{feff}\u{a0}"}}),
+        json!({"compaction": {"summary": "\u{ad}\u{ad}\u{2066}\u{34f}"}}),
         json!({"compaction": {"summary": "S", "tokensBefore": -5}}),
         json!({"compaction": {"summary": "S", "tokensBefore": 1.5}}),
         json!({"compaction": {"summary": "S", "tokensBefore": "10"}}),

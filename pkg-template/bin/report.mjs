@@ -17,7 +17,10 @@ export const DEFAULT_MAX_ERRORS = 20;
 /**
  * @typedef {Record<string, string | boolean | undefined>} Opts the parsed options
  * @typedef {{ out: (line?: string) => void, warn: (line: string) => void, style: ReturnType<typeof makeStyle>,
- *   errStyle: ReturnType<typeof makeStyle> }} Io
+ *   errStyle: ReturnType<typeof makeStyle>, wrote: (what: string) => void }} Io
+ *   `wrote`: a --write command calls it as soon as the session file is written, with what was
+ *   written (`s.jsonl: compaction entry 1a2b appended; original kept as s.jsonl.bak`), so that an
+ *   output that fails afterwards still says the file was written.
  * @typedef {{ tree: engine.SessionTree, path: string, display: string, sample: boolean, loadErrors: engine.LineError[],
  *   size: number, mtimeMs: number, maxErrors: number }} Session
  *   `maxErrors`: `--max-errors` (0 = no limit)

@@ -114,6 +114,7 @@ async function main(argv) {
     warn: (line) => process.stderr.write(`${errStyle.yellow('warning:')} ${line}\n`),
     style,
     errStyle,
+    wrote: (what) => sessionWrites.push(what),
   };
   const flush = () => {
     if (lines.length) writeStdout(`${lines.join('\n')}\n`);
@@ -368,8 +369,16 @@ function writeStdout(text) {
 }
 
 /**
+ * What this run's --write wrote to the session file (`Io.wrote`), in order: a failed output
+ * says it, so that nobody runs the command again and writes a second entry.
+ * @type {string[]}
+ */
+const sessionWrites = [];
+
+/**
  * A failed write to stdout: a closed pipe (`… | head`) is not an error (exit quietly); anything
- * else (a full disk, `> /dev/full`, a closed descriptor) is one line on stderr and exit 2.
+ * else (a full disk, `> /dev/full`, a closed descriptor) is one line on stderr and exit 2. When
+ * the session file was written before, the line says so and names it (the file stays written).
  * @param {unknown} error
  * @returns {never}
  */
@@ -382,9 +391,12 @@ function stdoutFailed(error) {
       : code === 'EBADF'
         ? 'it is closed'
         : String(/** @type {any} */ (error)?.message ?? error);
+  const written = sessionWrites.length
+    ? `; the session file was written all the same: ${sessionWrites.join('; ')} (running the command again would write it again)`
+    : '';
   try {
     process.stderr.write(
-      `${NAME}: error: cannot write the output to stdout: ${why}${code ? ` (${code})` : ''} (E_FILE)\n`,
+      `${NAME}: error: cannot write the output to stdout: ${why}${code ? ` (${code})` : ''} (E_FILE)${written}\n`,
     );
   } catch {
     // stderr is gone too: the exit code says it

@@ -274,6 +274,21 @@ export function printText(/** @type {Io} */ io, /** @type {string} */ text, /** 
   }
 }
 
+/**
+ * What a {@link persistEntry} wrote, as the written line and a failed output name it:
+ * `s.jsonl: compaction entry 1a2b appended; original kept as s.jsonl.bak`.
+ */
+export function writtenText(
+  /** @type {Session} */ session,
+  /** @type {ReturnType<typeof persistEntry>} */ written,
+  /** @type {string} */ what,
+) {
+  return (
+    `${session.display}: ${what} ${written.entryId} ` +
+    `${written.mode === 'appended' ? 'appended' : 'added'}; original kept as ${written.backup}`
+  );
+}
+
 /** The written / not written line after a --write command. */
 export function printWritten(
   /** @type {Io} */ io,
@@ -283,10 +298,7 @@ export function printWritten(
 ) {
   const { style } = io;
   if (written) {
-    io.out(
-      `  ${style.green('written:')} ${session.display}: ${what} ${written.entryId} ` +
-        `${written.mode === 'appended' ? 'appended' : 'added'}; original kept as ${written.backup}`,
-    );
+    io.out(`  ${style.green('written:')} ${writtenText(session, written, what)}`);
     if (written.mode === 'rewritten') {
       io.out(`  note: the file was in format v${written.formatVersion}; it is now written in format v3 (migrated)`);
     }

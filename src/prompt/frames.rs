@@ -13,8 +13,9 @@
 //! letter case, with blanks allowed after `<` and around `/`, where the tag name ends there
 //! (`<conversation>`, `</CONVERSATION >`, `< /summary`, `<read-files attr>`) — becomes `&lt;`:
 //! `</conversation>` is written `&lt;/conversation>`. Blanks are every Unicode white space
-//! (the ASCII ones, vertical tab, no-break and ideographic spaces, …) and the zero-width
-//! characters a reader skips (U+200B–U+200D, U+2060, U+FEFF). So is the `<` of a tag cut off by
+//! (the ASCII ones, vertical tab, no-break and ideographic spaces, …) and every character a
+//! reader does not see (Unicode `Default_Ignorable_Code_Point`: zero-width characters, the soft
+//! hyphen, direction marks, variation selectors, tags, …). So is the `<` of a tag cut off by
 //! the end of the text (`x <`, `</conv`: the start of a frame tag, or a `<` with only blanks
 //! and `/` after it): the next piece of text joined to it (the next text block of a message,
 //! the next line of a list) could complete it. A reader (a model or a person) still sees
@@ -62,11 +63,43 @@ fn is_name_char(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':')
 }
 
-/// Whether `c` is a blank: a Unicode white space or one of the zero-width characters a reader
-/// skips (U+200B–U+200D, U+2060, U+FEFF). The blanks of frame tags (see the
-/// [module documentation](self)) and of a summary that says nothing ([`is_blank`]).
+/// The characters of the Unicode property `Default_Ignorable_Code_Point` (Unicode 15 and 16,
+/// `DerivedCoreProperties.txt`; adjacent ranges merged), as inclusive ranges in ascending order:
+/// characters a renderer shows as nothing (soft hyphen, joiners, direction marks and overrides,
+/// invisible operators, variation selectors, fillers, tags, and the reserved ones among them).
+const DEFAULT_IGNORABLE: [(char, char); 17] = [
+    ('\u{00AD}', '\u{00AD}'),
+    ('\u{034F}', '\u{034F}'),
+    ('\u{061C}', '\u{061C}'),
+    ('\u{115F}', '\u{1160}'),
+    ('\u{17B4}', '\u{17B5}'),
+    ('\u{180B}', '\u{180F}'),
+    ('\u{200B}', '\u{200F}'),
+    ('\u{202A}', '\u{202E}'),
+    ('\u{2060}', '\u{206F}'),
+    ('\u{3164}', '\u{3164}'),
+    ('\u{FE00}', '\u{FE0F}'),
+    ('\u{FEFF}', '\u{FEFF}'),
+    ('\u{FFA0}', '\u{FFA0}'),
+    ('\u{FFF0}', '\u{FFF8}'),
+    ('\u{1BCA0}', '\u{1BCA3}'),
+    ('\u{1D173}', '\u{1D17A}'),
+    ('\u{E0000}', '\u{E0FFF}'),
+];
+
+/// Whether `c` has the Unicode property `Default_Ignorable_Code_Point` ([`DEFAULT_IGNORABLE`]).
+fn is_default_ignorable(c: char) -> bool {
+    // 17 ranges: a scan is as fast as a search and smaller in the module.
+    c >= '\u{00AD}' && DEFAULT_IGNORABLE.iter().any(|&(lo, hi)| lo <= c && c <= hi)
+}
+
+/// Whether `c` is a blank: a Unicode white space (`White_Space`) or a default-ignorable
+/// character (`Default_Ignorable_Code_Point`: the zero-width characters, U+00AD soft hyphen,
+/// direction marks, variation selectors, tags, …), which a reader sees as nothing or as space.
+/// The blanks of frame tags (see the [module documentation](self)) and of a summary that says
+/// nothing ([`is_blank`]). SPEC §13.4.
 pub fn is_blank_char(c: char) -> bool {
-    c.is_whitespace() || matches!(c, '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}')
+    c.is_whitespace() || is_default_ignorable(c)
 }
 
 /// Whether `text` holds only blanks ([`is_blank_char`]; the empty text included).
@@ -426,6 +459,59 @@ mod tests {
             "a<b",
         ] {
             assert!(matches!(f.neutralize(same), Cow::Borrowed(_)), "{same:?} unchanged");
+        }
+    }
+
+    /// One character of each `Default_Ignorable_Code_Point` range (and each line of the brief's
+    /// list): all invisible, all blanks.
+    const IGNORABLE_SAMPLES: [char; 23] = [
+        '\u{00AD}',
+        '\u{034F}',
+        '\u{061C}',
+        '\u{115F}',
+        '\u{17B4}',
+        '\u{180B}',
+        '\u{180E}',
+        '\u{200B}',
+        '\u{200E}',
+        '\u{200F}',
+        '\u{202A}',
+        '\u{202E}',
+        '\u{2061}',
+        '\u{2065}',
+        '\u{2066}',
+        '\u{3164}',
+        '\u{FE0F}',
+        '\u{FFA0}',
+        '\u{FFF0}',
+        '\u{1BCA0}',
+        '\u{1D173}',
+        '\u{E0001}',
+        '\u{E0FFF}',
+    ];
+
+    #[test]
+    fn default_ignorable_characters_are_blanks() {
+        let f = Frames::default();
+        for c in IGNORABLE_SAMPLES {
+            assert!(is_blank_char(c), "U+{:04X}", c as u32);
+            assert!(is_blank(&format!("{c}{c} \n")), "U+{:04X}", c as u32);
+            for (input, want) in [
+                (format!("<{c}/conversation>"), format!("&lt;{c}/conversation>")),
+                (format!("</{c}summary>"), format!("&lt;/{c}summary>")),
+                (format!("x <{c}"), format!("x &lt;{c}")),
+            ] {
+                assert_eq!(f.neutralize(&input), want, "U+{:04X}", c as u32);
+                assert_eq!(f.neutralize(&want), want, "idempotent, U+{:04X}", c as u32);
+            }
+        }
+        // The edges of the table, and visible neighbours that are no blanks.
+        for c in ['\u{1161}', '\u{17B6}', '\u{2070}', '\u{FE10}', '\u{FFF9}', '\u{E1000}', '\u{AC}', '\u{AE}', 'a'] {
+            assert!(!is_blank_char(c), "U+{:04X}", c as u32);
+            assert!(matches!(f.neutralize(&format!("<{c}/conversation>")), Cow::Borrowed(_)), "U+{:04X}", c as u32);
+        }
+        for w in DEFAULT_IGNORABLE.windows(2) {
+            assert!(w[0].1 < w[1].0 && w[0].0 <= w[0].1, "sorted, disjoint: {w:?}");
         }
     }
 

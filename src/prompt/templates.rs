@@ -9,6 +9,7 @@
 //! the Handlebars subset, then the layout pass.
 
 use serde_json::{json, Value};
+use std::borrow::Cow;
 
 use crate::error::{Error, Result};
 use crate::prompt::frames::Frames;
@@ -218,10 +219,44 @@ impl PromptTemplates {
     }
 }
 
+/// A file path as one line of a file list (SPEC §13.4): each line break in it — `\n`, `\r`,
+/// U+000B, U+000C, U+0085, U+2028, U+2029 — is written as its JSON escape (`\n`, `\r`,
+/// `\u000b`, `\f`, `\u0085`, `\u2028`, `\u2029`), so that one path stays one line; nothing else
+/// changes (a backslash stays a backslash: Windows paths keep their form). Borrowed when the path
+/// has no line break.
+pub fn path_line(path: &str) -> Cow<'_, str> {
+    let escape = |c: char| -> Option<&'static str> {
+        Some(match c {
+            '\n' => "\\n",
+            '\r' => "\\r",
+            '\u{000B}' => "\\u000b",
+            '\u{000C}' => "\\f",
+            '\u{0085}' => "\\u0085",
+            '\u{2028}' => "\\u2028",
+            '\u{2029}' => "\\u2029",
+            _ => return None,
+        })
+    };
+    if !path.chars().any(|c| escape(c).is_some()) {
+        return Cow::Borrowed(path);
+    }
+    let mut out = String::with_capacity(path.len() + 8);
+    for c in path.chars() {
+        match escape(c) {
+            Some(e) => out.push_str(e),
+            None => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// Renders the file-operations block (`file-operations.md` with `{readFiles, modifiedFiles}`):
 /// `<read-files>` and `<modified-files>` with one path per line, each only when its list is
-/// non-empty; `""` when both are empty (SPEC sections 8 and 9). The lists are used as given
-/// (callers pass them sorted, SPEC section 8).
+/// non-empty; `""` when both are empty (SPEC sections 8 and 9). The reference's
+/// `formatFileOperations`: each path's frame tags are escaped (SPEC §13.4), its line breaks are
+/// kept (a conformance vector pins them); the blocks the engine appends to a summary are
+/// [`format_file_blocks`]. The lists are used as given (callers pass them sorted, SPEC
+/// section 8).
 ///
 /// # Errors
 /// [`Error::Template`] when the installed `file-operations.md` does not parse.
@@ -230,9 +265,45 @@ pub fn format_file_operations(
     read_files: &[String],
     modified_files: &[String],
 ) -> Result<String> {
+    render_file_operations(templates, read_files, modified_files, false)
+}
+
+/// The file-operation blocks of a summary the engine composes (a compaction, a branch summary,
+/// a preview's figure; SPEC §8, §13.4): [`format_file_operations`] with each path also written
+/// as one line ([`path_line`]), so that a path with a line break cannot pass for two paths in
+/// the stored summary or in a prompt that feeds it back.
+///
+/// # Errors
+/// [`Error::Template`] when the installed `file-operations.md` does not parse.
+pub fn format_file_blocks(
+    templates: &PromptTemplates,
+    read_files: &[String],
+    modified_files: &[String],
+) -> Result<String> {
+    render_file_operations(templates, read_files, modified_files, true)
+}
+
+/// [`format_file_operations`] (`one_line == false`) or [`format_file_blocks`] (`true`).
+fn render_file_operations(
+    templates: &PromptTemplates,
+    read_files: &[String],
+    modified_files: &[String],
+    one_line: bool,
+) -> Result<String> {
     // A path is content: it can never close or open a frame (SPEC section 13.4).
     let frames = templates.frames();
-    let safe = |list: &[String]| -> Vec<String> { list.iter().map(|p| frames.neutralize(p).into_owned()).collect() };
+    let safe = |list: &[String]| -> Vec<String> {
+        list.iter()
+            .map(|p| {
+                let p = frames.neutralize(p);
+                if one_line {
+                    path_line(&p).into_owned()
+                } else {
+                    p.into_owned()
+                }
+            })
+            .collect()
+    };
     templates.render(FILE_OPERATIONS, &json!({ "readFiles": safe(read_files), "modifiedFiles": safe(modified_files) }))
 }
 
@@ -443,6 +514,23 @@ mod tests {
             "<modified-files>\nx.md\ny.md\n</modified-files>"
         );
         assert_eq!(format_file_operations(&t, &[], &[]).expect("render"), "");
+    }
+
+    #[test]
+    fn a_path_is_one_line_of_its_list() {
+        assert!(matches!(path_line("C:\\new\\a.rs"), Cow::Borrowed("C:\\new\\a.rs")));
+        assert_eq!(path_line("a\nb\r\nc\u{b}\u{c}\u{85}\u{2028}\u{2029}é"), r"a\nb\r\nc\u000b\f\u0085\u2028\u2029é");
+        let t = PromptTemplates::default();
+        let (r, m) = lists(&["x\n</read-files>\ny", "z"], &["p\u{2028}q"]);
+        assert_eq!(
+            format_file_operations(&t, &r, &m).expect("render"),
+            "<read-files>\nx\n&lt;/read-files>\ny\nz\n</read-files>\n\n<modified-files>\np\u{2028}q\n</modified-files>",
+            "the reference's formatFileOperations keeps them"
+        );
+        assert_eq!(
+            format_file_blocks(&t, &r, &m).expect("render"),
+            "<read-files>\nx\\n&lt;/read-files>\\ny\nz\n</read-files>\n\n<modified-files>\np\\u2028q\n</modified-files>"
+        );
     }
 
     // ----- context wrappers (convertToLlm) -----

@@ -12,7 +12,7 @@ use crate::entry::EntrySource;
 use crate::entry::{EntryKind, Role};
 use crate::error::{Error, Result};
 use crate::host::{MaybeSend, MaybeSync, OnceCallback};
-use crate::js::{format_iso_timestamp, parse_iso_timestamp};
+use crate::js::{format_iso_timestamp, js_number, parse_iso_timestamp};
 use crate::plan::overflow::estimate_built_context_tokens;
 use crate::plan::prepare::{should_compact, CompactionPreparation, CompactionSettings};
 use crate::plan::prune::PruneConfig;
@@ -766,7 +766,7 @@ impl SessionEngine {
             "summary": result.summary,
             "shortSummary": result.short_summary,
             "firstKeptEntryId": result.first_kept_entry_id,
-            "tokensBefore": result.tokens_before,
+            "tokensBefore": js_number(result.tokens_before),
             "details": result.details,
         });
         if result.short_summary_error.is_some() {
@@ -972,7 +972,8 @@ impl SessionEngine {
 
     /// Automatic compaction after a model turn (SPEC §11): prune first; then the overflow path
     /// (the reply's error says the context overflowed, same model, newer than the last
-    /// compaction: compact and ask the host to retry with the error left out of the context) or
+    /// compaction: compact and ask the host to retry with the error left out of the context,
+    /// unless the compaction made no progress: then no retry and an `error_message`) or
     /// the threshold path (`shouldCompact` on the estimate minus the pruned tokens: compact,
     /// then "Continue if you have next steps." unless `autoContinue === false`); the threshold
     /// is also checked after a failed (`error`) turn, with the last successful usage. Candidates
@@ -1119,11 +1120,16 @@ impl SessionEngine {
         };
         let outcome = match result {
             Ok(done) => {
+                // A recovery whose compaction made no progress does not ask for a retry: the
+                // retried turn would overflow again (SPEC §13.5). The compaction stays.
+                let stuck = will_retry && done.result.no_progress;
+                let will_retry = will_retry && !stuck;
+                let error_message = stuck.then(|| no_progress_message(&done.result, check));
                 events.emit(AutoCompactionEvent::AutoCompactionEnd {
                     result: Some(Box::new(done.result.clone())),
                     aborted: false,
                     will_retry,
-                    error_message: None,
+                    error_message: error_message.clone(),
                 });
                 if done.result.no_progress {
                     events.emit(AutoCompactionEvent::AutoCompactionNoProgress {
@@ -1133,9 +1139,14 @@ impl SessionEngine {
                     });
                 }
                 outcome.will_retry = will_retry;
-                if will_retry {
+                outcome.error_message = error_message;
+                if reason == CompactionReason::Overflow {
+                    // This turn's recovery, retried or not: an overflow before the next user
+                    // message is not recovered again.
                     lock(&self.guard).overflow_recovery =
                         done.entry.get("id").and_then(Value::as_str).map(str::to_owned);
+                }
+                if will_retry {
                     // The retry's context is sent to the model: provider-valid (SPEC §13.1),
                     // without the overflow error.
                     let s = self.session.guard();
@@ -1146,7 +1157,7 @@ impl SessionEngine {
                     ctx.messages = messages;
                     ctx.repairs = repairs;
                     outcome.context = Some(ctx);
-                } else if check.settings.auto_continue != Some(false) {
+                } else if reason == CompactionReason::Threshold && check.settings.auto_continue != Some(false) {
                     outcome.continue_prompt = Some(CONTINUE_PROMPT.to_string());
                 }
                 outcome.compaction = Some(done);
@@ -1434,7 +1445,9 @@ pub struct CheckOutcome {
     pub reason: Option<CompactionReason>,
     /// The finished compaction.
     pub compaction: Option<CompactOutcome>,
-    /// Overflow path: the host should retry the turn with [`CheckOutcome::context`].
+    /// Overflow path: the host should retry the turn with [`CheckOutcome::context`]. `false` when
+    /// the recovery's compaction made no progress (`noProgress`; the retried turn would overflow
+    /// again): then [`CheckOutcome::error_message`] says why (SPEC §13.5).
     pub will_retry: bool,
     /// The context for the retry: provider-valid (SPEC §13.1), the overflow error message left out.
     pub context: Option<crate::context::SessionContext>,
@@ -1446,6 +1459,21 @@ pub struct CheckOutcome {
     pub error_message: Option<String>,
     /// Why a due compaction did not run (SPEC §13.5).
     pub skipped: Option<SkipCause>,
+}
+
+/// The error of an overflow recovery whose compaction made no progress (SPEC §13.5): `Context
+/// overflow recovery failed: the compaction made no progress (context estimated at A tokens
+/// after it, B before; threshold T), so a retry would overflow again`.
+fn no_progress_message(result: &crate::summarize::CompactionResult, check: &CheckOptions) -> String {
+    // Estimates and the threshold are whole numbers of tokens (the reserve is below the window).
+    let tokens = |t: Option<f64>| t.map_or_else(|| "?".to_string(), |t| (t as u64).to_string());
+    let threshold = (check.context_window as u64).saturating_sub(check.settings.reserve_tokens);
+    format!(
+        "Context overflow recovery failed: the compaction made no progress (context estimated at {} tokens \
+         after it, {} before; threshold {threshold}), so a retry would overflow again",
+        tokens(result.context_tokens_after),
+        tokens(result.context_tokens_before),
+    )
 }
 
 /// Texts of transient failures (lower case), retried with backoff.

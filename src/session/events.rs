@@ -74,7 +74,8 @@ pub enum AutoCompactionEvent {
         result: Option<Box<CompactionResult>>,
         /// The attempt was aborted.
         aborted: bool,
-        /// The host should retry the turn (overflow path, compaction appended).
+        /// The host should retry the turn (overflow path, compaction appended and made progress;
+        /// without progress `false`, with `error_message` saying why, SPEC §13.5).
         will_retry: bool,
         /// `Context overflow recovery failed: …` / `Auto-compaction failed: …`.
         #[serde(skip_serializing_if = "Option::is_none")]

@@ -447,10 +447,11 @@ pub fn append_part(mut text: String, part: &str) -> String {
 }
 
 /// Appends the file-operation blocks to a summary as its last part (SPEC §8, §12.10: after a
-/// blank line; nothing when both lists are empty) and returns the lists.
+/// blank line; nothing when both lists are empty; one line per path, §13.4:
+/// [`format_file_blocks`](prompts::format_file_blocks)) and returns the lists.
 pub fn with_file_blocks(summary: String, ops: &FileOps, templates: &PromptTemplates) -> Result<(String, FileLists)> {
     let lists = ops.file_lists();
-    let blocks = prompts::format_file_operations(templates, &lists.read_files, &lists.modified_files)?;
+    let blocks = prompts::format_file_blocks(templates, &lists.read_files, &lists.modified_files)?;
     Ok((append_part(summary, &blocks), lists))
 }
 

@@ -13,7 +13,7 @@ use crate::plan::overflow::estimate_built_context_tokens;
 use crate::plan::prepare::{plan_compaction, reference_preparation_parts, CompactionSettings, PreparationPlan};
 use crate::plan::preview::{CompactionPreview, CompactionPreviews, PruneCompactionPreview};
 use crate::plan::prune::{PruneConfig, PrunePlan};
-use crate::prompt::templates::{format_file_operations, PromptTemplates};
+use crate::prompt::templates::{format_file_blocks, PromptTemplates};
 use crate::summarize::{append_part, compose_parts, history_max_tokens, turn_prefix_max_tokens};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -114,7 +114,7 @@ pub fn summary_tokens(
     let prefix = prefix.then(|| answer(turn_prefix_max_tokens(reserve)));
     let composed = compose_parts(previous_summary, history, prefix);
     let lists = file_ops.file_lists();
-    let blocks = format_file_operations(templates, &lists.read_files, &lists.modified_files)?;
+    let blocks = format_file_blocks(templates, &lists.read_files, &lists.modified_files)?;
     Ok(Some(utf16_len(&append_part(composed, &blocks)).div_ceil(4).saturating_add(more)))
 }
 

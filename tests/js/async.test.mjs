@@ -629,6 +629,32 @@ describe('SessionTree.compact', () => {
     assert.equal(tree.isCompacting, false);
   });
 
+  test('the saved compaction line writes whole numbers as integers, as JSON.stringify does', T, async () => {
+    const lastLine = (/** @type {sc.SessionTree} */ tree) => tree.toJsonl().trimEnd().split('\n').at(-1) ?? '';
+    const tree = treeOf();
+    const done = await tree.compact({ complete: recorder().complete, settings: SETTINGS });
+    const entry = /** @type {any} */ (done.compactionEntry);
+    assert.ok(Number.isInteger(entry.tokensBefore) && entry.tokensBefore > 0, String(entry.tokensBefore));
+    const line = lastLine(tree);
+    assert.ok(line.includes(`"tokensBefore":${entry.tokensBefore},`), line.slice(0, 400));
+    assert.doesNotMatch(line, /"tokensBefore":\d+\.0\b/);
+    assert.equal(line, JSON.stringify(entry));
+    // A hook's compaction: its tokensBefore and its details' numbers too.
+    const other = treeOf();
+    await other.compact({
+      complete: recorder().complete,
+      settings: SETTINGS,
+      hooks: {
+        session_before_compact: () => ({
+          compaction: { summary: 'EXT', tokensBefore: 1234, details: { n: 5, ratio: 0.5 } },
+        }),
+      },
+    });
+    const ext = lastLine(other);
+    assert.ok(ext.includes('"tokensBefore":1234,'), ext);
+    assert.ok(ext.includes('"details":{"n":5,"ratio":0.5}'), ext);
+  });
+
   test(
     'session_before_compact: cancel → E_CANCELLED "Compaction cancelled"; a supplied compaction is used as is',
     T,
@@ -1133,6 +1159,36 @@ describe('checkCompaction', () => {
     assert.equal(below.result.compactionEntry, undefined);
     assert.deepEqual(below.events, []);
     assert.equal(calls.length, 0);
+  });
+
+  test('overflow whose compaction makes no progress: appended, but willRetry false and why', T, async () => {
+    const tree = treeOf();
+    const count = tree.entryCount;
+    const message = overflowMessage(tree);
+    // The window's threshold (2100 - 2000 = 100 tokens) is below any summary: no progress.
+    const { result, events } = await check({ complete: recorder().complete, model: 'p/m' }, { tree, message });
+    assert.equal(result.reason, 'overflow');
+    assert.equal(result.result?.noProgress, true);
+    assert.equal(/** @type {any} */ (result.compactionEntry).type, 'compaction');
+    assert.equal(tree.entryCount, count + 2, 'the overflow message and the compaction');
+    assert.equal(result.willRetry, false);
+    assert.equal(result.context, undefined);
+    assert.equal(result.continuePrompt, undefined);
+    const why =
+      'Context overflow recovery failed: the compaction made no progress (context estimated at ' +
+      `${result.result?.contextTokensAfter} tokens after it, ${result.result?.contextTokensBefore} before; ` +
+      'threshold 100), so a retry would overflow again';
+    assert.equal(result.errorMessage, why);
+    assert.deepEqual(events, [
+      { type: 'auto_compaction_start', reason: 'overflow' },
+      { type: 'auto_compaction_end', result: result.result, aborted: false, willRetry: false, errorMessage: why },
+      {
+        type: 'auto_compaction_no_progress',
+        reason: 'overflow',
+        contextTokensBefore: result.result?.contextTokensBefore,
+        contextTokensAfter: result.result?.contextTokensAfter,
+      },
+    ]);
   });
 
   test(

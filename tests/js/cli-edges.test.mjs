@@ -7,13 +7,22 @@
 // Run: node --test tests/js/cli-edges.test.mjs
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, truncateSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  truncateSync,
+} from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as sc from '../../pkg/index.node.mjs';
-import { CLI, HEADER, messageLine, runCli, tempFolder } from './support/cli.mjs';
+import { CLI, HEADER, messageLine, runCli, runCliWithStdout, tempFolder } from './support/cli.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SAMPLE = join(ROOT, 'examples', 'sessions', 'pi-session-with-compactions.jsonl');
@@ -333,6 +342,104 @@ describe('a stdout that cannot be written', () => {
       r.stderr,
       'session-compaction: error: cannot write the output to stdout: no space left on the device (ENOSPC) (E_FILE)\n',
     );
+  });
+
+  // A --write whose output then fails: the file is written, so the error line says so and names
+  // it (a user who took the run for failed and ran it again would append a second entry).
+  describe('after a --write, the error says the file was written', {
+    skip: !existsSync('/dev/full') && 'no /dev/full',
+  }, () => {
+    const LARGE = join(ROOT, 'examples', 'sessions', 'pi-session-large.jsonl');
+    /** @param {string} name @param {string} source */
+    const copy = (name, source) => {
+      const file = join(TMP, name);
+      copyFileSync(source, file);
+      return file;
+    };
+    /** @param {string[]} args */
+    const toFull = async (args) => {
+      const fd = openSync('/dev/full', 'w');
+      try {
+        return await runCliWithStdout(args, fd);
+      } finally {
+        closeSync(fd);
+      }
+    };
+    const stdoutFailed =
+      'session-compaction: error: cannot write the output to stdout: no space left on the device (ENOSPC) (E_FILE)';
+    const again = ' (running the command again would write it again)\n';
+    /** @param {string} file @param {string} type */
+    const entriesOf = (file, type) =>
+      sc.SessionTree.fromBytes(readFileSync(file), {})
+        .getTree()
+        .filter((n) => n.type === type);
+
+    for (const json of [false, true]) {
+      test(`compact --write${json ? ' --json' : ''} > /dev/full: one compaction, and the line names it`, async () => {
+        const file = copy(`full-compact-${json}.jsonl`, LARGE);
+        const before = entriesOf(file, 'compaction').length;
+        const r = await toFull(['compact', file, '--write', ...(json ? ['--json'] : [])]);
+        assert.equal(r.status, 2, r.stderr);
+        const added = entriesOf(file, 'compaction');
+        assert.equal(added.length, before + 1, 'exactly one new compaction');
+        const id = /** @type {any} */ (added.at(-1)).id;
+        assert.equal(
+          r.stderr,
+          `${stdoutFailed}; the session file was written all the same: ${file}: compaction entry ${id} appended; ` +
+            `original kept as ${file}.bak${again}`,
+        );
+      });
+    }
+
+    test('navigate --summarize --write > /dev/full: one branch summary, and the line names it', async () => {
+      const file = copy('full-navigate.jsonl', LARGE);
+      const tree = sc.SessionTree.fromBytes(readFileSync(file), {});
+      const users = tree
+        .getBranch()
+        .filter((e) => e.type === 'message' && /** @type {any} */ (e).message.role === 'user');
+      const target = /** @type {any} */ (users.at(-3));
+      const before = entriesOf(file, 'branch_summary').length;
+      const r = await toFull(['navigate', file, target.id, '--summarize', '--write']);
+      assert.equal(r.status, 2, r.stderr);
+      const added = entriesOf(file, 'branch_summary');
+      assert.equal(added.length, before + 1, 'exactly one new branch summary');
+      const id = /** @type {any} */ (added.at(-1)).id;
+      assert.equal(
+        r.stderr,
+        `${stdoutFailed}; the session file was written all the same: ${file}: branch_summary entry ${id} appended; ` +
+          `original kept as ${file}.bak${again}`,
+      );
+    });
+
+    test('prune --write > /dev/full: pruned once, and the line names it', async () => {
+      const file = copy('full-prune.jsonl', SAMPLE);
+      const expected = sc.SessionTree.fromBytes(readFileSync(file), {}).planPrune({
+        minimumSavings: 0,
+        protectTokens: 10000,
+      });
+      assert.ok(expected.candidates.length > 1);
+      const r = await toFull(['prune', file, '--write', ...PRUNE_FLAGS]);
+      assert.equal(r.status, 2, r.stderr);
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `^${stdoutFailed.replace(/[()]/g, '\\$&')}; the session file was written all the same: ` +
+            `${file.replace(/[.]/g, '\\.')}: ${expected.candidates.length} tool outputs pruned, [\\d,]+ tokens saved; ` +
+            `original kept as ${file.replace(/[.]/g, '\\.')}\\.bak \\(running the command again would write it again\\)\\n$`,
+        ),
+      );
+      const pruned = sc.SessionTree.fromBytes(readFileSync(file), {}).planPrune({
+        minimumSavings: 0,
+        protectTokens: 10000,
+      });
+      assert.equal(pruned.candidates.length, 0, 'the file holds the pruned outputs');
+    });
+
+    test('without --write nothing is claimed', async () => {
+      const r = await toFull(['compact', copy('full-nowrite.jsonl', LARGE)]);
+      assert.equal(r.status, 2);
+      assert.equal(r.stderr, `${stdoutFailed}\n`);
+    });
   });
 
   test('a closed pipe (| head -n 1): exits quietly with 0', () => {

@@ -10,6 +10,7 @@ import {
   printWritten,
   summarizerFrom,
   timeoutOf,
+  writtenText,
 } from '../summarizer.mjs';
 import { EXIT_OK, num, table } from '../support.mjs';
 
@@ -88,6 +89,7 @@ async function cmdCompact(session, opts, io) {
   after.tokens = done.result.contextTokensAfter ?? after.tokens;
   const entry = /** @type {any} */ (done.compactionEntry);
   const written = opts.write ? persistEntry(session, entry) : null;
+  if (written) io.wrote(writtenText(session, written, 'compaction entry'));
 
   if (opts.json) {
     printJson(io, {

@@ -9,6 +9,7 @@ import {
   printWritten,
   summarizerFrom,
   timeoutOf,
+  writtenText,
 } from '../summarizer.mjs';
 import { CliError, EXIT_OK, num, table } from '../support.mjs';
 
@@ -79,6 +80,7 @@ async function cmdNavigate(session, opts, io, target) {
   if (out.aborted) throw Object.assign(new Error('Branch summary aborted'), { code: 'E_ABORTED' });
   const summaryEntry = /** @type {any} */ (out.summaryEntry);
   const written = opts.write && summaryEntry ? persistEntry(session, summaryEntry) : null;
+  if (written) io.wrote(writtenText(session, written, 'branch_summary entry'));
   const targetKind = targetEntry.type === 'message' ? `${targetEntry.message?.role ?? '?'} message` : targetEntry.type;
   const newLeafId = out.newLeafId ?? null;
   // The leaf the navigation chose (the summary entry, when there is one, is its child).

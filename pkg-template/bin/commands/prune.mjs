@@ -81,6 +81,7 @@ function cmdPrune(session, opts, io) {
         backup,
         formatVersion: tree.sourceVersion ?? null,
       };
+      io.wrote(prunedText(session, written));
     }
   }
 
@@ -130,10 +131,7 @@ function cmdPrune(session, opts, io) {
   }
   if (written) {
     io.out('');
-    io.out(
-      `  ${style.green('written:')} ${session.display}: ${plural(written.prunedCount, 'tool output')} pruned, ` +
-        `${num(written.tokensSaved)} tokens saved; original kept as ${written.backup}`,
-    );
+    io.out(`  ${style.green('written:')} ${prunedText(session, written)}`);
     if (tree.migrated) {
       io.out(`  note: the file was in format v${written.formatVersion}; it is now written in format v3 (migrated)`);
     }
@@ -143,4 +141,16 @@ function cmdPrune(session, opts, io) {
     io.out(style.dim(`  run with --write to apply (the original is kept as ${session.display}.bak)`));
   }
   return EXIT_OK;
+}
+
+/**
+ * What `prune --write` wrote, as the written line and a failed output name it.
+ * @param {import('../report.mjs').Session} session
+ * @param {{ prunedCount: number, tokensSaved: number, backup: string }} written
+ */
+function prunedText(session, written) {
+  return (
+    `${session.display}: ${plural(written.prunedCount, 'tool output')} pruned, ` +
+    `${num(written.tokensSaved)} tokens saved; original kept as ${written.backup}`
+  );
 }

@@ -17,6 +17,25 @@ export const CLI = join(fileURLToPath(new URL('../../..', import.meta.url)), 'pk
  * @param {Record<string, string | undefined>} [env]
  */
 export function startCli(args, env = {}) {
+  const child = spawn(process.execPath, [CLI, ...args], { env: cliEnv(env) });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c) => (stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
+  /** @type {Promise<{ status: number | null, stdout: string, stderr: string }>} */
+  const done = new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+  return { child, done };
+}
+
+/**
+ * The environment of a CLI run: colors off, `OPENAI_API_KEY` unset, then `env` (a value of
+ * `undefined` removes a variable).
+ * @param {Record<string, string | undefined>} env
+ */
+function cliEnv(env) {
   /** @type {Record<string, string>} */
   const childEnv = {};
   for (const [k, v] of Object.entries({
@@ -28,17 +47,24 @@ export function startCli(args, env = {}) {
   })) {
     if (v !== undefined) childEnv[k] = v;
   }
-  const child = spawn(process.execPath, [CLI, ...args], { env: childEnv });
-  let stdout = '';
+  return childEnv;
+}
+
+/**
+ * Runs the CLI to its end with its stdout on the file descriptor `stdoutFd` (a failing one such
+ * as `/dev/full`, opened by the caller); resolves with the exit status and stderr.
+ * @param {string[]} args
+ * @param {number} stdoutFd
+ * @returns {Promise<{ status: number | null, stderr: string }>}
+ */
+export function runCliWithStdout(args, stdoutFd) {
+  const child = spawn(process.execPath, [CLI, ...args], { env: cliEnv({}), stdio: ['ignore', stdoutFd, 'pipe'] });
   let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (c) => (stdout += c));
-  child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
-  /** @type {Promise<{ status: number | null, stdout: string, stderr: string }>} */
-  const done = new Promise((resolve, reject) => {
+  child.stderr?.setEncoding('utf8').on('data', (c) => (stderr += c));
+  return new Promise((resolve, reject) => {
     child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
+    child.on('close', (status) => resolve({ status, stderr }));
   });
-  return { child, done };
 }
 
 /**
