@@ -471,12 +471,12 @@ fn a_stalled_summarizer_times_out() {
 }
 
 #[test]
-fn an_overflow_recovery_without_progress_does_not_ask_for_a_retry() {
-    // A window so small that the kept messages alone stay above the threshold (1500 - 1000):
-    // the recovery's compaction is appended but makes no progress, so a retry would overflow
-    // again.
+fn an_overflow_recovery_that_cannot_fit_does_not_ask_for_a_retry() {
+    // A window smaller than the kept messages alone (threshold 400 - 100): the recovery's
+    // compaction is appended but leaves a context at the window or above, so a retry would
+    // overflow again.
     let engine = engine(5000);
-    let opts = options(1500.0, 1000);
+    let opts = options(400.0, 100);
     let model = Model::answering("Recovered summary.");
     let events = Events::default();
     let overflow = error_msg("prompt is too long: 213462 tokens > 200000 maximum", T0 + 2e6);
@@ -487,13 +487,13 @@ fn an_overflow_recovery_without_progress_does_not_ask_for_a_retry() {
     let r = &done.result;
     assert!(r.no_progress, "{r:?}");
     let (before, after) = (r.context_tokens_before.unwrap(), r.context_tokens_after.unwrap());
-    assert!(after > 500.0, "still above the threshold: {after}");
+    assert!(after >= 400.0 && after < before, "smaller, but not below the window: {after} of {before}");
     assert_eq!(compactions(&engine), 1);
-    assert!(!out.will_retry, "no retry after a recovery without progress");
+    assert!(!out.will_retry, "no retry after a recovery that cannot fit");
     assert!(out.context.is_none() && out.continue_prompt.is_none(), "{out:?}");
     let message = format!(
         "Context overflow recovery failed: the compaction made no progress (context estimated at {after:.0} tokens \
-         after it, {before:.0} before; threshold 500), so a retry would overflow again"
+         after it, {before:.0} before; context window 400), so a retry would overflow again"
     );
     assert_eq!(out.error_message.as_deref(), Some(message.as_str()));
     let all = events.0.borrow().clone();
@@ -512,4 +512,25 @@ fn an_overflow_recovery_without_progress_does_not_ask_for_a_retry() {
     assert_eq!(out.skipped, Some(SkipCause::OverflowRecoveredThisTurn));
     assert!(!out.will_retry && out.compaction.is_none());
     assert_eq!(compactions(&engine), 1);
+}
+
+#[test]
+fn an_overflow_recovery_above_the_threshold_but_below_the_window_is_retried() {
+    // Threshold 1500 - 1000 = 500: the compaction shrinks the context to ~507 tokens, above the
+    // threshold (no progress by §13.5) but far below the 1500-token window: the retry may fit.
+    let engine = engine(5000);
+    let opts = options(1500.0, 1000);
+    let model = Model::answering("Recovered summary.");
+    let events = Events::default();
+    let overflow = error_msg("prompt is too long: 213462 tokens > 200000 maximum", T0 + 2e6);
+    append(&engine, "o1", &overflow);
+    let out = check(&engine, &overflow, &opts, std::slice::from_ref(&model), &events);
+    let r = &out.compaction.as_ref().expect("the compaction is appended").result;
+    let (before, after) = (r.context_tokens_before.unwrap(), r.context_tokens_after.unwrap());
+    assert!(r.no_progress && after > 500.0 && after < 1500.0 && after < before, "{r:?}");
+    assert!(out.will_retry, "{out:?}");
+    assert!(out.context.is_some() && out.error_message.is_none(), "{out:?}");
+    let all = events.0.borrow().clone();
+    assert_eq!(all[1]["willRetry"], true);
+    assert_eq!(all[1].get("errorMessage"), None);
 }

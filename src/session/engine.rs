@@ -1120,9 +1120,11 @@ impl SessionEngine {
         };
         let outcome = match result {
             Ok(done) => {
-                // A recovery whose compaction made no progress does not ask for a retry: the
-                // retried turn would overflow again (SPEC §13.5). The compaction stays.
-                let stuck = will_retry && done.result.no_progress;
+                // A recovery whose compaction left a context that cannot fit does not ask for a
+                // retry: the retried turn would overflow again (SPEC §13.5). Not shrunk, or still
+                // at the window or above; a context between the threshold and the window is
+                // `noProgress` but may fit, so it is retried. The compaction stays.
+                let stuck = will_retry && done.result.no_progress && !fits_window(&done.result, check.context_window);
                 let will_retry = will_retry && !stuck;
                 let error_message = stuck.then(|| no_progress_message(&done.result, check));
                 events.emit(AutoCompactionEvent::AutoCompactionEnd {
@@ -1446,8 +1448,9 @@ pub struct CheckOutcome {
     /// The finished compaction.
     pub compaction: Option<CompactOutcome>,
     /// Overflow path: the host should retry the turn with [`CheckOutcome::context`]. `false` when
-    /// the recovery's compaction made no progress (`noProgress`; the retried turn would overflow
-    /// again): then [`CheckOutcome::error_message`] says why (SPEC §13.5).
+    /// the recovery's compaction made no progress and left a context that cannot fit (not
+    /// smaller than before, or still at the context window or above: the retried turn would
+    /// overflow again): then [`CheckOutcome::error_message`] says why (SPEC §13.5).
     pub will_retry: bool,
     /// The context for the retry: provider-valid (SPEC §13.1), the overflow error message left out.
     pub context: Option<crate::context::SessionContext>,
@@ -1461,18 +1464,27 @@ pub struct CheckOutcome {
     pub skipped: Option<SkipCause>,
 }
 
-/// The error of an overflow recovery whose compaction made no progress (SPEC §13.5): `Context
-/// overflow recovery failed: the compaction made no progress (context estimated at A tokens
-/// after it, B before; threshold T), so a retry would overflow again`.
+/// Whether the context a compaction left is smaller than the one before it and below the
+/// context window `window` (estimates, SPEC §13.5): a retried turn may then fit.
+fn fits_window(result: &crate::summarize::CompactionResult, window: f64) -> bool {
+    match (result.context_tokens_before, result.context_tokens_after) {
+        (Some(before), Some(after)) => after < before && after < window,
+        _ => false,
+    }
+}
+
+/// The error of an overflow recovery whose compaction left a context that cannot fit (SPEC
+/// §13.5): `Context overflow recovery failed: the compaction made no progress (context estimated
+/// at A tokens after it, B before; context window W), so a retry would overflow again`.
 fn no_progress_message(result: &crate::summarize::CompactionResult, check: &CheckOptions) -> String {
-    // Estimates and the threshold are whole numbers of tokens (the reserve is below the window).
+    // Estimates and the window are whole numbers of tokens.
     let tokens = |t: Option<f64>| t.map_or_else(|| "?".to_string(), |t| (t as u64).to_string());
-    let threshold = (check.context_window as u64).saturating_sub(check.settings.reserve_tokens);
     format!(
         "Context overflow recovery failed: the compaction made no progress (context estimated at {} tokens \
-         after it, {} before; threshold {threshold}), so a retry would overflow again",
+         after it, {} before; context window {}), so a retry would overflow again",
         tokens(result.context_tokens_after),
         tokens(result.context_tokens_before),
+        check.context_window as u64,
     )
 }
 

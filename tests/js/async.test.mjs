@@ -1161,35 +1161,49 @@ describe('checkCompaction', () => {
     assert.equal(calls.length, 0);
   });
 
-  test('overflow whose compaction makes no progress: appended, but willRetry false and why', T, async () => {
-    const tree = treeOf();
-    const count = tree.entryCount;
-    const message = overflowMessage(tree);
-    // The window's threshold (2100 - 2000 = 100 tokens) is below any summary: no progress.
-    const { result, events } = await check({ complete: recorder().complete, model: 'p/m' }, { tree, message });
-    assert.equal(result.reason, 'overflow');
-    assert.equal(result.result?.noProgress, true);
-    assert.equal(/** @type {any} */ (result.compactionEntry).type, 'compaction');
-    assert.equal(tree.entryCount, count + 2, 'the overflow message and the compaction');
-    assert.equal(result.willRetry, false);
-    assert.equal(result.context, undefined);
-    assert.equal(result.continuePrompt, undefined);
-    const why =
-      'Context overflow recovery failed: the compaction made no progress (context estimated at ' +
-      `${result.result?.contextTokensAfter} tokens after it, ${result.result?.contextTokensBefore} before; ` +
-      'threshold 100), so a retry would overflow again';
-    assert.equal(result.errorMessage, why);
-    assert.deepEqual(events, [
-      { type: 'auto_compaction_start', reason: 'overflow' },
-      { type: 'auto_compaction_end', result: result.result, aborted: false, willRetry: false, errorMessage: why },
-      {
-        type: 'auto_compaction_no_progress',
-        reason: 'overflow',
-        contextTokensBefore: result.result?.contextTokensBefore,
-        contextTokensAfter: result.result?.contextTokensAfter,
-      },
-    ]);
-  });
+  test(
+    'overflow whose compaction leaves a context that cannot fit: appended, but willRetry false and why',
+    T,
+    async () => {
+      const tree = treeOf();
+      const count = tree.entryCount;
+      const message = overflowMessage(tree);
+      // A 1,000-token window: the 1,500 tokens kept alone do not fit in it, so the retried turn
+      // would overflow again (SPEC §13.5).
+      const { result, events } = await check(
+        {
+          complete: recorder().complete,
+          model: 'p/m',
+          contextWindow: 1000,
+          settings: { ...SETTINGS, reserveTokens: 100 },
+        },
+        { tree, message },
+      );
+      assert.equal(result.reason, 'overflow');
+      assert.equal(result.result?.noProgress, true);
+      assert.ok(Number(result.result?.contextTokensAfter) >= 1000, 'at the window or above');
+      assert.equal(/** @type {any} */ (result.compactionEntry).type, 'compaction');
+      assert.equal(tree.entryCount, count + 2, 'the overflow message and the compaction');
+      assert.equal(result.willRetry, false);
+      assert.equal(result.context, undefined);
+      assert.equal(result.continuePrompt, undefined);
+      const why =
+        'Context overflow recovery failed: the compaction made no progress (context estimated at ' +
+        `${result.result?.contextTokensAfter} tokens after it, ${result.result?.contextTokensBefore} before; ` +
+        'context window 1000), so a retry would overflow again';
+      assert.equal(result.errorMessage, why);
+      assert.deepEqual(events, [
+        { type: 'auto_compaction_start', reason: 'overflow' },
+        { type: 'auto_compaction_end', result: result.result, aborted: false, willRetry: false, errorMessage: why },
+        {
+          type: 'auto_compaction_no_progress',
+          reason: 'overflow',
+          contextTokensBefore: result.result?.contextTokensBefore,
+          contextTokensAfter: result.result?.contextTokensAfter,
+        },
+      ]);
+    },
+  );
 
   test(
     'overflow: compact, willRetry, the error message left out of the context but kept in the session',
