@@ -479,7 +479,7 @@ function defineTests() {
           ['system', 'user'],
         );
         assert.ok(call.body.messages.every((m) => typeof m.content === 'string' && m.content.length > 0));
-        assert.equal(typeof call.body.max_tokens, 'number');
+        assert.equal(typeof call.body.max_completion_tokens, 'number');
       }
       assert.match(await page.textContent('[data-role="result"]'), /Summary written by mock-model/);
       const stored = await page.evaluate(
