@@ -789,6 +789,43 @@ describe('SessionTree.compact', () => {
   }
 
   test(
+    'abortCompaction() in the same tick as the call reaches compact, navigateTree and checkCompaction',
+    T,
+    async () => {
+      const tree = treeOf();
+      const count = tree.entryCount;
+      const leaf = tree.leafId;
+      const { calls, complete } = recorder();
+      // A Promise's work starts in a later microtask: the call is already "compacting".
+      const compacting = tree.compact({ complete, settings: SETTINGS });
+      assert.equal(tree.isCompacting, true);
+      tree.abortCompaction();
+      await rejectsCode(compacting, 'E_ABORTED', 'Compaction aborted');
+      const target = /** @type {any} */ (
+        tree.getBranch().find((e) => e.type === 'message' && e.message.role === 'user')
+      );
+      const navigating = tree.navigateTree(target.id, { summarize: true, complete });
+      assert.equal(tree.isCompacting, true);
+      tree.abortCompaction();
+      const moved = await navigating;
+      assert.deepEqual([moved.cancelled, moved.aborted, moved.newLeafId], [true, true, leaf]);
+      const checking = tree.checkCompaction(lastAssistant(tree), {
+        contextWindow: SMALL_WINDOW,
+        settings: SETTINGS,
+        complete,
+      });
+      tree.abortCompaction();
+      // As with a signal aborted before the call: the check itself is aborted.
+      await rejectsCode(checking, 'E_ABORTED', 'Compaction check aborted');
+      assert.deepEqual([tree.entryCount, tree.leafId, calls.length, tree.isCompacting], [count, leaf, 0, false]);
+      // The abort was for those calls only: the next one runs.
+      const done = await tree.compact({ complete, settings: SETTINGS });
+      assert.equal(done.compactionEntry.type, 'compaction');
+      assert.equal(tree.isCompacting, false);
+    },
+  );
+
+  test(
     'E_BUSY: one compaction at a time; isCompacting while it runs; callbacks may re-enter the handle',
     T,
     async () => {

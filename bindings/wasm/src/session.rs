@@ -36,6 +36,68 @@ pub struct SessionTree {
     load_errors: Vec<session_compaction::io::LineError>,
     /// The message objects handed out by `prepareCompaction` and `buildSessionContext`, by entry.
     messages: std::cell::RefCell<MessageObjects>,
+    /// The operations called and not started yet (see [`Pending`]).
+    pub(crate) pending: Rc<Pending>,
+}
+
+/// The operations (`compact`, `navigateTree`, `checkCompaction`) called on a handle whose work
+/// has not started: a Promise's work starts in a later microtask, so right after the call the
+/// engine is not busy yet. `isCompacting` counts them, and an `abortCompaction()` meanwhile
+/// reaches them: each starts aborted (SPEC §11: one abort cancels the operation).
+#[derive(Default)]
+pub struct Pending {
+    calls: std::cell::Cell<u32>,
+    abort: std::cell::Cell<bool>,
+}
+
+impl Pending {
+    /// A call made now, pending until [`PendingCall::start`] (or its drop).
+    pub fn enter(self: &Rc<Self>) -> PendingCall {
+        self.calls.set(self.calls.get().saturating_add(1));
+        PendingCall(Some(self.clone()))
+    }
+
+    /// Whether a call is pending.
+    pub fn any(&self) -> bool {
+        self.calls.get() > 0
+    }
+
+    /// `abortCompaction()`: the pending calls start aborted.
+    pub fn abort(&self) {
+        if self.any() {
+            self.abort.set(true);
+        }
+    }
+
+    /// One pending call starts: whether an abort came while it was pending.
+    fn leave(&self) -> bool {
+        let aborted = self.abort.get();
+        let left = self.calls.get().saturating_sub(1);
+        self.calls.set(left);
+        if left == 0 {
+            self.abort.set(false);
+        }
+        aborted
+    }
+}
+
+/// One call of [`Pending`]; dropping it unstarted (its work failed before starting) ends it too.
+pub struct PendingCall(Option<Rc<Pending>>);
+
+impl PendingCall {
+    /// The call's work starts now: `true` when `abortCompaction()` was called meanwhile (the
+    /// caller aborts its signal before handing it to the engine).
+    pub fn start(mut self) -> bool {
+        self.0.take().is_some_and(|p| p.leave())
+    }
+}
+
+impl Drop for PendingCall {
+    fn drop(&mut self) {
+        if let Some(p) = self.0.take() {
+            p.leave();
+        }
+    }
 }
 
 /// Grows the wasm memory once, by the input's length, before a load. The allocator (dlmalloc)
@@ -68,7 +130,12 @@ fn byte_count(n: f64, what: &str) -> Result<usize, JsValue> {
 }
 
 fn wrap((inner, load_errors): (Core, Vec<session_compaction::io::LineError>)) -> SessionTree {
-    SessionTree { engine: Rc::new(SessionEngine::new(inner)), load_errors, messages: Default::default() }
+    SessionTree {
+        engine: Rc::new(SessionEngine::new(inner)),
+        load_errors,
+        messages: Default::default(),
+        pending: Default::default(),
+    }
 }
 
 impl SessionTree {

@@ -183,11 +183,16 @@ impl SessionTree {
         let engine = self.engine.clone();
         let run: Result<CompactRun, JsValue> = to_options(&options, "options", SESSION_CALL_KEYS);
         let counter = counter_of(&get(&options, "settings"), "options.settings").map(host_counter);
+        let call = self.pending.enter();
         future_to_promise(async move {
+            let aborted = call.start();
             let counter = counter?;
             let mut run = run?;
             run.count_tokens = counter;
             let (signal, js_signal) = link_signal(&get(&options, "signal"));
+            if aborted {
+                signal.abort();
+            }
             let model = need_model(host_model(&options, run.settings.remote_endpoint.as_deref(), &js_signal)?)?;
             let hooks = JsHooks::of(&options, js_signal)?;
             engine.set_templates(templates());
@@ -210,11 +215,16 @@ impl SessionTree {
         let target_id = arg_string(&target_id, "targetId");
         let run: Result<NavigateRun, JsValue> = to_options(&options, "options", NAVIGATE_KEYS);
         let counter = counter_of(&options, "options").map(host_counter);
+        let call = self.pending.enter();
         future_to_promise(async move {
+            let aborted = call.start();
             let counter = counter?;
             let (target_id, mut run) = (target_id?, run?);
             run.count_tokens = counter;
             let (signal, js_signal) = link_signal(&get(&options, "signal"));
+            if aborted {
+                signal.abort();
+            }
             let model = host_model(&options, None, &js_signal)?;
             let hooks = JsHooks::of(&options, js_signal)?;
             engine.set_templates(templates());
@@ -241,11 +251,16 @@ impl SessionTree {
         let message = to_value(&assistant_message, "assistantMessage");
         let check: Result<CheckOptions, JsValue> = to_required_options(&options, "options", CHECK_KEYS);
         let counter = counter_of(&get(&options, "settings"), "options.settings").map(host_counter);
+        let call = self.pending.enter();
         future_to_promise(async move {
+            let aborted = call.start();
             let counter = counter?;
             let (message, mut check) = (message?, check?);
             check.count_tokens = counter;
             let (signal, js_signal) = link_signal(&get(&options, "signal"));
+            if aborted {
+                signal.abort();
+            }
             let mut candidates = Vec::new();
             let list = get(&options, "candidates");
             if super::safe::is_array(&list).map_err(|_| bad_arg("options.candidates", "cannot be read"))? {
@@ -295,15 +310,18 @@ impl SessionTree {
     }
 
     /// Aborts the running compaction or navigation, if any (it rejects with `E_ABORTED` /
-    /// resolves cancelled; nothing is appended).
+    /// resolves cancelled; nothing is appended), and those called and not started yet (in the
+    /// same tick as the call: they start aborted).
     #[wasm_bindgen(js_name = abortCompaction)]
     pub fn abort_compaction(&self) {
         self.engine.abort();
+        self.pending.abort();
     }
 
-    /// True while a compaction or navigation runs on this session.
+    /// True while a compaction or navigation runs on this session, and from the call on (its
+    /// work starts in a later microtask).
     #[wasm_bindgen(getter, js_name = isCompacting)]
     pub fn is_compacting(&self) -> bool {
-        self.engine.is_busy()
+        self.engine.is_busy() || self.pending.any()
     }
 }
