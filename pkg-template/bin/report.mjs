@@ -71,7 +71,7 @@ export function openSession(file, opts) {
       details.push(`  … ${plural(shown.more, 'more error')} not shown (--max-errors ${maxErrors}; 0 = all)`);
     throw new CliError(
       `${display} is not a usable pi session (${lineMessage(header)}); ` +
-        `${plural(loadErrors.length, 'line error')} in all:\n${details.join('\n')}`,
+        `${plural(loadErrors.length, 'line error')} in all (E_HEADER):\n${details.join('\n')}`,
       'E_HEADER',
     );
   }

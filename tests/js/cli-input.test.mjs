@@ -78,6 +78,8 @@ describe('binary and non-session files', () => {
     assert.equal(r.stdout, '');
     const lines = linesOf(r.stderr);
     assert.match(lines[0], /package\.json is not a usable pi session \(line 1: invalid session header/);
+    // The code closes the sentence, before the list (not after "in all:").
+    assert.match(lines[0], new RegExp(`; ${total + 1} line errors in all \\(E_HEADER\\):$`));
     // The first line plus 20 listed errors (the default) plus the "more" line.
     const isListed = (/** @type {string} */ l) => l.startsWith(`  ${file}: line `);
     const listed = lines.filter(isListed);
