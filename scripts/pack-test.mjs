@@ -113,13 +113,14 @@ const EXPECTED_FILES = [
  * session being an entry, the adapters' provider id forms and blank text, the CLI's glued lines),
  * the hardening (branch `harden`: default-ignorable blanks in frame tags, one-line paths in file
  * blocks, whole numbers in saved lines, the CLI's written-file note on a failed stdout, no retry
- * after an overflow recovery that cannot fit) and `maxTokensField`: 511,839 B packed and 402,219 B
- * gzipped (940,204 B raw), so packed 507,900 → 512,000 B and wasm 401,300 → 402,400 B.
+ * after an overflow recovery that cannot fit), `maxTokensField` and the pending calls of a handle
+ * (an abort in the same tick): 512,295 B packed and 402,597 B gzipped (940,842 B raw), so packed
+ * 507,900 → 512,600 B and wasm 401,300 → 402,700 B.
  * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
  * figures fall.
  */
-const MAX_PACKED_BYTES = 512_000;
-const MAX_WASM_GZIP_BYTES = 402_400;
+const MAX_PACKED_BYTES = 512_600;
+const MAX_WASM_GZIP_BYTES = 402_700;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
 let passed = 0;
