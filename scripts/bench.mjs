@@ -176,6 +176,27 @@ function appendedEntry(k, parentId) {
   };
 }
 
+/**
+ * `fromBytes(bytes)` (not timed), then **`pruneToolOutputs()`**, under `measure(loop, …)`.
+ * @param {any} api the package's Node entry
+ * @param {Uint8Array} bytes
+ * @param {any} loop
+ */
+function timePrune(api, bytes, loop) {
+  let pruned = 0;
+  const ms = measure(loop, () => {
+    const tree = api.SessionTree.fromBytes(bytes);
+    const t0 = now();
+    const result = tree.pruneToolOutputs();
+    const t1 = now();
+    check(result && typeof result.prunedCount === 'number', 'prune');
+    pruned = result.prunedCount;
+    tree.free();
+    return { total: t1 - t0 };
+  });
+  return { ms, prunedCount: pruned };
+}
+
 function check(condition, what) {
   if (!condition) throw new Error(`bad result: ${what}`);
 }
@@ -347,22 +368,7 @@ const MEASUREMENTS = {
     };
   },
 
-  prune: async (ctx) => {
-    const { SessionTree } = await ctx.api();
-    const bytes = ctx.bytes();
-    let pruned = 0;
-    const ms = measure(ctx.loop, () => {
-      const tree = SessionTree.fromBytes(bytes);
-      const t0 = now();
-      const result = tree.pruneToolOutputs();
-      const t1 = now();
-      check(result && typeof result.prunedCount === 'number', 'prune');
-      pruned = result.prunedCount;
-      tree.free();
-      return { total: t1 - t0 };
-    });
-    return { ms, prunedCount: pruned };
-  },
+  prune: async (ctx) => timePrune(await ctx.api(), ctx.bytes(), ctx.loop),
 
   /**
    * The same on the session with its compactions made `custom` entries (the text's
@@ -371,20 +377,8 @@ const MEASUREMENTS = {
    * 13,667 outputs pruned at 50k), where the realistic sessions' latest compaction leaves few.
    */
   'prune-uncompacted': async (ctx) => {
-    const { SessionTree } = await ctx.api();
     const bytes = new TextEncoder().encode(ctx.text().replaceAll('"type":"compaction"', '"type":"custom"'));
-    let pruned = 0;
-    const ms = measure(ctx.loop, () => {
-      const tree = SessionTree.fromBytes(bytes);
-      const t0 = now();
-      const result = tree.pruneToolOutputs();
-      const t1 = now();
-      check(result && typeof result.prunedCount === 'number', 'prune-uncompacted');
-      pruned = result.prunedCount;
-      tree.free();
-      return { total: t1 - t0 };
-    });
-    return { ms, prunedCount: pruned };
+    return timePrune(await ctx.api(), bytes, ctx.loop);
   },
 
   'v1-load': async (ctx) => {
