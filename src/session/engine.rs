@@ -973,7 +973,7 @@ impl SessionEngine {
     /// Automatic compaction after a model turn (SPEC §11): prune first; then the overflow path
     /// (the reply's error says the context overflowed, same model, newer than the last
     /// compaction: compact and ask the host to retry with the error left out of the context,
-    /// unless the compaction made no progress: then no retry and an `error_message`) or
+    /// unless the compaction left a context that cannot fit: then no retry and an `error_message`) or
     /// the threshold path (`shouldCompact` on the estimate minus the pruned tokens: compact,
     /// then "Continue if you have next steps." unless `autoContinue === false`); the threshold
     /// is also checked after a failed (`error`) turn, with the last successful usage. Candidates

@@ -21,10 +21,9 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as sc from '../../pkg/index.node.mjs';
-import { HEADER, messageLine } from './support/cli.mjs';
+import { CLI, HEADER, messageLine } from './support/cli.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const CLI = join(ROOT, 'pkg', 'bin', 'session-compaction.mjs');
 const SESSIONS_DIR = join(ROOT, 'examples', 'sessions');
 const SAMPLE = join(SESSIONS_DIR, 'pi-session-with-compactions.jsonl');
 const SESSIONS = readdirSync(SESSIONS_DIR)

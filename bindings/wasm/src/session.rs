@@ -85,10 +85,12 @@ impl Pending {
 pub struct PendingCall(Option<Rc<Pending>>);
 
 impl PendingCall {
-    /// The call's work starts now: `true` when `abortCompaction()` was called meanwhile (the
-    /// caller aborts its signal before handing it to the engine).
-    pub fn start(mut self) -> bool {
-        self.0.take().is_some_and(|p| p.leave())
+    /// The call's work starts now, with `signal`: aborted when `abortCompaction()` was called
+    /// meanwhile, before the engine sees it.
+    pub fn start(mut self, signal: &session_compaction::session::engine::AbortSignal) {
+        if self.0.take().is_some_and(|p| p.leave()) {
+            signal.abort();
+        }
     }
 }
 

@@ -185,14 +185,11 @@ impl SessionTree {
         let counter = counter_of(&get(&options, "settings"), "options.settings").map(host_counter);
         let call = self.pending.enter();
         future_to_promise(async move {
-            let aborted = call.start();
             let counter = counter?;
             let mut run = run?;
             run.count_tokens = counter;
             let (signal, js_signal) = link_signal(&get(&options, "signal"));
-            if aborted {
-                signal.abort();
-            }
+            call.start(&signal);
             let model = need_model(host_model(&options, run.settings.remote_endpoint.as_deref(), &js_signal)?)?;
             let hooks = JsHooks::of(&options, js_signal)?;
             engine.set_templates(templates());
@@ -217,14 +214,11 @@ impl SessionTree {
         let counter = counter_of(&options, "options").map(host_counter);
         let call = self.pending.enter();
         future_to_promise(async move {
-            let aborted = call.start();
             let counter = counter?;
             let (target_id, mut run) = (target_id?, run?);
             run.count_tokens = counter;
             let (signal, js_signal) = link_signal(&get(&options, "signal"));
-            if aborted {
-                signal.abort();
-            }
+            call.start(&signal);
             let model = host_model(&options, None, &js_signal)?;
             let hooks = JsHooks::of(&options, js_signal)?;
             engine.set_templates(templates());
@@ -253,14 +247,11 @@ impl SessionTree {
         let counter = counter_of(&get(&options, "settings"), "options.settings").map(host_counter);
         let call = self.pending.enter();
         future_to_promise(async move {
-            let aborted = call.start();
             let counter = counter?;
             let (message, mut check) = (message?, check?);
             check.count_tokens = counter;
             let (signal, js_signal) = link_signal(&get(&options, "signal"));
-            if aborted {
-                signal.abort();
-            }
+            call.start(&signal);
             let mut candidates = Vec::new();
             let list = get(&options, "candidates");
             if super::safe::is_array(&list).map_err(|_| bad_arg("options.candidates", "cannot be read"))? {
