@@ -5,7 +5,7 @@
 //! `cargo run --release --example bench_native -- <session.jsonl> [repeats] [appends] [what]`
 //!
 //! `what`: `handle` (load, plan, prepare, context), `pure` (the pure-function path), `append`
-//! (append one entry + re-plan), `scan` (only the line scan, for profiling) or `all` (default).
+//! (append one entry + re-plan), `prune` (the handle's prune: decision, decision + rewrite), `scan` (only the line scan, for profiling) or `all` (default).
 //! Every phase runs `repeats` times (default 5) and reports the fastest run in milliseconds;
 //! `peakRssBytes` is the process's peak resident set (Linux `VmHWM`, 0 elsewhere), so run one
 //! `what` per process to see the memory of each.
@@ -15,6 +15,7 @@ use session_compaction::context::{build_session_context, LeafSelector};
 use session_compaction::entry::{EntryList, EntrySource};
 use session_compaction::io::{parse_session, scan_session, ParseOptions};
 use session_compaction::plan::prepare::{prepare_compaction, CompactionSettings};
+use session_compaction::plan::prune::PruneConfig;
 use session_compaction::session::SessionTree;
 use session_compaction::tree::get_branch;
 use std::time::Instant;
@@ -57,7 +58,7 @@ fn new_entry(k: usize) -> Value {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let Some(path) = args.get(1) else {
-        eprintln!("usage: bench_native <session.jsonl> [repeats] [appends] [handle|pure|append|scan|all]");
+        eprintln!("usage: bench_native <session.jsonl> [repeats] [appends] [handle|pure|append|prune|scan|all]");
         std::process::exit(2);
     };
     let repeats: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(5);
@@ -132,6 +133,25 @@ fn main() {
             std::hint::black_box(tree.plan_compaction(&settings));
         }
         put("appendReplan", ms(start) / appends.max(1) as f64);
+    }
+    if what == "prune" || what == "prune-plan" || what == "all" {
+        // (f) the handle's prune: the decision alone, then the decision and the rewrite of the
+        // pruned entries (each run on a fresh handle, its load not timed).
+        let prune = PruneConfig::default();
+        let (tree, _) = SessionTree::from_bytes(bytes.clone(), &opts).expect("lenient load");
+        put("prunePlan", best(repeats, || tree.plan_prune(&prune).candidates.len()));
+        drop(tree);
+        let mut total = f64::INFINITY;
+        for _ in 0..if what == "prune-plan" { 0 } else { repeats.max(1) } {
+            let (mut tree, _) = SessionTree::from_bytes(bytes.clone(), &opts).expect("lenient load");
+            let t = Instant::now();
+            let r = std::hint::black_box(tree.prune_tool_outputs(&prune, 1.7e12));
+            total = total.min(ms(t));
+            drop((r, tree));
+        }
+        if total.is_finite() {
+            put("pruneToolOutputs", total);
+        }
     }
     if what == "pure" || what == "all" {
         // (c) natively: the pure functions over parsed values.

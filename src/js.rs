@@ -10,7 +10,9 @@ use std::cmp::Ordering;
 
 /// Length of `s` in UTF-16 code units (JavaScript `string.length`). SPEC §3.
 pub fn utf16_len(s: &str) -> u64 {
-    s.chars().map(|c| c.len_utf16() as u64).sum()
+    // Every character but a continuation byte starts one unit; a four-byte one (from a lead
+    // byte of 0xF0 up) is a surrogate pair, one more. One pass over the bytes, no decoding.
+    s.bytes().map(|b| u64::from(b & 0xC0 != 0x80) + u64::from(b >= 0xF0)).sum()
 }
 
 /// The UTF-16 length of `s` when it exceeds `limit` units (a text too long for a JavaScript
@@ -245,20 +247,35 @@ pub fn object_entries(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
 /// Appends `s` as a JSON string literal the way `JSON.stringify` writes it (well-formed
 /// JSON.stringify: `"`, `\\`, `\b \f \n \r \t`, other controls as `\u00XX`).
 pub fn push_json_string(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(s.len() + 2);
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
+    // Runs of characters written as they are go in whole; only `"`, `\\` and the controls
+    // (all ASCII, so every cut is at a character boundary) are replaced.
+    let mut run = 0;
+    for (i, &b) in s.as_bytes().iter().enumerate() {
+        let escape = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&s[run..i]);
+        if escape.is_empty() {
+            out.push_str("\\u00");
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 0xf)]));
+        } else {
+            out.push_str(escape);
         }
+        run = i + 1;
     }
+    out.push_str(&s[run..]);
     out.push('"');
 }
 
@@ -754,6 +771,26 @@ mod tests {
         assert_eq!(utf16_len("😀"), 2);
         assert_eq!(utf16_len("e\u{301}"), 2);
         assert_eq!(utf16_len("日本"), 2);
+        assert_eq!(utf16_len(""), 0);
+    }
+
+    proptest::proptest! {
+        /// The byte count of UTF-16 units is the number of units the text encodes to, for text
+        /// of 1- to 4-byte characters in any mix.
+        #[test]
+        fn utf16_len_counts_what_utf16_encodes(s in "(\\PC|[\\x00-\\x7f]|[\u{80}-\u{7ff}]|[\u{10000}-\u{10ffff}]){0,40}") {
+            proptest::prop_assert_eq!(utf16_len(&s), s.encode_utf16().count() as u64);
+        }
+
+        /// A string literal is what `JSON.stringify` writes (as serde_json writes it: the same
+        /// escapes), and reads back as the text, controls, quotes and backslashes included.
+        #[test]
+        fn json_string_literals_are_json_stringify_s(s in "([\\x00-\\x20\"\\\\/]|\\PC){0,40}") {
+            let mut out = String::from("x");
+            push_json_string(&mut out, &s);
+            proptest::prop_assert_eq!(&out[1..], serde_json::to_string(&s).unwrap());
+            proptest::prop_assert_eq!(serde_json::from_str::<String>(&out[1..]).unwrap(), s);
+        }
     }
 
     #[test]

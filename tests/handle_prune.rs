@@ -4,7 +4,7 @@
 //! keeps them.
 
 use serde_json::Value;
-use session_compaction::entry::{EntryList, EntrySource};
+use session_compaction::entry::{EntryList, EntryMeta, EntrySource};
 use session_compaction::io::ParseOptions;
 use session_compaction::plan::prune::{prune_tool_outputs, PruneConfig};
 use session_compaction::session::SessionTree;
@@ -47,6 +47,11 @@ fn the_handle_prunes_what_the_pure_function_prunes_on_real_sessions() {
                 let m = tree.meta(c.index).message.as_ref().unwrap();
                 assert!(m.pruned, "{name}: the metadata knows it is pruned");
                 assert_eq!(m.tokens, (c.notice.encode_utf16().count() as u64).div_ceil(4));
+                // The metadata changed in place is what reading the new text gives, the places
+                // of the message and its content included.
+                let read = EntryMeta::from_json(line.as_bytes()).unwrap();
+                assert_eq!(tree.meta(c.index), &read, "{name}: entry {}", c.index);
+                assert!(read.message.as_ref().unwrap().content_span.is_some(), "{name}");
             }
             pruned_somewhere += lines.len();
             // Saved and reloaded: the same entries.

@@ -10,7 +10,8 @@ mod cases;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use session_compaction::context::{build_context_for_path, plan_context, plan_prune_in_context};
-use session_compaction::entry::{EntryList, EntrySource};
+use session_compaction::entry::{EntryList, EntryMeta, EntrySource};
+use session_compaction::io::ParseOptions;
 use session_compaction::plan::prepare::{self, CompactionSettings, MessageRef};
 use session_compaction::plan::prune::{plan_prune, PruneConfig};
 use session_compaction::plan::tokens::TokenCalibration;
@@ -31,6 +32,9 @@ enum Step {
     Truncate(usize),
     /// Remove one entry.
     Remove(usize),
+    /// Save the session and load it again from its bytes (the leaf kept): its entries then
+    /// carry the places the byte scanner records, which pruning splices at.
+    Reload,
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -41,6 +45,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => Just(Step::Prune),
         1 => any::<usize>().prop_map(Step::Truncate),
         1 => any::<usize>().prop_map(Step::Remove),
+        1 => Just(Step::Reload),
     ]
 }
 
@@ -115,6 +120,13 @@ fn apply(tree: &mut SessionTree, step: &Step, n: usize) {
             let parent = tree.meta(i).parent_id.clone();
             tree.remove_entry(i, parent.as_deref()).expect("an entry that exists");
         }
+        Step::Reload => {
+            let leaf = tree.leaf_id().map(str::to_owned);
+            let (mut again, _) =
+                SessionTree::from_bytes(tree.to_jsonl().into_bytes(), &ParseOptions::lenient()).expect("reloads");
+            again.set_leaf(leaf.as_deref()).expect("the leaf is still there");
+            *tree = again;
+        }
         _ => {}
     }
 }
@@ -129,6 +141,24 @@ fn message_of(tree: &SessionTree, r: &MessageRef) -> Option<Value> {
 
 /// Every per-turn answer of the handle against the one-shot functions over the whole branch.
 fn check(tree: &SessionTree, settings: &CompactionSettings) -> Result<(), TestCaseError> {
+    // What the handle knows of each entry is what reading its stored text gives (pruning changes
+    // the metadata in place); the places of parts of the text, where it knows them, too.
+    for i in 0..tree.entry_count() {
+        let (kept, read) = (tree.meta(i), EntryMeta::from_json(tree.raw(i).as_bytes()).expect("valid JSON"));
+        // (Compared as printed: a usage number that is absent is NaN, which is not equal to itself.)
+        prop_assert_eq!(
+            format!("{:?}", kept.without_text_spans()),
+            format!("{:?}", read.without_text_spans()),
+            "entry {}",
+            i
+        );
+        if kept.message_span.is_some() {
+            prop_assert_eq!(kept.message_span, read.message_span, "entry {}", i);
+        }
+        if let Some(span) = kept.message.as_ref().and_then(|m| m.content_span) {
+            prop_assert_eq!(Some(span), read.message.as_ref().and_then(|m| m.content_span), "entry {}", i);
+        }
+    }
     let branch = tree.branch_indices().to_vec();
     let whole = tree.branch_source();
     let start = tree.compaction_window_start();
@@ -212,7 +242,9 @@ proptest! {
             token_calibration: calibrated.then_some(TokenCalibration::Usage),
             ..CompactionSettings::default()
         };
-        let mut tree = SessionTree::new(None);
+        // A v3 header, so that a reload reads the entries as they are (no v1 migration).
+        let header = json!({"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/"});
+        let mut tree = SessionTree::new(Some(header));
         for (n, s) in steps.iter().enumerate() {
             apply(&mut tree, s, n);
             check(&tree, &settings)?;

@@ -82,8 +82,15 @@ impl TextSpan {
 
     /// The bytes of the span in `text` (as [`TextSpan::of`], not checked to be UTF-8).
     pub fn bytes_of<'a>(&self, text: &'a [u8]) -> Option<&'a [u8]> {
+        text.get(self.range_in(text)?)
+    }
+
+    /// Where the span lies in `text` (the bytes of an entry's JSON text, leading whitespace
+    /// included), as a byte range of `text`; `None` when it does not lie inside it.
+    pub fn range_in(&self, text: &[u8]) -> Option<std::ops::Range<usize>> {
         let lead = text.iter().position(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n')).unwrap_or(text.len());
-        text.get(lead + self.start as usize..lead + self.end as usize)
+        let range = lead + self.start as usize..lead + self.end as usize;
+        (range.start <= range.end && range.end <= text.len()).then_some(range)
     }
 }
 
@@ -125,6 +132,11 @@ pub struct MessageMeta {
     /// `` `${provider}/${model}` `` of an assistant message, JavaScript-stringified
     /// (missing fields print `undefined`). SPEC §6 (`models.default`).
     pub provider_model: Option<String>,
+    /// Where the `content` value lies in the entry's JSON text, when the reader found it (the
+    /// byte scanner does, for a message with a single `content` key): what pruning replaces
+    /// (SPEC §7) without reading the output again. `None`: not known. Not part of what the entry
+    /// says: see [`EntryMeta::without_text_spans`].
+    pub content_span: Option<TextSpan>,
 }
 
 /// What the algorithms know about one entry.
@@ -231,7 +243,8 @@ impl EntryMeta {
     }
 
     /// The metadata without what only some readers find (where parts of the text lie:
-    /// [`EntryMeta::message_span`], [`ToolCallMeta::args_text`]): what every reader of the same
+    /// [`EntryMeta::message_span`], [`MessageMeta::content_span`], [`ToolCallMeta::args_text`]):
+    /// what every reader of the same
     /// entry agrees on.
     pub fn without_text_spans(&self) -> Self {
         let mut out = self.clone();
@@ -243,6 +256,7 @@ impl EntryMeta {
     pub fn clear_text_spans(&mut self) {
         self.message_span = None;
         if let Some(m) = self.message.as_mut() {
+            m.content_span = None;
             for c in &mut m.tool_calls {
                 c.args_text = None;
             }
@@ -280,6 +294,32 @@ impl EntryMeta {
 }
 
 impl MessageMeta {
+    /// This message after pruning replaced its `content` by one text block of `notice_units`
+    /// UTF-16 units and set `prunedAt` (SPEC §7), now at `content_span` of the entry's text:
+    /// the estimate counted again by the one rule (SPEC §3) and `pruned` set, every other
+    /// field as it was. Only for the roles whose estimate counts the content alone (user,
+    /// toolResult, hookMessage): `false`, nothing changed, for any other role (read the new
+    /// text instead).
+    pub(crate) fn prune_content(&mut self, notice_units: u64, content_span: TextSpan) -> bool {
+        if !matches!(self.role, Role::User | Role::ToolResult | Role::HookMessage) {
+            return false;
+        }
+        let block = BlockLens { kind: BlockKind::Text, text: notice_units, thinking: 0, name: 0, args: 0 };
+        let shape = MessageShape {
+            role: self.role,
+            content: ContentShape::Blocks([block]),
+            command: 0,
+            output: 0,
+            summary: 0,
+            exclude_from_context: false,
+        };
+        let Ok(Counted { tokens, .. }) = shape.count();
+        self.tokens = tokens;
+        self.pruned = true;
+        self.content_span = Some(content_span);
+        true
+    }
+
     /// Extracts the metadata of a message object (any role).
     pub fn from_value(v: &Value) -> Self {
         let Ok(meta) = read_message(&v);
@@ -340,6 +380,18 @@ pub(crate) struct BlockLens {
     pub(crate) name: u64,
     /// `JSON.stringify(arguments).length`, when `arguments` is present and not null.
     pub(crate) args: u64,
+}
+
+/// A block given by its lengths (what pruning writes: [`MessageMeta::prune_content`]); it is
+/// never a tool call of an assistant message.
+impl ContentBlock for BlockLens {
+    type Error = std::convert::Infallible;
+    fn lens(&self) -> BlockLens {
+        *self
+    }
+    fn tool_call(self) -> Result<ToolCallMeta, Self::Error> {
+        Ok(ToolCallMeta::default())
+    }
 }
 
 /// A content block as a reader holds it. The serde reader and the byte scanner implement it

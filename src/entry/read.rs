@@ -411,6 +411,7 @@ pub fn read_message<R: JsonRead>(m: &R) -> Result<MessageMeta, R::Error> {
         pruned: m.field(Field::PrunedAt)?.is_some(),
         error_message: str_of(m, Field::ErrorMessage)?,
         provider_model,
+        content_span: None,
     })
 }
 

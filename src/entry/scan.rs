@@ -249,6 +249,10 @@ enum ContentView {
 struct MessageView {
     role: Option<Str>,
     content: ContentView,
+    /// Where the value of the `content` key lies (absolute offsets), and how many `content`
+    /// keys were seen.
+    content_span: Option<(usize, usize)>,
+    content_keys: u32,
     command: Option<u64>,
     output: Option<u64>,
     summary: Option<u64>,
@@ -403,6 +407,10 @@ impl MessageView {
             pruned: self.pruned,
             error_message: opt_string(buf, self.error_message)?,
             provider_model,
+            content_span: match (self.content_keys, self.content_span) {
+                (1, Some(span)) => span_from(origin, span),
+                _ => None,
+            },
         })
     }
 }
@@ -1012,7 +1020,12 @@ impl<'a> Scanner<'a> {
         self.object(true, |s, k| {
             match k.raw(b) {
                 b"role" => m.role = s.lstr()?,
-                b"content" => m.content = s.content()?,
+                b"content" => {
+                    let from = s.i;
+                    m.content = s.content()?;
+                    m.content_span = Some((from, s.i));
+                    m.content_keys += 1;
+                }
                 b"command" => m.command = s.text_len()?,
                 b"output" => m.output = s.text_len()?,
                 b"summary" => m.summary = s.text_len()?,

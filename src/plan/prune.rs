@@ -4,7 +4,7 @@
 //! (SPEC §13.6, staleness-aware pruning; `staleness: false` gives the reference's behaviour).
 
 use crate::entry::EntrySource;
-use crate::entry::{EntryKind, EntryMeta, Role};
+use crate::entry::{EntryKind, EntryMeta, Role, TextSpan};
 use crate::js::{ms_value, utf16_len};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -153,7 +153,7 @@ struct Target<'a> {
     /// The tool name.
     tool: &'a str,
     /// `JSON.stringify(arguments)`: an identical later call supersedes.
-    args: &'a str,
+    args: &'a [u8],
     /// `arguments.path` of a `read` call.
     read_path: Option<&'a str>,
     /// A `read` of the whole file (no `offset` / `limit`): supersedes every earlier read of
@@ -189,16 +189,16 @@ impl CallArguments {
 
     /// The call as [`CallView`].
     fn view(&self) -> CallView<'_> {
-        CallView { id: &self.id, json: &self.json, path: self.path.as_deref(), ranged: self.ranged }
+        CallView { json: self.json.as_bytes(), path: self.path.as_deref(), ranged: self.ranged }
     }
 }
 
-/// [`CallArguments`] borrowed: from a kept [`CallArguments`], or straight from an entry's
-/// metadata and text ([`call_views_of_meta`]).
+/// What the staleness rule reads of a call, borrowed: from a kept [`CallArguments`], or straight
+/// from an entry's metadata and text.
 #[derive(Debug, Clone, Copy)]
 struct CallView<'a> {
-    id: &'a str,
-    json: &'a str,
+    /// `JSON.stringify(arguments)`.
+    json: &'a [u8],
     path: Option<&'a str>,
     ranged: bool,
 }
@@ -209,24 +209,6 @@ impl<'a> CallView<'a> {
         let read_path = if tool == "read" { self.path } else { None };
         Target { tool, args: self.json, full_read: read_path.is_some() && !self.ranged, read_path }
     }
-}
-
-/// The calls of [`call_arguments_of_meta`] borrowed from `meta` and `text`, without copying
-/// anything: `None` when that is `None`.
-fn call_views_of_meta<'a>(meta: &'a EntryMeta, text: &'a [u8]) -> Option<Vec<CallView<'a>>> {
-    let m = meta.message.as_ref().filter(|m| m.role == Role::Assistant)?;
-    m.tool_calls
-        .iter()
-        .filter_map(|c| c.id.as_deref().map(|id| (id, c)))
-        .map(|(id, c)| {
-            let args = c.args_text?;
-            let json = match args.span {
-                Some(span) => span.of(text)?,
-                None => "null",
-            };
-            Some(CallView { id, json, path: c.path.as_deref(), ranged: args.ranged })
-        })
-        .collect()
 }
 
 /// The [`CallArguments`] of each `toolCall` block with a string `id` in entry `i`'s
@@ -268,18 +250,19 @@ pub fn call_arguments<S: EntrySource + ?Sized>(entries: &S, i: usize) -> std::sy
 /// [`crate::entry::ArgsText`], whose text is `JSON.stringify(arguments)` as written. `None`:
 /// the text must be read.
 pub fn call_arguments_of_meta(meta: &EntryMeta, text: &[u8]) -> Option<std::sync::Arc<[CallArguments]>> {
-    let views = call_views_of_meta(meta, text)?;
-    Some(
-        views
-            .into_iter()
-            .map(|c| CallArguments {
-                id: c.id.to_owned(),
-                json: c.json.to_owned(),
-                path: c.path.map(str::to_owned),
-                ranged: c.ranged,
-            })
-            .collect(),
-    )
+    let m = meta.message.as_ref().filter(|m| m.role == Role::Assistant)?;
+    m.tool_calls
+        .iter()
+        .filter_map(|c| c.id.as_deref().map(|id| (id, c)))
+        .map(|(id, c)| {
+            let args = c.args_text?;
+            let json = match args.span {
+                Some(span) => span.of(text)?,
+                None => "null",
+            };
+            Some(CallArguments { id: id.to_owned(), json: json.to_owned(), path: c.path.clone(), ranged: args.ranged })
+        })
+        .collect()
 }
 
 /// The `(id, arguments)` of each `toolCall` block of an entry's `message.content`, in order,
@@ -329,62 +312,82 @@ fn sized<K, V>(n: usize) -> FastMap<K, V> {
 
 /// For each tool result of `results` (indices, newest first; none pruned, none of a protected
 /// tool), the newest later result of `results` that supersedes it (SPEC §13.6). Only tools with
-/// two or more results are looked at; their calls' arguments are read from the assistant
-/// entries that hold them (one parse per such entry).
+/// two or more results are looked at. A result's call is the first `toolCall` block with its
+/// `toolCallId` among the assistant entries (in order; when results share an id, the oldest of
+/// them has it); its arguments are taken from where the byte scanner found them in the entry's
+/// text, else read once per assistant entry.
 fn superseded<S: EntrySource + ?Sized>(entries: &S, results: &[usize]) -> FastMap<usize, SupersededBy> {
-    let tool_of = |i: usize| entries.meta(i).message.as_ref().and_then(|m| m.tool_name.as_deref());
+    // Each result's index, tool and call id, read once.
+    let read: Vec<(usize, &str, Option<&str>)> = results
+        .iter()
+        .filter_map(|&i| {
+            let m = entries.meta(i).message.as_ref()?;
+            Some((i, m.tool_name.as_deref()?, m.tool_call_id.as_deref()))
+        })
+        .collect();
     let mut per_tool: FastMap<&str, usize> = FastMap::default();
-    for &i in results {
-        if let Some(t) = tool_of(i) {
-            *per_tool.entry(t).or_default() += 1;
-        }
+    for &(_, tool, _) in &read {
+        *per_tool.entry(tool).or_default() += 1;
     }
-    let repeated: Vec<usize> =
-        results.iter().copied().filter(|&i| tool_of(i).is_some_and(|t| per_tool[t] > 1)).collect();
+    let repeated: Vec<(usize, &str, Option<&str>)> =
+        read.into_iter().filter(|&(_, tool, _)| per_tool.get(tool).is_some_and(|&n| n > 1)).collect();
     if repeated.is_empty() {
         return FastMap::default();
     }
     let n = repeated.len();
+    // The position in `repeated` of the result each call id answers.
     let mut wanted: FastMap<&str, usize> = sized(n);
-    wanted.extend(
-        repeated.iter().filter_map(|&i| entries.meta(i).message.as_ref()?.tool_call_id.as_deref().map(|c| (c, i))),
-    );
-    let mut holders: Vec<usize> = Vec::new();
+    for (p, &(_, _, call)) in repeated.iter().enumerate() {
+        if let Some(call) = call {
+            wanted.insert(call, p);
+        }
+    }
+    // The call of each position: (assistant entry, block among its tool calls).
+    let mut call_of: Vec<Option<(usize, usize)>> = vec![None; n];
     for a in 0..entries.len() {
-        let Some(m) = entries.meta(a).message.as_ref() else { continue };
-        if m.role == Role::Assistant
-            && m.tool_calls.iter().any(|c| c.id.as_deref().is_some_and(|id| wanted.contains_key(id)))
-        {
-            holders.push(a);
+        let Some(m) = entries.meta(a).message.as_ref().filter(|m| m.role == Role::Assistant) else { continue };
+        for (k, c) in m.tool_calls.iter().enumerate() {
+            if let Some(&p) = c.id.as_deref().and_then(|id| wanted.get(id)) {
+                call_of[p].get_or_insert((a, k));
+            }
         }
     }
-    // The calls of each holder, borrowed from its metadata and text when the scanner recorded
-    // them, else read (kept in `read` while the targets borrow them).
-    let direct: Vec<Option<Vec<CallView<'_>>>> =
-        holders.iter().map(|&a| entries.entry_bytes(a).and_then(|t| call_views_of_meta(entries.meta(a), t))).collect();
-    let read: Vec<Option<std::sync::Arc<[CallArguments]>>> = holders
-        .iter()
-        .zip(&direct)
-        .map(|(&a, d)| d.is_none().then(|| entries.call_arguments(a).unwrap_or_else(|| call_arguments(entries, a))))
-        .collect();
-    let mut targets: FastMap<usize, Target<'_>> = sized(n);
-    for (d, kept) in direct.into_iter().zip(&read) {
-        let views = match (d, kept) {
-            (Some(views), _) => views,
-            (None, Some(calls)) => calls.iter().map(CallArguments::view).collect(),
-            (None, None) => Vec::new(),
+    // Where the scanner found a call's arguments: their text (`null` when absent).
+    let direct = |a: usize, k: usize| -> Option<&[u8]> {
+        let args = entries.meta(a).message.as_ref()?.tool_calls.get(k)?.args_text?;
+        match args.span {
+            Some(span) => span.bytes_of(entries.entry_bytes(a)?),
+            None => Some(b"null"),
+        }
+    };
+    // The calls of the other assistant entries, read from their text (kept while the targets
+    // borrow them).
+    let mut read_calls: FastMap<usize, std::sync::Arc<[CallArguments]>> = FastMap::default();
+    for &(a, k) in call_of.iter().flatten() {
+        if direct(a, k).is_none() {
+            read_calls
+                .entry(a)
+                .or_insert_with(|| entries.call_arguments(a).unwrap_or_else(|| call_arguments(entries, a)));
+        }
+    }
+    let target = |p: usize| -> Option<Target<'_>> {
+        let (_, tool, call) = repeated[p];
+        let (a, k) = call_of[p]?;
+        let view = match direct(a, k) {
+            Some(json) => {
+                let c = entries.meta(a).message.as_ref()?.tool_calls.get(k)?;
+                CallView { json, path: c.path.as_deref(), ranged: c.args_text.is_some_and(|t| t.ranged) }
+            }
+            None => read_calls.get(&a)?.iter().find(|c| Some(c.id.as_str()) == call)?.view(),
         };
-        for call in views {
-            let Some(&result) = wanted.get(call.id) else { continue };
-            targets.entry(result).or_insert_with(|| call.target(tool_of(result).unwrap_or_default()));
-        }
-    }
+        Some(view.target(tool))
+    };
     // Newest first, remembering the newest result per full-read path and per identical call.
     let mut full_reads: FastMap<&str, usize> = sized(n);
-    let mut calls: FastMap<(&str, &str), usize> = sized(n);
+    let mut calls: FastMap<(&str, &[u8]), usize> = sized(n);
     let mut out = FastMap::default();
-    for &i in &repeated {
-        let Some(t) = targets.get(&i) else { continue };
+    for (p, &(i, _, _)) in repeated.iter().enumerate() {
+        let Some(t) = target(p) else { continue };
         let by_read = t.read_path.and_then(|p| full_reads.get(p).map(|&j| (j, format!("a later full read of {p}"))));
         // The newest identical call so far, and this one remembered when it is the first (one
         // hash of the arguments' text).
@@ -459,8 +462,8 @@ pub fn plan_prune<S: EntrySource + ?Sized>(entries: &S, config: &PruneConfig) ->
             superseded_by,
         }
     };
-    let mut candidates: Vec<PruneCandidate> = Vec::new();
-    let mut aged: Vec<PruneCandidate> = Vec::new();
+    let mut candidates: Vec<PruneCandidate> = Vec::with_capacity(open.len());
+    let mut aged: Vec<PruneCandidate> = Vec::with_capacity(open.len());
     for &(i, tokens, old) in &open {
         match stale.remove(&i) {
             Some(by) => candidates.push(candidate(i, tokens, Some(by))),
@@ -581,6 +584,73 @@ pub fn pruned_entry_json(text: &str, notice: &str, now_ms: f64) -> Option<String
     let mut out = String::with_capacity(text.len().min(4096) + msg_text.len());
     push_object(&mut out, &top);
     Some(out)
+}
+
+/// Where the parts of a pruned entry's new text lie ([`push_pruned_entry`]), counted as
+/// [`crate::entry::TextSpan`]s are, from the object's `{`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SplicedSpans {
+    /// Where the new `message` value lies.
+    pub message_span: TextSpan,
+    /// Where the new `message.content` value (the notice's text block) lies.
+    pub content_span: TextSpan,
+}
+
+/// [`pruned_entry_json`] by splicing at the places the byte scanner recorded
+/// ([`EntryMeta::message_span`], [`crate::entry::MessageMeta::content_span`]), appended to
+/// `out`: the text up to `message.content`, the notice as the new content, the text up to the
+/// message's closing `}`, then `,"prunedAt":` and `pruned_at` (a JSON number,
+/// [`crate::js::js_number`]), then the rest — so the output that is replaced is never read
+/// again, and every other byte of the entry (whitespace included) is kept. `text` is the bytes
+/// of the entry's stored text (only the kept parts are checked to be UTF-8) and `meta` its
+/// metadata read from that text. Returns where the new message and content lie; `None`, with
+/// `out` unchanged, when a place is not known (another reader, a repeated `content` or
+/// `message` key), or the message is already pruned (`prunedAt` present): then
+/// [`pruned_entry_json`] decides. SPEC §7.
+pub fn push_pruned_entry(
+    out: &mut String,
+    text: &[u8],
+    meta: &EntryMeta,
+    notice: &str,
+    pruned_at: &str,
+) -> Option<SplicedSpans> {
+    let m = meta.message.as_ref().filter(|m| !m.pruned)?;
+    let (message_span, content_span) = (meta.message_span?, m.content_span?);
+    let message = message_span.range_in(text)?;
+    let content = content_span.range_in(text)?;
+    let close = message.end.checked_sub(1)?;
+    if text.get(close) != Some(&b'}') || content.start <= message.start || content.end > close {
+        return None;
+    }
+    // Only the kept parts are read (checked to be UTF-8), never the content.
+    let part = |r: std::ops::Range<usize>| text.get(r).and_then(|b| std::str::from_utf8(b).ok());
+    let (head, middle, tail) = (part(0..content.start)?, part(content.end..close)?, part(close..text.len())?);
+    let start = out.len();
+    out.push_str(head);
+    out.push_str(r#"[{"type":"text","text":"#);
+    crate::js::push_json_string(out, notice);
+    out.push_str("}]");
+    let content_end = out.len() - start;
+    out.push_str(middle);
+    out.push_str(r#","prunedAt":"#);
+    out.push_str(pruned_at);
+    out.push_str(tail);
+    // The message ends where it did, moved by what the entry grew or shrank.
+    let message_end = (message_span.end as usize + (out.len() - start)).checked_sub(text.len());
+    let spans = (|| {
+        let lead = u32::try_from(content.start).ok()? - content_span.start;
+        Some(SplicedSpans {
+            message_span: TextSpan { start: message_span.start, end: u32::try_from(message_end?).ok()? },
+            content_span: TextSpan {
+                start: content_span.start,
+                end: u32::try_from(content_end).ok()?.checked_sub(lead)?,
+            },
+        })
+    })();
+    if spans.is_none() {
+        out.truncate(start);
+    }
+    spans
 }
 
 /// The result of [`prune_tool_outputs`].

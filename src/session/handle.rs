@@ -9,17 +9,20 @@ use crate::entry::{EntryKind, EntryMeta};
 use crate::entry::{EntrySource, Selection};
 use crate::error::{Error, Result};
 use crate::io::RandomIds;
-use crate::js::format_iso_timestamp;
+use crate::js::{format_iso_timestamp, utf16_len};
 use crate::plan::prepare::{
     plan_compaction, preparation_from_plan, CompactionPreparation, CompactionSettings, MessageRef, NothingToCompact,
     PreparationPlan, PreviousCompaction,
 };
-use crate::plan::prune::{pruned_entry, pruned_entry_json, CallArguments, PruneConfig, PrunePlan};
+use crate::plan::prune::{
+    pruned_entry, pruned_entry_json, push_pruned_entry, CallArguments, PruneConfig, PrunePlan, SplicedSpans,
+};
 use crate::tree::TreeIndex;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// The source of [`Revision`] numbers (one counter for every session of the process).
 static NEXT_REVISION: AtomicU64 = AtomicU64::new(1);
@@ -87,6 +90,50 @@ enum Raw {
     Span(Range<usize>),
     /// Text owned by the entry (appended or rewritten entries).
     Owned(Box<str>),
+    /// A range of a text shared by the entries one prune rewrote ([`PrunedLines`] shares it).
+    Batch(Arc<String>, Range<usize>),
+}
+
+/// The new JSON texts of the entries a prune of the handle changed
+/// ([`SessionTree::prune_tool_outputs`]), in the plan's order, as one JSONL text: each line the
+/// entry's text as the handle now stores it (what [`SessionTree::to_jsonl`] writes for it),
+/// ended by `\n`. SPEC §7.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PrunedLines {
+    /// Every line, each ended by `\n` (shared with the handle's entries when it holds the
+    /// lines of one prune as they were written).
+    jsonl: Arc<String>,
+    /// Where each line's text ends in `jsonl` (its `\n` there).
+    ends: Vec<usize>,
+}
+
+impl PrunedLines {
+    /// How many entries changed.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The `k`-th changed entry's text (without its line end), `None` past the end.
+    pub fn get(&self, k: usize) -> Option<&str> {
+        let end = *self.ends.get(k)?;
+        let start = if k == 0 { 0 } else { self.ends[k - 1] + 1 };
+        self.jsonl.get(start..end)
+    }
+
+    /// The changed entries' texts in order (without line ends).
+    pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
+        (0..self.len()).filter_map(|k| self.get(k))
+    }
+
+    /// Every line, each ended by `\n` (`""` when nothing changed).
+    pub fn jsonl(&self) -> &str {
+        &self.jsonl
+    }
 }
 
 /// A session: header, entries (raw JSON + metadata), id index, and the current leaf.
@@ -345,6 +392,7 @@ impl SessionTree {
         match &self.raws[i] {
             Raw::Span(r) => self.base.get(r.clone()).unwrap_or_default(),
             Raw::Owned(s) => s.as_bytes(),
+            Raw::Batch(b, r) => b.as_bytes().get(r.clone()).unwrap_or_default(),
         }
     }
 
@@ -613,6 +661,35 @@ impl SessionTree {
 
     /// [`SessionTree::put_entry`] from the entry's JSON text (one valid JSON object, as
     /// the pruning writes it): the metadata is read from the text, which is stored as given.
+    /// Entry `i` rewritten by pruning ([`push_pruned_entry`]): its new text is `range` of the
+    /// prune's `batch`, and the metadata is changed where the splice changed it
+    /// ([`crate::entry::MessageMeta::prune_content`]: the estimate, `pruned`, the places of the
+    /// message and its content), without reading the text again; a message whose estimate
+    /// reads more than its content is read again ([`SessionTree::put_entry_json`]).
+    /// `notice_units`: the notice's UTF-16 length.
+    fn put_pruned_entry(
+        &mut self,
+        i: usize,
+        batch: &Arc<String>,
+        range: Range<usize>,
+        spans: SplicedSpans,
+        notice_units: u64,
+    ) {
+        let meta = &mut self.metas[i];
+        if meta.message.as_mut().is_some_and(|m| m.prune_content(notice_units, spans.content_span)) {
+            meta.message_span = Some(spans.message_span);
+        } else {
+            *meta = EntryMeta::from_json(batch.as_bytes().get(range.clone()).unwrap_or_default()).unwrap_or_default();
+        }
+        self.raws[i] = Raw::Batch(Arc::clone(batch), range);
+        self.entry_replaced(i);
+    }
+
+    /// The length in bytes of entry `i`'s stored text.
+    fn raw_len(&self, i: usize) -> usize {
+        self.raw_bytes(i).len()
+    }
+
     fn put_entry_json(&mut self, i: usize, text: &str) {
         self.metas[i] = EntryMeta::from_json(text.as_bytes()).unwrap_or_default();
         self.raws[i] = Raw::Owned(text.into());
@@ -1116,12 +1193,13 @@ impl SessionTree {
     }
 
     /// Prunes old tool outputs of the current branch in place (SPEC §7) and returns the
-    /// decision plus the JSON text of each changed entry, in the plan's order (superseded
-    /// outputs first, then old ones, each newest first; `plan.candidates[k].index` is the entry
-    /// index of text `k`). Each entry is rewritten from its stored text
-    /// ([`pruned_entry_json`]), without building a value of the whole entry. `now_ms`: ms
+    /// decision plus the new JSON text of each changed entry ([`PrunedLines`], in the plan's
+    /// order: superseded outputs first, then old ones, each newest first; line `k` is the entry
+    /// of `plan.candidates[k]`, whose `index` is its entry index). Each entry is rewritten from
+    /// its stored text at the places the loader found ([`pruned_entry_spliced`]: the output
+    /// that is replaced is not read again), else through [`pruned_entry_json`]. `now_ms`: ms
     /// since the epoch.
-    pub fn prune_tool_outputs(&mut self, config: &PruneConfig, now_ms: f64) -> (PrunePlan, Vec<String>) {
+    pub fn prune_tool_outputs(&mut self, config: &PruneConfig, now_ms: f64) -> (PrunePlan, PrunedLines) {
         self.prune_tool_outputs_counted(config, now_ms, None)
     }
 
@@ -1132,22 +1210,75 @@ impl SessionTree {
         config: &PruneConfig,
         now_ms: f64,
         tokens: Option<&[u64]>,
-    ) -> (PrunePlan, Vec<String>) {
+    ) -> (PrunePlan, PrunedLines) {
+        let (plan, batch) = self.prune_in_place(config, now_ms, tokens);
+        if let Some(lines) = batch {
+            return (plan, lines);
+        }
+        let texts = || plan.candidates.iter().map(|c| self.raw(c.index));
+        let mut jsonl = String::with_capacity(texts().map(|t| t.len() + 1).sum());
+        let mut ends = Vec::with_capacity(plan.candidates.len());
+        for text in texts() {
+            jsonl.push_str(text);
+            ends.push(jsonl.len());
+            jsonl.push('\n');
+        }
+        (plan, PrunedLines { jsonl: Arc::new(jsonl), ends })
+    }
+
+    /// [`prune_tool_outputs_counted`](Self::prune_tool_outputs_counted) without copying the
+    /// changed entries' texts out: they are written one after the other, each ended by `\n`,
+    /// into one text that the entries share (the [`PrunedLines`] returned when every entry
+    /// could be spliced, [`push_pruned_entry`]; `None` when one had to be written otherwise, or
+    /// nothing changed: their stored texts, [`SessionTree::raw`], are the lines then).
+    pub(crate) fn prune_in_place(
+        &mut self,
+        config: &PruneConfig,
+        now_ms: f64,
+        tokens: Option<&[u64]>,
+    ) -> (PrunePlan, Option<PrunedLines>) {
         let plan = self.plan_prune_counted(config, tokens);
-        let mut changed = Vec::with_capacity(plan.candidates.len());
+        if plan.candidates.is_empty() {
+            return (plan, None);
+        }
+        let pruned_at = crate::js::js_number(now_ms).to_string();
+        // What the batch will hold: each entry's text less its content, plus the notice.
+        let room: usize = plan
+            .candidates
+            .iter()
+            .map(|c| {
+                let m = &self.metas[c.index];
+                let content = m.message.as_ref().and_then(|m| m.content_span).map_or(0, |s| (s.end - s.start) as usize);
+                (self.raw_len(c.index) + c.notice.len() + pruned_at.len() + 48).saturating_sub(content)
+            })
+            .sum();
+        let mut batch = String::with_capacity(room);
+        let mut ends = Vec::with_capacity(plan.candidates.len());
+        let mut spliced = Vec::with_capacity(plan.candidates.len());
         for c in &plan.candidates {
-            let text = match pruned_entry_json(self.raw(c.index), &c.notice, now_ms) {
-                Some(t) => t,
-                None => pruned_entry(&self.entry(c.index), &c.notice, now_ms).to_string(),
+            let start = batch.len();
+            let spans =
+                push_pruned_entry(&mut batch, self.raw_bytes(c.index), &self.metas[c.index], &c.notice, &pruned_at);
+            let Some(spans) = spans else {
+                let text = match pruned_entry_json(self.raw(c.index), &c.notice, now_ms) {
+                    Some(t) => t,
+                    None => pruned_entry(&self.entry(c.index), &c.notice, now_ms).to_string(),
+                };
+                self.put_entry_json(c.index, &text);
+                continue;
             };
-            self.put_entry_json(c.index, &text);
-            changed.push(text);
+            ends.push(batch.len());
+            batch.push('\n');
+            spliced.push((c.index, start..batch.len() - 1, spans, utf16_len(&c.notice)));
         }
-        if !changed.is_empty() {
-            self.fold = ContextFold::default();
-            self.extend_fold();
+        let batch = Arc::new(batch);
+        for (i, range, spans, notice_units) in spliced {
+            self.put_pruned_entry(i, &batch, range, spans, notice_units);
         }
-        (plan, changed)
+        self.fold = ContextFold::default();
+        self.extend_fold();
+        let whole = ends.len() == plan.candidates.len();
+        (plan, whole.then_some(PrunedLines { jsonl: batch, ends }))
     }
 
     /// The session as JSONL text: the header line (if any) then every entry's stored text,
@@ -1206,6 +1337,7 @@ impl SessionTree {
         match raw {
             Raw::Span(r) => self.span_text(r),
             Raw::Owned(s) => s,
+            Raw::Batch(b, r) => b.get(r.clone()).unwrap_or_default(),
         }
     }
 

@@ -7,4 +7,4 @@ pub mod engine;
 pub mod events;
 pub mod handle;
 
-pub use handle::SessionTree;
+pub use handle::{PrunedLines, SessionTree};

@@ -18,7 +18,7 @@ use session_compaction::io::ParseOptions;
 use session_compaction::plan::prepare::{CompactionSettings, MessageRef};
 use session_compaction::session::engine::Clock;
 use session_compaction::session::engine::SessionEngine;
-use session_compaction::session::SessionTree as Core;
+use session_compaction::session::{PrunedLines, SessionTree as Core};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
@@ -689,7 +689,7 @@ pub struct PruneOutcome {
     tokens_saved: u64,
     indices: Vec<u32>,
     ids: Vec<Option<String>>,
-    lines: Vec<String>,
+    lines: PrunedLines,
 }
 
 #[wasm_bindgen]
@@ -724,25 +724,20 @@ impl PruneOutcome {
     /// `E_INVALID_ARGUMENT` when the text is longer than a JavaScript string can be.
     #[wasm_bindgen(getter)]
     pub fn jsonl(&self) -> Result<String, JsValue> {
-        let mut out = String::with_capacity(self.lines.iter().map(|l| l.len() + 1).sum());
-        for l in &self.lines {
-            out.push_str(l);
-            out.push('\n');
-        }
-        js_text(out, "jsonl", "entry(k) returns one changed entry at a time")
+        js_text(self.lines.jsonl().to_owned(), "jsonl", "entry(k) returns one changed entry at a time")
     }
 
     /// The `k`-th changed entry as a new object (`undefined` when `k` is out of range).
     #[wasm_bindgen(unchecked_return_type = "SessionEntry | undefined")]
     pub fn entry(&self, k: usize) -> Result<JsValue, JsValue> {
-        self.lines.get(k).map_or(Ok(JsValue::UNDEFINED), |l| parse_js(l))
+        self.lines.get(k).map_or(Ok(JsValue::UNDEFINED), parse_js)
     }
 
     /// Every changed entry as a new object (the result of earlier versions of this method): one
     /// `JSON.parse` of all the changed lines, each call new objects.
     #[wasm_bindgen(getter, js_name = prunedEntries, unchecked_return_type = "SessionEntry[]")]
     pub fn pruned_entries(&self) -> Result<JsValue, JsValue> {
-        let mut text = String::with_capacity(self.lines.iter().map(|l| l.len() + 1).sum::<usize>() + 2);
+        let mut text = String::with_capacity(self.lines.jsonl().len() + 2);
         text.push('[');
         for (k, l) in self.lines.iter().enumerate() {
             if k > 0 {
