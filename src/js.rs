@@ -10,9 +10,10 @@ use std::cmp::Ordering;
 
 /// Length of `s` in UTF-16 code units (JavaScript `string.length`). SPEC §3.
 pub fn utf16_len(s: &str) -> u64 {
-    // Every character but a continuation byte starts one unit; a four-byte one (from a lead
-    // byte of 0xF0 up) is a surrogate pair, one more. One pass over the bytes, no decoding.
-    s.bytes().map(|b| u64::from(b & 0xC0 != 0x80) + u64::from(b >= 0xF0)).sum()
+    if s.is_ascii() {
+        return s.len() as u64;
+    }
+    crate::entry::bytes16::utf16_len(s.as_bytes())
 }
 
 /// The UTF-16 length of `s` when it exceeds `limit` units (a text too long for a JavaScript
@@ -252,8 +253,12 @@ pub fn push_json_string(out: &mut String, s: &str) {
     out.push('"');
     // Runs of characters written as they are go in whole; only `"`, `\\` and the controls
     // (all ASCII, so every cut is at a character boundary) are replaced.
+    let bytes = s.as_bytes();
     let mut run = 0;
-    for (i, &b) in s.as_bytes().iter().enumerate() {
+    while let Some(n) = crate::entry::bytes16::first_special(&bytes[run..]) {
+        let i = run + n;
+        out.push_str(&s[run..i]);
+        let b = bytes[i];
         let escape = match b {
             b'"' => "\\\"",
             b'\\' => "\\\\",
@@ -262,10 +267,8 @@ pub fn push_json_string(out: &mut String, s: &str) {
             b'\n' => "\\n",
             b'\r' => "\\r",
             b'\t' => "\\t",
-            0..=0x1f => "",
-            _ => continue,
+            _ => "",
         };
-        out.push_str(&s[run..i]);
         if escape.is_empty() {
             out.push_str("\\u00");
             out.push(char::from(HEX[usize::from(b >> 4)]));

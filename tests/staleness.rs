@@ -208,3 +208,183 @@ fn the_session_handle_agrees_and_reports_entry_indices() {
     assert_eq!(p.candidates[0].index, 3, "entry index of t1");
     assert_eq!(p.candidates[0].superseded_by.as_ref().unwrap().index, 5, "entry index of t2");
 }
+
+#[path = "common/cases.rs"]
+mod cases;
+
+/// One step of a random session for the rule's model below.
+#[derive(Debug, Clone)]
+enum Op {
+    /// An assistant message with tool calls: (tool, arguments variant, id: a new one or an
+    /// earlier call's, so that ids repeat now and then).
+    Calls(Vec<(u8, u8, Option<u8>)>),
+    /// A tool result answering the `k`-th call made so far (from the end), with its own tool
+    /// name or another, already pruned or not, of this size.
+    Result { back: u8, other_tool: bool, pruned: bool, size: u16 },
+}
+
+const TOOLS: [&str; 5] = ["read", "bash", "edit", "skill", "write"];
+
+fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+    use proptest::prelude::*;
+    prop_oneof![
+        2 => prop::collection::vec((0u8..5, 0u8..8, prop::option::weighted(0.1, any::<u8>())), 1..3).prop_map(Op::Calls),
+        3 => (0u8..4, prop::bool::weighted(0.1), prop::bool::weighted(0.1), 1u16..3000)
+            .prop_map(|(back, other_tool, pruned, size)| Op::Result { back, other_tool, pruned, size }),
+    ]
+}
+
+/// The arguments of variant `v`: whole and ranged reads of a few paths, and a few commands.
+fn arguments(v: u8) -> Value {
+    match v {
+        0 | 1 => json!({"path": format!("src/{v}.rs")}),
+        2 => json!({"path": "src/0.rs", "offset": 10}),
+        3 => json!({"path": "src/1.rs", "limit": null}),
+        4 => json!({"command": "make", "path": ""}),
+        5 => json!({"path": "src/0.rs", "content": "x".repeat(40)}),
+        6 => json!({}),
+        _ => Value::Null,
+    }
+}
+
+fn random_session(ops: &[Op]) -> Vec<Value> {
+    let mut entries = vec![msg("u0", None, json!({"role": "user", "content": "go", "timestamp": 1}))];
+    let mut calls: Vec<(String, &str)> = Vec::new();
+    for (n, op) in ops.iter().enumerate() {
+        let parent = entries.last().and_then(|e| e["id"].as_str()).map(str::to_owned);
+        let id = format!("e{n}");
+        let message = match op {
+            Op::Calls(list) => {
+                let blocks: Vec<Value> = list
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &(tool, args, reuse))| {
+                        let call = match reuse {
+                            Some(r) if !calls.is_empty() => calls[usize::from(r) % calls.len()].0.clone(),
+                            _ => format!("c{n}_{k}"),
+                        };
+                        calls.push((call.clone(), TOOLS[usize::from(tool)]));
+                        let mut block = json!({"type": "toolCall", "id": call, "name": TOOLS[usize::from(tool)]});
+                        if args != 7 {
+                            block["arguments"] = arguments(args);
+                        }
+                        block
+                    })
+                    .collect();
+                json!({"role": "assistant", "content": blocks, "provider": "p", "model": "m", "stopReason": "toolUse"})
+            }
+            Op::Result { back, other_tool, pruned, size } => {
+                let Some((call, tool)) = calls.iter().rev().nth(usize::from(*back) % calls.len().max(1)).cloned()
+                else {
+                    continue;
+                };
+                let tool = if *other_tool { "bash" } else { tool };
+                let mut m = json!({"role": "toolResult", "toolCallId": call, "toolName": tool,
+                    "content": [{"type": "text", "text": "o".repeat(usize::from(*size) * 4)}], "isError": false});
+                if *pruned {
+                    m["prunedAt"] = json!(1);
+                }
+                m
+            }
+        };
+        entries.push(msg(&id, parent.as_deref(), message));
+    }
+    entries
+}
+
+/// SPEC §7 and §13.6 restated over the JSON values, one rule at a time with linear searches:
+/// `(index, superseded by, description)` of each candidate in the plan's order.
+fn model(entries: &[Value], config: &PruneConfig) -> Vec<(usize, Option<(usize, String)>)> {
+    let m = |i: usize| &entries[i]["message"];
+    let tokens = |i: usize| {
+        let text: usize =
+            m(i)["content"].as_array().map_or(0, |b| b.iter().filter_map(|b| b["text"].as_str()).map(str::len).sum());
+        text.div_ceil(4)
+    };
+    // Newest first: (index, tokens, outside the window) of the unpruned, unprotected results.
+    let mut open = Vec::new();
+    let mut sum = 0;
+    for i in (0..entries.len()).rev().filter(|&i| m(i)["role"] == "toolResult") {
+        let within = sum < config.protect_tokens as usize;
+        sum += tokens(i);
+        let tool = m(i)["toolName"].as_str();
+        if m(i).get("prunedAt").is_some() || tool.is_some_and(|t| config.protected_tools.iter().any(|p| p == t)) {
+            continue;
+        }
+        open.push((i, !within));
+    }
+    let tool_of = |i: usize| m(i)["toolName"].as_str();
+    let repeated: Vec<usize> = open
+        .iter()
+        .map(|&(i, _)| i)
+        .filter(|&i| tool_of(i).is_some_and(|t| open.iter().filter(|&&(j, _)| tool_of(j) == Some(t)).count() > 1))
+        .collect();
+    // A result's call: the first block with its id, if it is the oldest repeated result of that id.
+    let call_of = |i: usize| -> Option<&Value> {
+        let id = m(i)["toolCallId"].as_str()?;
+        if repeated.iter().rev().find(|&&j| m(j)["toolCallId"].as_str() == Some(id)) != Some(&i) {
+            return None;
+        }
+        entries.iter().filter(|e| e["message"]["role"] == "assistant").find_map(|e| {
+            e["message"]["content"].as_array()?.iter().find(|b| b["type"] == "toolCall" && b["id"].as_str() == Some(id))
+        })
+    };
+    let mut full_reads: Vec<(String, usize)> = Vec::new();
+    let mut seen_calls: Vec<(String, String, usize)> = Vec::new();
+    let mut by: Vec<(usize, (usize, String))> = Vec::new();
+    for &i in &repeated {
+        let Some(call) = call_of(i) else { continue };
+        let tool = tool_of(i).unwrap_or_default().to_string();
+        let args = call.get("arguments").cloned().unwrap_or(Value::Null);
+        let text = serde_json::to_string(&args).unwrap();
+        let path = args["path"].as_str().filter(|p| !p.is_empty() && tool == "read").map(str::to_owned);
+        let ranged = ["offset", "limit"].iter().any(|k| args.get(*k).is_some_and(|v| !v.is_null()));
+        let by_read = path.as_ref().and_then(|p| {
+            full_reads.iter().find(|(q, _)| q == p).map(|&(_, j)| (j, format!("a later full read of {p}")))
+        });
+        let by_call = match seen_calls.iter().find(|(t, a, _)| *t == tool && *a == text) {
+            Some(&(_, _, j)) => Some((j, format!("a later identical {tool} call"))),
+            None => {
+                seen_calls.push((tool.clone(), text, i));
+                None
+            }
+        };
+        if let Some(b) = by_read.or(by_call) {
+            by.push((i, b));
+        }
+        if let (Some(p), false) = (path, ranged) {
+            if !full_reads.iter().any(|(q, _)| *q == p) {
+                full_reads.push((p, i));
+            }
+        }
+    }
+    let stale = |i: usize| by.iter().find(|(j, _)| *j == i).map(|(_, b)| b.clone());
+    let mut out: Vec<(usize, Option<(usize, String)>)> =
+        open.iter().filter_map(|&(i, _)| stale(i).map(|b| (i, Some(b)))).collect();
+    out.extend(open.iter().filter(|&&(i, old)| old && stale(i).is_none()).map(|&(i, _)| (i, None)));
+    out
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: cases::cases(256), ..Default::default() })]
+
+    /// The plan, from parsed values and from a session handle loaded from the file's bytes (its
+    /// own reader and the places it records), is the rule's: the same candidates in the same
+    /// order, superseded by the same results. Ids repeat, results name another tool, arguments
+    /// are absent, `null`, ranged or identical.
+    #[test]
+    fn the_plan_is_the_rule_s(ops in proptest::collection::vec(op(), 1..60), protect in 0u64..6000) {
+        let entries = random_session(&ops);
+        let config = PruneConfig { protect_tokens: protect, minimum_savings: 0, protected_tools: vec!["skill".into()], staleness: true };
+        let want = model(&entries, &config);
+        let got = |p: &PrunePlan| -> Vec<(usize, Option<(usize, String)>)> {
+            p.candidates.iter().map(|c| (c.index, c.superseded_by.as_ref().map(|b| (b.index, b.description.clone())))).collect()
+        };
+        proptest::prop_assert_eq!(&got(&plan_prune(&EntryList::new(&entries), &config)), &want);
+        let header = json!({"type": "session", "version": 3, "id": "s", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/"});
+        let text: String = std::iter::once(&header).chain(&entries).map(|e| format!("{e}\n")).collect();
+        let (tree, _) = SessionTree::from_bytes(text.into_bytes(), &session_compaction::io::ParseOptions::lenient()).unwrap();
+        // The handle's entry indices are the list's (no header among the entries).
+        proptest::prop_assert_eq!(&got(&tree.plan_prune(&config)), &want);
+    }
+}

@@ -33,6 +33,37 @@ pub(super) fn utf16_units(chunk: &[u8; 16], n: usize) -> u64 {
 
 pub(super) use imp::classify;
 
+/// The chunks of `bytes` (sixteen bytes each) and the bytes left after them.
+fn chunks16(bytes: &[u8]) -> (impl Iterator<Item = &[u8; 16]>, &[u8]) {
+    let chunks = bytes.chunks_exact(16);
+    let rest = chunks.remainder();
+    (chunks.filter_map(|c| <&[u8; 16]>::try_from(c).ok()), rest)
+}
+
+/// Where the first byte of `bytes` lies that a JSON string literal cannot hold as it is (`"`,
+/// `\`, a control character below 0x20), sixteen bytes at a time: what
+/// [`crate::js::push_json_string`] escapes.
+pub(crate) fn first_special(bytes: &[u8]) -> Option<usize> {
+    let (chunks, rest) = chunks16(bytes);
+    let mut at = 0;
+    for chunk in chunks {
+        let special = classify(chunk).special;
+        if special != 0 {
+            return Some(at + special.trailing_zeros() as usize);
+        }
+        at += 16;
+    }
+    rest.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).map(|k| at + k)
+}
+
+/// UTF-16 units of `bytes` read as UTF-8 (validity is checked elsewhere), sixteen bytes at a
+/// time: [`crate::js::utf16_len`].
+pub(crate) fn utf16_len(bytes: &[u8]) -> u64 {
+    let (chunks, rest) = chunks16(bytes);
+    let whole: u64 = chunks.map(|chunk| utf16_units(chunk, 16)).sum();
+    whole + rest.iter().map(|&b| u64::from(b & 0xC0 != 0x80) + u64::from(b >= 0xF0)).sum::<u64>()
+}
+
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod imp {
     use super::Chunk;
@@ -188,6 +219,18 @@ mod tests {
             let (cont, lead4) = portable::utf8_masks(&chunk);
             let m = low_bits(n);
             prop_assert_eq!(utf16_units(&chunk, n), n as u64 - u64::from((cont & m).count_ones()) + u64::from((lead4 & m).count_ones()));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::test_cases(256)))]
+        /// Over texts of any length (whole chunks and a rest): the first special byte is the
+        /// byte loop's, and the UTF-16 length is what the text encodes to.
+        #[test]
+        fn whole_texts_match_the_byte_loop(s in "([\\x00-\\x20\"\\\\]|[a-z]{1,20}|\\PC){0,30}") {
+            let b = s.as_bytes();
+            prop_assert_eq!(first_special(b), b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20));
+            prop_assert_eq!(utf16_len(b), s.encode_utf16().count() as u64);
         }
     }
 

@@ -9,7 +9,7 @@
 //! way the JavaScript reference reads them: they simply do not count. SPEC §1–§3.
 
 pub mod batch;
-mod bytes16;
+pub(crate) mod bytes16;
 mod kind;
 pub mod message_of;
 mod meta;

@@ -135,24 +135,42 @@ pub struct PrunePlan {
 
 /// The notice that replaces a pruned output: `[Output truncated - N tokens]`.
 pub fn prune_notice(tokens: u64) -> String {
-    format!("[Output truncated - {tokens} tokens]")
+    notice(tokens, None)
+}
+
+/// `[Output truncated - N tokens` then `; superseded by …` when `by` is given, then `]`,
+/// written piece by piece into a text of its size (a prune writes thousands).
+fn notice(tokens: u64, by: Option<&SupersededBy>) -> String {
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(tokens);
+    let by_len = by.map_or(0, |b| b.description.len() + b.id.as_ref().map_or(0, |id| id.len() + 8) + 16);
+    let mut out = String::with_capacity(36 + digits.len() + by_len);
+    out.push_str("[Output truncated - ");
+    out.push_str(digits);
+    out.push_str(" tokens");
+    if let Some(by) = by {
+        out.push_str("; superseded by ");
+        out.push_str(&by.description);
+        if let Some(id) = &by.id {
+            out.push_str(" (entry ");
+            out.push_str(id);
+            out.push(')');
+        }
+    }
+    out.push(']');
+    out
 }
 
 /// The notice of a superseded output (SPEC §13.6): `[Output truncated - N tokens; superseded by
 /// a later full read of src/lib.rs (entry 1a2b3c4d)]` (no entry part without an id).
 pub fn prune_notice_superseded(tokens: u64, by: &SupersededBy) -> String {
-    match &by.id {
-        Some(id) => format!("[Output truncated - {tokens} tokens; superseded by {} (entry {id})]", by.description),
-        None => format!("[Output truncated - {tokens} tokens; superseded by {}]", by.description),
-    }
+    notice(tokens, Some(by))
 }
 
-/// What a tool call reads or runs, for staleness (SPEC §13.6).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a tool call reads or runs, for staleness (SPEC §13.6), besides its tool.
+#[derive(Debug, Clone)]
 struct Target<'a> {
-    /// The tool name.
-    tool: &'a str,
-    /// `JSON.stringify(arguments)`: an identical later call supersedes.
+    /// `JSON.stringify(arguments)`: an identical later call of the same tool supersedes.
     args: &'a [u8],
     /// `arguments.path` of a `read` call.
     read_path: Option<&'a str>,
@@ -207,7 +225,7 @@ impl<'a> CallView<'a> {
     /// The target of this call for a result of `tool` (the result's `toolName`).
     fn target(self, tool: &'a str) -> Target<'a> {
         let read_path = if tool == "read" { self.path } else { None };
-        Target { tool, args: self.json, full_read: read_path.is_some() && !self.ranged, read_path }
+        Target { args: self.json, full_read: read_path.is_some() && !self.ranged, read_path }
     }
 }
 
@@ -310,100 +328,185 @@ fn sized<K, V>(n: usize) -> FastMap<K, V> {
     FastMap::with_capacity_and_hasher(n, Default::default())
 }
 
+/// Whether two texts are the same bytes, compared eight bytes at a time (the texts compared
+/// here are short names and ids, or tool-call arguments of a few hundred bytes; the module's
+/// `memcmp` on wasm compares one byte at a time).
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
+    let word = |w: &[u8]| w.try_into().map_or(0, u64::from_ne_bytes);
+    (&mut x).zip(&mut y).all(|(p, q)| word(p) == word(q))
+        && x.remainder().iter().zip(y.remainder()).all(|(p, q)| p == q)
+}
+
+/// A text as a hash-map key (tool-call arguments, call ids, paths), compared by [`same_bytes`].
+#[derive(Clone, Copy)]
+struct Args<'a>(&'a [u8]);
+
+impl PartialEq for Args<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        same_bytes(self.0, other.0)
+    }
+}
+
+impl Eq for Args<'_> {}
+
+impl std::hash::Hash for Args<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write(self.0);
+    }
+}
+
+/// The distinct tool names of a prune, numbered in the order first seen (a session uses a
+/// handful: a linear search finds them).
+#[derive(Default)]
+struct ToolNames<'a> {
+    names: Vec<&'a str>,
+}
+
+impl<'a> ToolNames<'a> {
+    /// The number of `name`, given one when new.
+    fn number(&mut self, name: &'a str) -> usize {
+        match self.names.iter().position(|n| same_bytes(n.as_bytes(), name.as_bytes())) {
+            Some(k) => k,
+            None => {
+                self.names.push(name);
+                self.names.len() - 1
+            }
+        }
+    }
+}
+
 /// For each tool result of `results` (indices, newest first; none pruned, none of a protected
-/// tool), the newest later result of `results` that supersedes it (SPEC §13.6). Only tools with
-/// two or more results are looked at. A result's call is the first `toolCall` block with its
-/// `toolCallId` among the assistant entries (in order; when results share an id, the oldest of
-/// them has it); its arguments are taken from where the byte scanner found them in the entry's
-/// text, else read once per assistant entry.
-fn superseded<S: EntrySource + ?Sized>(entries: &S, results: &[usize]) -> FastMap<usize, SupersededBy> {
-    // Each result's index, tool and call id, read once.
-    let read: Vec<(usize, &str, Option<&str>)> = results
+/// tool), the newest later result of `results` that supersedes it (SPEC §13.6), by position in
+/// `results`. Only tools with two or more results are looked at. A result's call is the first
+/// `toolCall` block with its `toolCallId` among the assistant entries (in order; when results
+/// share an id, the oldest of them has it); its arguments are taken from where the byte scanner
+/// found them in the entry's text, else read once per assistant entry.
+fn superseded<S: EntrySource + ?Sized>(
+    entries: &S,
+    results: &[usize],
+    assistants: &[usize],
+) -> Vec<Option<SupersededBy>> {
+    let mut out = vec![None; results.len()];
+    // Each result's position, tool (numbered) and call id, read once.
+    let mut tools = ToolNames::default();
+    let read: Vec<(usize, usize, Option<&str>)> = results
         .iter()
-        .filter_map(|&i| {
+        .enumerate()
+        .filter_map(|(k, &i)| {
             let m = entries.meta(i).message.as_ref()?;
-            Some((i, m.tool_name.as_deref()?, m.tool_call_id.as_deref()))
+            Some((k, tools.number(m.tool_name.as_deref()?), m.tool_call_id.as_deref()))
         })
         .collect();
-    let mut per_tool: FastMap<&str, usize> = FastMap::default();
+    let mut per_tool = vec![0usize; tools.names.len()];
     for &(_, tool, _) in &read {
-        *per_tool.entry(tool).or_default() += 1;
+        per_tool[tool] += 1;
     }
-    let repeated: Vec<(usize, &str, Option<&str>)> =
-        read.into_iter().filter(|&(_, tool, _)| per_tool.get(tool).is_some_and(|&n| n > 1)).collect();
+    let repeated: Vec<(usize, usize, Option<&str>)> =
+        read.into_iter().filter(|&(_, tool, _)| per_tool[tool] > 1).collect();
     if repeated.is_empty() {
-        return FastMap::default();
+        return out;
     }
     let n = repeated.len();
     // The position in `repeated` of the result each call id answers.
-    let mut wanted: FastMap<&str, usize> = sized(n);
+    let mut wanted: FastMap<Args<'_>, usize> = sized(n);
     for (p, &(_, _, call)) in repeated.iter().enumerate() {
         if let Some(call) = call {
-            wanted.insert(call, p);
+            wanted.insert(Args(call.as_bytes()), p);
         }
     }
     // The call of each position: (assistant entry, block among its tool calls).
     let mut call_of: Vec<Option<(usize, usize)>> = vec![None; n];
-    for a in 0..entries.len() {
+    for &a in assistants {
         let Some(m) = entries.meta(a).message.as_ref().filter(|m| m.role == Role::Assistant) else { continue };
         for (k, c) in m.tool_calls.iter().enumerate() {
-            if let Some(&p) = c.id.as_deref().and_then(|id| wanted.get(id)) {
+            if let Some(&p) = c.id.as_deref().and_then(|id| wanted.get(&Args(id.as_bytes()))) {
                 call_of[p].get_or_insert((a, k));
             }
         }
     }
-    // Where the scanner found a call's arguments: their text (`null` when absent).
-    let direct = |a: usize, k: usize| -> Option<&[u8]> {
-        let args = entries.meta(a).message.as_ref()?.tool_calls.get(k)?.args_text?;
-        match args.span {
-            Some(span) => span.bytes_of(entries.entry_bytes(a)?),
-            None => Some(b"null"),
-        }
-    };
+    drop(wanted);
+    // Each call as the scanner found it (its arguments' text, `null` when absent), else `None`.
+    let direct: Vec<Option<CallView<'_>>> = call_of
+        .iter()
+        .map(|&call| {
+            let (a, k) = call?;
+            let c = entries.meta(a).message.as_ref()?.tool_calls.get(k)?;
+            let args = c.args_text?;
+            let json = match args.span {
+                Some(span) => span.bytes_of(entries.entry_bytes(a)?)?,
+                None => b"null",
+            };
+            Some(CallView { json, path: c.path.as_deref(), ranged: args.ranged })
+        })
+        .collect();
     // The calls of the other assistant entries, read from their text (kept while the targets
     // borrow them).
-    let mut read_calls: FastMap<usize, std::sync::Arc<[CallArguments]>> = FastMap::default();
-    for &(a, k) in call_of.iter().flatten() {
-        if direct(a, k).is_none() {
+    let mut read_calls: HashMap<usize, std::sync::Arc<[CallArguments]>> = HashMap::new();
+    for (call, view) in call_of.iter().zip(&direct) {
+        if let (Some((a, _)), None) = (call, view) {
             read_calls
-                .entry(a)
-                .or_insert_with(|| entries.call_arguments(a).unwrap_or_else(|| call_arguments(entries, a)));
+                .entry(*a)
+                .or_insert_with(|| entries.call_arguments(*a).unwrap_or_else(|| call_arguments(entries, *a)));
         }
     }
-    let target = |p: usize| -> Option<Target<'_>> {
-        let (_, tool, call) = repeated[p];
-        let (a, k) = call_of[p]?;
-        let view = match direct(a, k) {
-            Some(json) => {
-                let c = entries.meta(a).message.as_ref()?.tool_calls.get(k)?;
-                CallView { json, path: c.path.as_deref(), ranged: c.args_text.is_some_and(|t| t.ranged) }
+    let views: Vec<Option<CallView<'_>>> = direct
+        .iter()
+        .zip(&call_of)
+        .zip(&repeated)
+        .map(|((view, call), &(_, _, id))| match (view, call) {
+            (Some(view), _) => Some(*view),
+            (None, Some((a, _))) => {
+                read_calls.get(a)?.iter().find(|c| Some(c.id.as_str()) == id).map(CallArguments::view)
             }
-            None => read_calls.get(&a)?.iter().find(|c| Some(c.id.as_str()) == call)?.view(),
-        };
-        Some(view.target(tool))
-    };
-    // Newest first, remembering the newest result per full-read path and per identical call.
-    let mut full_reads: FastMap<&str, usize> = sized(n);
-    let mut calls: FastMap<(&str, &[u8]), usize> = sized(n);
-    let mut out = FastMap::default();
-    for (p, &(i, _, _)) in repeated.iter().enumerate() {
-        let Some(t) = target(p) else { continue };
-        let by_read = t.read_path.and_then(|p| full_reads.get(p).map(|&j| (j, format!("a later full read of {p}"))));
+            (None, None) => None,
+        })
+        .collect();
+    // Identical arguments have the same length: only the calls of a tool that share their
+    // arguments' length with another are looked up by their text (per tool: how many calls
+    // have each length).
+    let mut lengths: Vec<FastMap<usize, u32>> = tools.names.iter().map(|_| FastMap::default()).collect();
+    for (view, &(_, tool, _)) in views.iter().zip(&repeated) {
+        if let Some(v) = view {
+            *lengths[tool].entry(v.json.len()).or_default() += 1;
+        }
+    }
+    // Newest first, remembering the newest result per full-read path and per identical call
+    // (per tool, by the arguments' text).
+    let mut full_reads: FastMap<Args<'_>, usize> = sized(n);
+    let mut calls: Vec<FastMap<Args<'_>, usize>> = tools.names.iter().map(|_| FastMap::default()).collect();
+    for (&view, &(k, tool, _)) in views.iter().zip(&repeated) {
+        let Some(view) = view else { continue };
+        let name = tools.names[tool];
+        let t = view.target(name);
+        let i = results[k];
+        let by_read = t
+            .read_path
+            .and_then(|p| full_reads.get(&Args(p.as_bytes())).map(|&j| (j, ["a later full read of ", p].concat())));
         // The newest identical call so far, and this one remembered when it is the first (one
         // hash of the arguments' text).
-        let by_call = match calls.entry((t.tool, t.args)) {
-            std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(i);
-                None
+        let shared_length = lengths[tool].get(&t.args.len()).is_some_and(|&n| n > 1);
+        let by_call = if shared_length {
+            match calls[tool].entry(Args(t.args)) {
+                std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(i);
+                    None
+                }
             }
+        } else {
+            None
         };
-        let by = by_read.or_else(|| by_call.map(|j| (j, format!("a later identical {} call", t.tool))));
+        let by = by_read.or_else(|| by_call.map(|j| (j, ["a later identical ", name, " call"].concat())));
         if let Some((j, description)) = by {
-            out.insert(i, SupersededBy { index: j, id: entries.meta(j).id.clone(), description });
+            out[k] = Some(SupersededBy { index: j, id: entries.meta(j).id.clone(), description });
         }
         if let (true, Some(p)) = (t.full_read, t.read_path) {
-            full_reads.entry(p).or_insert(i);
+            full_reads.entry(Args(p.as_bytes())).or_insert(i);
         }
     }
     out
@@ -419,12 +522,18 @@ pub fn plan_prune<S: EntrySource + ?Sized>(entries: &S, config: &PruneConfig) ->
     let mut accumulated: u64 = 0;
     // (index, tokens, outside the protect window) of every unpruned, unprotected tool result.
     let mut open: Vec<(usize, u64, bool)> = Vec::new();
+    let (mut tools, mut protected_tool) = (ToolNames::default(), Vec::<Option<bool>>::new());
+    // The assistant messages with tool calls, newest first (the staleness rule's calls).
+    let mut assistants: Vec<usize> = Vec::new();
     for i in (0..entries.len()).rev() {
         let meta = entries.meta(i);
         if meta.kind != EntryKind::Message {
             continue;
         }
         let Some(m) = meta.message.as_ref() else { continue };
+        if m.role == Role::Assistant && !m.tool_calls.is_empty() {
+            assistants.push(i);
+        }
         if m.role != Role::ToolResult {
             continue;
         }
@@ -433,15 +542,23 @@ pub fn plan_prune<S: EntrySource + ?Sized>(entries: &S, config: &PruneConfig) ->
         if m.pruned {
             continue;
         }
-        let protected = m.tool_name.as_ref().is_some_and(|t| config.protected_tools.iter().any(|p| p == t));
+        let protected = m.tool_name.as_deref().is_some_and(|t| {
+            // Whether a tool is protected, decided once per distinct name.
+            let k = tools.number(t);
+            if protected_tool.len() <= k {
+                protected_tool.resize(k + 1, None);
+            }
+            *protected_tool[k].get_or_insert_with(|| config.protected_tools.iter().any(|p| p == t))
+        });
         if !protected {
             open.push((i, m.tokens, !within_window));
         }
     }
     let mut stale = if config.staleness {
-        superseded(entries, &open.iter().map(|&(i, _, _)| i).collect::<Vec<_>>())
+        assistants.reverse();
+        superseded(entries, &open.iter().map(|&(i, _, _)| i).collect::<Vec<_>>(), &assistants)
     } else {
-        FastMap::default()
+        Vec::new()
     };
     let candidate = |i: usize, tokens: u64, superseded_by: Option<SupersededBy>| {
         let notice = match &superseded_by {
@@ -462,16 +579,20 @@ pub fn plan_prune<S: EntrySource + ?Sized>(entries: &S, config: &PruneConfig) ->
             superseded_by,
         }
     };
+    // Superseded outputs first, then the old ones (each newest first, as `open` is).
     let mut candidates: Vec<PruneCandidate> = Vec::with_capacity(open.len());
-    let mut aged: Vec<PruneCandidate> = Vec::with_capacity(open.len());
-    for &(i, tokens, old) in &open {
-        match stale.remove(&i) {
-            Some(by) => candidates.push(candidate(i, tokens, Some(by))),
-            None if old => aged.push(candidate(i, tokens, None)),
-            None => {}
+    let mut is_stale = vec![false; open.len()];
+    for (k, &(i, tokens, _)) in open.iter().enumerate() {
+        if let Some(by) = stale.get_mut(k).and_then(Option::take) {
+            candidates.push(candidate(i, tokens, Some(by)));
+            is_stale[k] = true;
         }
     }
-    candidates.append(&mut aged);
+    for (k, &(i, tokens, old)) in open.iter().enumerate() {
+        if old && !is_stale[k] {
+            candidates.push(candidate(i, tokens, None));
+        }
+    }
     let total: u64 = candidates.iter().map(|c| c.savings).sum();
     let considered = candidates.len();
     if candidates.is_empty() || total < config.minimum_savings {

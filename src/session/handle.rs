@@ -173,7 +173,7 @@ pub struct SessionTree {
     texts: TextCache,
     /// Entries replaced in place since the revision was taken: how many times each was (see
     /// [`SessionTree::entry_version`]).
-    replaced: std::collections::HashMap<usize, u32>,
+    replaced: std::collections::HashMap<usize, u32, foldhash::fast::RandomState>,
 }
 
 impl EntrySource for SessionTree {
@@ -228,7 +228,7 @@ impl SessionTree {
             fold: ContextFold::default(),
             revision: Revision::fresh(),
             texts: TextCache::default(),
-            replaced: std::collections::HashMap::new(),
+            replaced: std::collections::HashMap::default(),
         }
     }
 
@@ -359,8 +359,15 @@ impl SessionTree {
     fn entry_replaced(&mut self, i: usize) {
         let v = self.replaced.entry(i).or_default();
         *v = v.wrapping_add(1);
-        self.texts.call_arguments.get_mut().unwrap_or_else(|e| e.into_inner()).remove(&i);
-        self.texts.message_spans.get_mut().unwrap_or_else(|e| e.into_inner()).remove(&i);
+        // (Most handles keep nothing: no hashing then.)
+        let calls = self.texts.call_arguments.get_mut().unwrap_or_else(|e| e.into_inner());
+        if !calls.is_empty() {
+            calls.remove(&i);
+        }
+        let spans = self.texts.message_spans.get_mut().unwrap_or_else(|e| e.into_inner());
+        if !spans.is_empty() {
+            spans.remove(&i);
+        }
     }
 
     /// How many times entry `i` was replaced in place (pruning rewrites entries this way) since
@@ -683,11 +690,6 @@ impl SessionTree {
         }
         self.raws[i] = Raw::Batch(Arc::clone(batch), range);
         self.entry_replaced(i);
-    }
-
-    /// The length in bytes of entry `i`'s stored text.
-    fn raw_len(&self, i: usize) -> usize {
-        self.raw_bytes(i).len()
     }
 
     fn put_entry_json(&mut self, i: usize, text: &str) {
@@ -1242,17 +1244,8 @@ impl SessionTree {
             return (plan, None);
         }
         let pruned_at = crate::js::js_number(now_ms).to_string();
-        // What the batch will hold: each entry's text less its content, plus the notice.
-        let room: usize = plan
-            .candidates
-            .iter()
-            .map(|c| {
-                let m = &self.metas[c.index];
-                let content = m.message.as_ref().and_then(|m| m.content_span).map_or(0, |s| (s.end - s.start) as usize);
-                (self.raw_len(c.index) + c.notice.len() + pruned_at.len() + 48).saturating_sub(content)
-            })
-            .sum();
-        let mut batch = String::with_capacity(room);
+        // Room for a pruned entry of a few hundred bytes each (the text grows if need be).
+        let mut batch = String::with_capacity(plan.candidates.len() * 512);
         let mut ends = Vec::with_capacity(plan.candidates.len());
         let mut spliced = Vec::with_capacity(plan.candidates.len());
         for c in &plan.candidates {
@@ -1275,9 +1268,14 @@ impl SessionTree {
         for (i, range, spans, notice_units) in spliced {
             self.put_pruned_entry(i, &batch, range, spans, notice_units);
         }
-        self.fold = ContextFold::default();
-        self.extend_fold();
         let whole = ends.len() == plan.candidates.len();
+        // The context decision reads no part of a message that pruning changes (its content,
+        // `prunedAt`, the estimate): it stands when every entry was spliced; an entry read again
+        // from its new text is folded afresh.
+        if !whole {
+            self.fold = ContextFold::default();
+            self.extend_fold();
+        }
         (plan, whole.then_some(PrunedLines { jsonl: batch, ends }))
     }
 
