@@ -360,6 +360,21 @@ impl std::hash::Hash for Args<'_> {
     }
 }
 
+/// A tool result that pruning may change (unpruned, of no protected tool), as the plan's walk
+/// read it.
+struct Open<'a> {
+    /// Its index in the entries.
+    index: usize,
+    /// Its estimated tokens.
+    tokens: u64,
+    /// Outside the protect window.
+    old: bool,
+    /// Its `toolName`, numbered ([`ToolNames`]).
+    tool: Option<usize>,
+    /// Its `toolCallId`.
+    call: Option<&'a str>,
+}
+
 /// The distinct tool names of a prune, numbered in the order first seen (a session uses a
 /// handful: a linear search finds them).
 #[derive(Default)]
@@ -386,28 +401,25 @@ impl<'a> ToolNames<'a> {
 /// `toolCall` block with its `toolCallId` among the assistant entries (in order; when results
 /// share an id, the oldest of them has it); its arguments are taken from where the byte scanner
 /// found them in the entry's text, else read once per assistant entry.
-fn superseded<S: EntrySource + ?Sized>(
-    entries: &S,
-    results: &[usize],
+fn superseded<'a, S: EntrySource + ?Sized>(
+    entries: &'a S,
+    results: &[Open<'a>],
+    tools: &ToolNames<'a>,
     assistants: &[usize],
 ) -> Vec<Option<SupersededBy>> {
     let mut out = vec![None; results.len()];
-    // Each result's position, tool (numbered) and call id, read once.
-    let mut tools = ToolNames::default();
-    let read: Vec<(usize, usize, Option<&str>)> = results
+    // Each result's position, tool (numbered) and call id.
+    let mut per_tool = vec![0usize; tools.names.len()];
+    for r in results {
+        if let Some(tool) = r.tool {
+            per_tool[tool] += 1;
+        }
+    }
+    let repeated: Vec<(usize, usize, Option<&str>)> = results
         .iter()
         .enumerate()
-        .filter_map(|(k, &i)| {
-            let m = entries.meta(i).message.as_ref()?;
-            Some((k, tools.number(m.tool_name.as_deref()?), m.tool_call_id.as_deref()))
-        })
+        .filter_map(|(k, r)| r.tool.filter(|&t| per_tool[t] > 1).map(|t| (k, t, r.call)))
         .collect();
-    let mut per_tool = vec![0usize; tools.names.len()];
-    for &(_, tool, _) in &read {
-        per_tool[tool] += 1;
-    }
-    let repeated: Vec<(usize, usize, Option<&str>)> =
-        read.into_iter().filter(|&(_, tool, _)| per_tool[tool] > 1).collect();
     if repeated.is_empty() {
         return out;
     }
@@ -469,7 +481,8 @@ fn superseded<S: EntrySource + ?Sized>(
     // Identical arguments have the same length: only the calls of a tool that share their
     // arguments' length with another are looked up by their text (per tool: how many calls
     // have each length).
-    let mut lengths: Vec<FastMap<usize, u32>> = tools.names.iter().map(|_| FastMap::default()).collect();
+    // (Each map has room for all its keys from the start: growing would hash every key again.)
+    let mut lengths: Vec<FastMap<usize, u32>> = per_tool.iter().map(|&n| sized(n)).collect();
     for (view, &(_, tool, _)) in views.iter().zip(&repeated) {
         if let Some(v) = view {
             *lengths[tool].entry(v.json.len()).or_default() += 1;
@@ -478,12 +491,12 @@ fn superseded<S: EntrySource + ?Sized>(
     // Newest first, remembering the newest result per full-read path and per identical call
     // (per tool, by the arguments' text).
     let mut full_reads: FastMap<Args<'_>, usize> = sized(n);
-    let mut calls: Vec<FastMap<Args<'_>, usize>> = tools.names.iter().map(|_| FastMap::default()).collect();
+    let mut calls: Vec<FastMap<Args<'_>, usize>> = per_tool.iter().map(|&n| sized(n)).collect();
     for (&view, &(k, tool, _)) in views.iter().zip(&repeated) {
         let Some(view) = view else { continue };
         let name = tools.names[tool];
         let t = view.target(name);
-        let i = results[k];
+        let i = results[k].index;
         let by_read = t
             .read_path
             .and_then(|p| full_reads.get(&Args(p.as_bytes())).map(|&j| (j, ["a later full read of ", p].concat())));
@@ -520,8 +533,8 @@ fn superseded<S: EntrySource + ?Sized>(
 /// (equality prunes). Candidates: superseded first, then old ones, each newest first.
 pub fn plan_prune<S: EntrySource + ?Sized>(entries: &S, config: &PruneConfig) -> PrunePlan {
     let mut accumulated: u64 = 0;
-    // (index, tokens, outside the protect window) of every unpruned, unprotected tool result.
-    let mut open: Vec<(usize, u64, bool)> = Vec::new();
+    // Every unpruned, unprotected tool result, newest first.
+    let mut open: Vec<Open<'_>> = Vec::new();
     let (mut tools, mut protected_tool) = (ToolNames::default(), Vec::<Option<bool>>::new());
     // The assistant messages with tool calls, newest first (the staleness rule's calls).
     let mut assistants: Vec<usize> = Vec::new();
@@ -542,21 +555,22 @@ pub fn plan_prune<S: EntrySource + ?Sized>(entries: &S, config: &PruneConfig) ->
         if m.pruned {
             continue;
         }
-        let protected = m.tool_name.as_deref().is_some_and(|t| {
-            // Whether a tool is protected, decided once per distinct name.
-            let k = tools.number(t);
+        let tool = m.tool_name.as_deref().map(|t| (t, tools.number(t)));
+        // Whether a tool is protected, decided once per distinct name.
+        let protected = tool.is_some_and(|(t, k)| {
             if protected_tool.len() <= k {
                 protected_tool.resize(k + 1, None);
             }
             *protected_tool[k].get_or_insert_with(|| config.protected_tools.iter().any(|p| p == t))
         });
         if !protected {
-            open.push((i, m.tokens, !within_window));
+            let call = m.tool_call_id.as_deref();
+            open.push(Open { index: i, tokens: m.tokens, old: !within_window, tool: tool.map(|(_, k)| k), call });
         }
     }
     let mut stale = if config.staleness {
         assistants.reverse();
-        superseded(entries, &open.iter().map(|&(i, _, _)| i).collect::<Vec<_>>(), &assistants)
+        superseded(entries, &open, &tools, &assistants)
     } else {
         Vec::new()
     };
@@ -582,15 +596,15 @@ pub fn plan_prune<S: EntrySource + ?Sized>(entries: &S, config: &PruneConfig) ->
     // Superseded outputs first, then the old ones (each newest first, as `open` is).
     let mut candidates: Vec<PruneCandidate> = Vec::with_capacity(open.len());
     let mut is_stale = vec![false; open.len()];
-    for (k, &(i, tokens, _)) in open.iter().enumerate() {
+    for (k, r) in open.iter().enumerate() {
         if let Some(by) = stale.get_mut(k).and_then(Option::take) {
-            candidates.push(candidate(i, tokens, Some(by)));
+            candidates.push(candidate(r.index, r.tokens, Some(by)));
             is_stale[k] = true;
         }
     }
-    for (k, &(i, tokens, old)) in open.iter().enumerate() {
-        if old && !is_stale[k] {
-            candidates.push(candidate(i, tokens, None));
+    for (k, r) in open.iter().enumerate() {
+        if r.old && !is_stale[k] {
+            candidates.push(candidate(r.index, r.tokens, None));
         }
     }
     let total: u64 = candidates.iter().map(|c| c.savings).sum();

@@ -172,8 +172,9 @@ pub struct SessionTree {
     /// What was read once from the entries' texts (tool-call arguments, message spans).
     texts: TextCache,
     /// Entries replaced in place since the revision was taken: how many times each was (see
-    /// [`SessionTree::entry_version`]).
-    replaced: std::collections::HashMap<usize, u32, foldhash::fast::RandomState>,
+    /// [`SessionTree::entry_version`]), by entry index (empty until one is; entries past its
+    /// end were not).
+    replaced: Vec<u32>,
 }
 
 impl EntrySource for SessionTree {
@@ -228,7 +229,7 @@ impl SessionTree {
             fold: ContextFold::default(),
             revision: Revision::fresh(),
             texts: TextCache::default(),
-            replaced: std::collections::HashMap::default(),
+            replaced: Vec::new(),
         }
     }
 
@@ -357,8 +358,10 @@ impl SessionTree {
     /// Entry `i` was replaced in place (same index): its version goes up and what was kept of
     /// its text is dropped.
     fn entry_replaced(&mut self, i: usize) {
-        let v = self.replaced.entry(i).or_default();
-        *v = v.wrapping_add(1);
+        if self.replaced.len() <= i {
+            self.replaced.resize(self.metas.len().max(i + 1), 0);
+        }
+        self.replaced[i] = self.replaced[i].wrapping_add(1);
         // (Most handles keep nothing: no hashing then.)
         let calls = self.texts.call_arguments.get_mut().unwrap_or_else(|e| e.into_inner());
         if !calls.is_empty() {
@@ -374,7 +377,7 @@ impl SessionTree {
     /// the [`SessionTree::revision`] was taken: a host that keeps something per entry keeps it
     /// while both are unchanged.
     pub fn entry_version(&self, i: usize) -> u32 {
-        self.replaced.get(&i).copied().unwrap_or(0)
+        self.replaced.get(i).copied().unwrap_or(0)
     }
 
     /// A number that names the current state of the session's entry indices: it changes
