@@ -116,11 +116,15 @@ const EXPECTED_FILES = [
  * after an overflow recovery that cannot fit), `maxTokensField` and the pending calls of a handle
  * (an abort in the same tick): 512,295 B packed and 402,597 B gzipped (940,842 B raw), so packed
  * 507,900 → 512,600 B and wasm 401,300 → 402,700 B.
+ * The handle's prune splicing pruned entries at the places the loader records (a `content` span
+ * per message, the in-place metadata update, the shared text of the changed lines) and its
+ * staleness rule reading each result once (2026-12-07): 514,515 B packed and 404,781 B gzipped
+ * (943,558 B raw), so packed 512,600 → 514,800 B and wasm 402,700 → 404,900 B.
  * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
  * figures fall.
  */
-const MAX_PACKED_BYTES = 512_600;
-const MAX_WASM_GZIP_BYTES = 402_700;
+const MAX_PACKED_BYTES = 514_800;
+const MAX_WASM_GZIP_BYTES = 404_900;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
 let passed = 0;

@@ -1020,7 +1020,7 @@ impl SessionEngine {
         let pruned = self.session.write(|s| {
             // The counts decide only when the branch is still the one counted.
             let tokens = counted.as_ref().filter(|c| c.path == s.branch_indices()).map(|c| c.tokens.as_slice());
-            let (plan, _) = s.prune_in_place(&check.prune, clock.now_ms(), tokens);
+            let (plan, _) = s.prune_tool_outputs_counted(&check.prune, clock.now_ms(), tokens);
             outcome.pruned_count = plan.candidates.len();
             outcome.tokens_saved = plan.tokens_saved;
             // What the pruned entries count now, for the counter's own saving.

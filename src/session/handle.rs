@@ -671,34 +671,33 @@ impl SessionTree {
 
     /// [`SessionTree::put_entry`] from the entry's JSON text (one valid JSON object, as
     /// the pruning writes it): the metadata is read from the text, which is stored as given.
-    /// Entry `i` rewritten by pruning ([`push_pruned_entry`]): its new text is `range` of the
-    /// prune's `batch`, and the metadata is changed where the splice changed it
-    /// ([`crate::entry::MessageMeta::prune_content`]: the estimate, `pruned`, the places of the
-    /// message and its content), without reading the text again; a message whose estimate
-    /// reads more than its content is read again ([`SessionTree::put_entry_json`]).
-    /// `notice_units`: the notice's UTF-16 length.
+    /// Entry `i` rewritten by pruning: its new text is `range` of the prune's `batch`. When it
+    /// was spliced ([`push_pruned_entry`]: where its message and content now lie, and the
+    /// notice's UTF-16 length), the metadata is changed where the splice changed it
+    /// ([`crate::entry::MessageMeta::prune_content`]: the estimate, `pruned`, those places)
+    /// without reading the text again, and `true` is returned; otherwise (or for a message whose
+    /// estimate reads more than its content) it is read from the new text, and `false` is.
     fn put_pruned_entry(
         &mut self,
         i: usize,
         batch: &Arc<String>,
         range: Range<usize>,
-        spans: SplicedSpans,
-        notice_units: u64,
-    ) {
+        spliced: Option<(SplicedSpans, u64)>,
+    ) -> bool {
         let meta = &mut self.metas[i];
-        if meta.message.as_mut().is_some_and(|m| m.prune_content(notice_units, spans.content_span)) {
-            meta.message_span = Some(spans.message_span);
-        } else {
+        let in_place = spliced.is_some_and(|(spans, notice_units)| {
+            let done = meta.message.as_mut().is_some_and(|m| m.prune_content(notice_units, spans.content_span));
+            if done {
+                meta.message_span = Some(spans.message_span);
+            }
+            done
+        });
+        if !in_place {
             *meta = EntryMeta::from_json(batch.as_bytes().get(range.clone()).unwrap_or_default()).unwrap_or_default();
         }
         self.raws[i] = Raw::Batch(Arc::clone(batch), range);
         self.entry_replaced(i);
-    }
-
-    fn put_entry_json(&mut self, i: usize, text: &str) {
-        self.metas[i] = EntryMeta::from_json(text.as_bytes()).unwrap_or_default();
-        self.raws[i] = Raw::Owned(text.into());
-        self.entry_replaced(i);
+        in_place
     }
 
     /// The current branch as an [`EntrySource`].
@@ -1200,10 +1199,10 @@ impl SessionTree {
     /// Prunes old tool outputs of the current branch in place (SPEC §7) and returns the
     /// decision plus the new JSON text of each changed entry ([`PrunedLines`], in the plan's
     /// order: superseded outputs first, then old ones, each newest first; line `k` is the entry
-    /// of `plan.candidates[k]`, whose `index` is its entry index). Each entry is rewritten from
-    /// its stored text at the places the loader found ([`pruned_entry_spliced`]: the output
-    /// that is replaced is not read again), else through [`pruned_entry_json`]. `now_ms`: ms
-    /// since the epoch.
+    /// of `plan.candidates[k]`, whose `index` is its entry index; the handle's entries share its
+    /// text). Each entry is rewritten from its stored text at the places the loader found
+    /// ([`push_pruned_entry`]: the output that is replaced is not read again), else through
+    /// [`pruned_entry_json`]. `now_ms`: ms since the epoch.
     pub fn prune_tool_outputs(&mut self, config: &PruneConfig, now_ms: f64) -> (PrunePlan, PrunedLines) {
         self.prune_tool_outputs_counted(config, now_ms, None)
     }
@@ -1216,70 +1215,45 @@ impl SessionTree {
         now_ms: f64,
         tokens: Option<&[u64]>,
     ) -> (PrunePlan, PrunedLines) {
-        let (plan, batch) = self.prune_in_place(config, now_ms, tokens);
-        if let Some(lines) = batch {
-            return (plan, lines);
-        }
-        let texts = || plan.candidates.iter().map(|c| self.raw(c.index));
-        let mut jsonl = String::with_capacity(texts().map(|t| t.len() + 1).sum());
-        let mut ends = Vec::with_capacity(plan.candidates.len());
-        for text in texts() {
-            jsonl.push_str(text);
-            ends.push(jsonl.len());
-            jsonl.push('\n');
-        }
-        (plan, PrunedLines { jsonl: Arc::new(jsonl), ends })
-    }
-
-    /// [`prune_tool_outputs_counted`](Self::prune_tool_outputs_counted) without copying the
-    /// changed entries' texts out: they are written one after the other, each ended by `\n`,
-    /// into one text that the entries share (the [`PrunedLines`] returned when every entry
-    /// could be spliced, [`push_pruned_entry`]; `None` when one had to be written otherwise, or
-    /// nothing changed: their stored texts, [`SessionTree::raw`], are the lines then).
-    pub(crate) fn prune_in_place(
-        &mut self,
-        config: &PruneConfig,
-        now_ms: f64,
-        tokens: Option<&[u64]>,
-    ) -> (PrunePlan, Option<PrunedLines>) {
+        // The changed entries' texts are written one after the other, each ended by `\n`, into
+        // one text that the entries then share with the lines returned.
         let plan = self.plan_prune_counted(config, tokens);
         if plan.candidates.is_empty() {
-            return (plan, None);
+            return (plan, PrunedLines::default());
         }
         let pruned_at = crate::js::js_number(now_ms).to_string();
         // Room for a pruned entry of a few hundred bytes each (the text grows if need be).
         let mut batch = String::with_capacity(plan.candidates.len() * 512);
         let mut ends = Vec::with_capacity(plan.candidates.len());
-        let mut spliced = Vec::with_capacity(plan.candidates.len());
+        let mut written = Vec::with_capacity(plan.candidates.len());
         for c in &plan.candidates {
             let start = batch.len();
-            let spans =
-                push_pruned_entry(&mut batch, self.raw_bytes(c.index), &self.metas[c.index], &c.notice, &pruned_at);
-            let Some(spans) = spans else {
-                let text = match pruned_entry_json(self.raw(c.index), &c.notice, now_ms) {
-                    Some(t) => t,
-                    None => pruned_entry(&self.entry(c.index), &c.notice, now_ms).to_string(),
-                };
-                self.put_entry_json(c.index, &text);
-                continue;
-            };
+            let raw = self.raw_bytes(c.index);
+            let spliced = push_pruned_entry(&mut batch, raw, &self.metas[c.index], &c.notice, &pruned_at)
+                .map(|spans| (spans, utf16_len(&c.notice)));
+            if spliced.is_none() {
+                match pruned_entry_json(self.raw(c.index), &c.notice, now_ms) {
+                    Some(t) => batch.push_str(&t),
+                    None => batch.push_str(&pruned_entry(&self.entry(c.index), &c.notice, now_ms).to_string()),
+                }
+            }
             ends.push(batch.len());
+            written.push((c.index, start..batch.len(), spliced));
             batch.push('\n');
-            spliced.push((c.index, start..batch.len() - 1, spans, utf16_len(&c.notice)));
         }
         let batch = Arc::new(batch);
-        for (i, range, spans, notice_units) in spliced {
-            self.put_pruned_entry(i, &batch, range, spans, notice_units);
-        }
-        let whole = ends.len() == plan.candidates.len();
         // The context decision reads no part of a message that pruning changes (its content,
         // `prunedAt`, the estimate): it stands when every entry was spliced; an entry read again
         // from its new text is folded afresh.
-        if !whole {
+        let mut fold_again = false;
+        for (i, range, spliced) in written {
+            fold_again |= !self.put_pruned_entry(i, &batch, range, spliced);
+        }
+        if fold_again {
             self.fold = ContextFold::default();
             self.extend_fold();
         }
-        (plan, whole.then_some(PrunedLines { jsonl: batch, ends }))
+        (plan, PrunedLines { jsonl: batch, ends })
     }
 
     /// The session as JSONL text: the header line (if any) then every entry's stored text,
