@@ -234,15 +234,16 @@ fn op() -> impl proptest::strategy::Strategy<Value = Op> {
     ]
 }
 
-/// The arguments of variant `v`: whole and ranged reads of a few paths, and a few commands.
+/// The arguments of variant `v`: whole and ranged reads of a few paths, a few commands, and
+/// long texts that begin and end alike.
 fn arguments(v: u8) -> Value {
     match v {
         0 | 1 => json!({"path": format!("src/{v}.rs")}),
         2 => json!({"path": "src/0.rs", "offset": 10}),
         3 => json!({"path": "src/1.rs", "limit": null}),
         4 => json!({"command": "make", "path": ""}),
-        5 => json!({"path": "src/0.rs", "content": "x".repeat(40)}),
-        6 => json!({}),
+        // Long texts of one length that differ only in the middle.
+        5 | 6 => json!({"path": "src/0.rs", "content": format!("{}{v}{}", "x".repeat(40), "y".repeat(40))}),
         _ => Value::Null,
     }
 }

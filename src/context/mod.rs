@@ -430,6 +430,11 @@ impl ContextFold {
         ContextPlan { items: self.items, settings: self.settings.unwrap_or_else(SessionContext::empty) }
     }
 
+    /// The messages of the context decided so far (what [`ContextFold::plan`] copies).
+    pub fn items(&self) -> &[ContextItem] {
+        &self.items
+    }
+
     /// The plan of the path folded so far.
     pub fn plan(&self) -> ContextPlan {
         // The settings field by field: `messages` and `repairs` are always empty here.

@@ -1168,7 +1168,7 @@ impl SessionTree {
     /// `None` or a length other than the branch's: the default estimates). SPEC §3, §7.
     pub fn plan_prune_counted(&self, config: &PruneConfig, tokens: Option<&[u64]>) -> PrunePlan {
         let mut plan = match tokens.filter(|t| t.len() == self.branch.len()) {
-            None => crate::context::plan_prune_of_items(self, &self.fold.plan().items, config),
+            None => crate::context::plan_prune_of_items(self, self.fold.items(), config),
             Some(tokens) => {
                 let branch = self.branch_source();
                 let counted = crate::plan::tokens::Recounted::new(&branch, tokens);
