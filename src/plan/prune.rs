@@ -373,6 +373,8 @@ struct Open<'a> {
     tool: Option<usize>,
     /// Its `toolCallId`.
     call: Option<&'a str>,
+    /// Its entry's `id`.
+    id: Option<&'a str>,
 }
 
 /// The distinct tool names of a prune, numbered in the order first seen (a session uses a
@@ -431,31 +433,29 @@ fn superseded<'a, S: EntrySource + ?Sized>(
             wanted.insert(Args(call.as_bytes()), p);
         }
     }
-    // The call of each position: (assistant entry, block among its tool calls).
+    // The call of each position: (assistant entry, block among its tool calls), and the call as
+    // the scanner found it (its arguments' text, `null` when absent; `None`: read below), taken
+    // in the same visit of the entry.
     let mut call_of: Vec<Option<(usize, usize)>> = vec![None; n];
+    let mut direct: Vec<Option<CallView<'_>>> = vec![None; n];
     for &a in assistants {
         let Some(m) = entries.meta(a).message.as_ref().filter(|m| m.role == Role::Assistant) else { continue };
         for (k, c) in m.tool_calls.iter().enumerate() {
-            if let Some(&p) = c.id.as_deref().and_then(|id| wanted.get(&Args(id.as_bytes()))) {
-                call_of[p].get_or_insert((a, k));
+            let Some(&p) = c.id.as_deref().and_then(|id| wanted.get(&Args(id.as_bytes()))) else { continue };
+            if call_of[p].is_some() {
+                continue;
             }
+            call_of[p] = Some((a, k));
+            direct[p] = c.args_text.and_then(|args| {
+                let json = match args.span {
+                    Some(span) => span.bytes_of(entries.entry_bytes(a)?)?,
+                    None => b"null",
+                };
+                Some(CallView { json, path: c.path.as_deref(), ranged: args.ranged })
+            });
         }
     }
     drop(wanted);
-    // Each call as the scanner found it (its arguments' text, `null` when absent), else `None`.
-    let direct: Vec<Option<CallView<'_>>> = call_of
-        .iter()
-        .map(|&call| {
-            let (a, k) = call?;
-            let c = entries.meta(a).message.as_ref()?.tool_calls.get(k)?;
-            let args = c.args_text?;
-            let json = match args.span {
-                Some(span) => span.bytes_of(entries.entry_bytes(a)?)?,
-                None => b"null",
-            };
-            Some(CallView { json, path: c.path.as_deref(), ranged: args.ranged })
-        })
-        .collect();
     // The calls of the other assistant entries, read from their text (kept while the targets
     // borrow them).
     let mut read_calls: HashMap<usize, std::sync::Arc<[CallArguments]>> = HashMap::new();
@@ -492,11 +492,11 @@ fn superseded<'a, S: EntrySource + ?Sized>(
     // (per tool, by the arguments' text).
     let mut full_reads: FastMap<Args<'_>, usize> = sized(n);
     let mut calls: Vec<FastMap<Args<'_>, usize>> = per_tool.iter().map(|&n| sized(n)).collect();
+    // (The maps hold positions in `results`: the later result's index and id are at hand.)
     for (&view, &(k, tool, _)) in views.iter().zip(&repeated) {
         let Some(view) = view else { continue };
         let name = tools.names[tool];
         let t = view.target(name);
-        let i = results[k].index;
         let by_read = t
             .read_path
             .and_then(|p| full_reads.get(&Args(p.as_bytes())).map(|&j| (j, ["a later full read of ", p].concat())));
@@ -507,7 +507,7 @@ fn superseded<'a, S: EntrySource + ?Sized>(
             match calls[tool].entry(Args(t.args)) {
                 std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
                 std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert(i);
+                    e.insert(k);
                     None
                 }
             }
@@ -516,10 +516,11 @@ fn superseded<'a, S: EntrySource + ?Sized>(
         };
         let by = by_read.or_else(|| by_call.map(|j| (j, ["a later identical ", name, " call"].concat())));
         if let Some((j, description)) = by {
-            out[k] = Some(SupersededBy { index: j, id: entries.meta(j).id.clone(), description });
+            let later = &results[j];
+            out[k] = Some(SupersededBy { index: later.index, id: later.id.map(str::to_owned), description });
         }
         if let (true, Some(p)) = (t.full_read, t.read_path) {
-            full_reads.entry(Args(p.as_bytes())).or_insert(i);
+            full_reads.entry(Args(p.as_bytes())).or_insert(k);
         }
     }
     out
@@ -565,7 +566,8 @@ pub fn plan_prune<S: EntrySource + ?Sized>(entries: &S, config: &PruneConfig) ->
         });
         if !protected {
             let call = m.tool_call_id.as_deref();
-            open.push(Open { index: i, tokens: m.tokens, old: !within_window, tool: tool.map(|(_, k)| k), call });
+            let id = meta.id.as_deref();
+            open.push(Open { index: i, tokens: m.tokens, old: !within_window, tool: tool.map(|(_, k)| k), call, id });
         }
     }
     let mut stale = if config.staleness {
@@ -574,20 +576,20 @@ pub fn plan_prune<S: EntrySource + ?Sized>(entries: &S, config: &PruneConfig) ->
     } else {
         Vec::new()
     };
-    let candidate = |i: usize, tokens: u64, superseded_by: Option<SupersededBy>| {
+    // (What the walk read of the result: no second visit of its metadata.)
+    let candidate = |r: &Open<'_>, superseded_by: Option<SupersededBy>| {
         let notice = match &superseded_by {
-            Some(by) => prune_notice_superseded(tokens, by),
-            None => prune_notice(tokens),
+            Some(by) => prune_notice_superseded(r.tokens, by),
+            None => prune_notice(r.tokens),
         };
-        let savings = tokens.saturating_sub(utf16_len(&notice).div_ceil(4));
-        let tool_name = entries.meta(i).message.as_ref().and_then(|m| m.tool_name.clone());
+        let savings = r.tokens.saturating_sub(utf16_len(&notice).div_ceil(4));
         PruneCandidate {
-            index: i,
+            index: r.index,
             entry_index: None,
             branch_position: None,
-            id: entries.meta(i).id.clone(),
-            tool_name,
-            tokens,
+            id: r.id.map(str::to_owned),
+            tool_name: r.tool.map(|t| tools.names[t].to_owned()),
+            tokens: r.tokens,
             savings,
             notice,
             superseded_by,
@@ -598,13 +600,13 @@ pub fn plan_prune<S: EntrySource + ?Sized>(entries: &S, config: &PruneConfig) ->
     let mut is_stale = vec![false; open.len()];
     for (k, r) in open.iter().enumerate() {
         if let Some(by) = stale.get_mut(k).and_then(Option::take) {
-            candidates.push(candidate(r.index, r.tokens, Some(by)));
+            candidates.push(candidate(r, Some(by)));
             is_stale[k] = true;
         }
     }
     for (k, r) in open.iter().enumerate() {
         if r.old && !is_stale[k] {
-            candidates.push(candidate(r.index, r.tokens, None));
+            candidates.push(candidate(r, None));
         }
     }
     let total: u64 = candidates.iter().map(|c| c.savings).sum();
