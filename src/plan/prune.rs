@@ -377,23 +377,37 @@ struct Open<'a> {
     id: Option<&'a str>,
 }
 
-/// The distinct tool names of a prune, numbered in the order first seen (a session uses a
-/// handful: a linear search finds them).
+/// The distinct tool names of a prune, numbered in the order first seen. A session uses a
+/// handful, which a linear search finds; past [`ToolNames::FEW`] names they are looked up in a
+/// map, so that a session of many tools still costs one lookup a result.
 #[derive(Default)]
 struct ToolNames<'a> {
     names: Vec<&'a str>,
+    /// The names by number once there are more than [`ToolNames::FEW`] (empty before).
+    index: FastMap<Args<'a>, usize>,
 }
 
 impl<'a> ToolNames<'a> {
+    /// Names searched one by one.
+    const FEW: usize = 16;
+
     /// The number of `name`, given one when new.
     fn number(&mut self, name: &'a str) -> usize {
-        match self.names.iter().position(|n| same_bytes(n.as_bytes(), name.as_bytes())) {
-            Some(k) => k,
-            None => {
-                self.names.push(name);
-                self.names.len() - 1
+        let known = if self.names.len() <= Self::FEW {
+            self.names.iter().position(|n| same_bytes(n.as_bytes(), name.as_bytes()))
+        } else {
+            if self.index.is_empty() {
+                self.index.extend(self.names.iter().enumerate().map(|(k, n)| (Args(n.as_bytes()), k)));
             }
-        }
+            self.index.get(&Args(name.as_bytes())).copied()
+        };
+        known.unwrap_or_else(|| {
+            if !self.index.is_empty() {
+                self.index.insert(Args(name.as_bytes()), self.names.len());
+            }
+            self.names.push(name);
+            self.names.len() - 1
+        })
     }
 }
 
@@ -815,6 +829,22 @@ pub fn prune_tool_outputs<S: EntrySource + ?Sized>(entries: &S, config: &PruneCo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Tool names are numbered in the order first seen, by a linear search among a few and by a
+    /// map once there are many (a session of thousands of tools costs one lookup a result).
+    #[test]
+    fn tool_names_are_numbered_once_however_many() {
+        let names: Vec<String> = (0..200).map(|k| format!("tool{k}")).collect();
+        let mut tools = ToolNames::default();
+        for (k, n) in names.iter().enumerate() {
+            assert_eq!(tools.number(n), k);
+            assert_eq!(tools.number(&names[k / 2]), k / 2);
+            assert_eq!(tools.index.is_empty(), k < ToolNames::FEW, "{k} names");
+        }
+        assert_eq!(tools.names.len(), 200);
+        assert_eq!(tools.index.len(), 200);
+        assert_eq!(tools.number("tool7"), 7);
+    }
 
     /// The spliced text, parsed, equals the value path's result; key order is kept.
     fn same_as_value_path(text: &str) -> String {

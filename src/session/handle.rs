@@ -1222,6 +1222,7 @@ impl SessionTree {
             return (plan, PrunedLines::default());
         }
         let pruned_at = crate::js::js_number(now_ms).to_string();
+        let plain_time = pruned_at.bytes().all(|b| b.is_ascii_digit() || b == b'-');
         // Room for a pruned entry of a few hundred bytes each (the text grows if need be).
         let mut batch = String::with_capacity(plan.candidates.len() * 512);
         let mut ends = Vec::with_capacity(plan.candidates.len());
@@ -1231,6 +1232,9 @@ impl SessionTree {
             let raw = self.raw_bytes(c.index);
             let spliced = push_pruned_entry(&mut batch, raw, &self.metas[c.index], &c.notice, &pruned_at)
                 .map(|spans| (spans, utf16_len(&c.notice)));
+            // The metadata is changed in place only when `prunedAt` is written as plain digits
+            // (a time in ms, the usual case): a number such as `1e+300` makes the byte scanner
+            // read the line another way, without the places it records, so it is read again.
             if spliced.is_none() {
                 match pruned_entry_json(self.raw(c.index), &c.notice, now_ms) {
                     Some(t) => batch.push_str(&t),
@@ -1238,7 +1242,7 @@ impl SessionTree {
                 }
             }
             ends.push(batch.len());
-            written.push((c.index, start..batch.len(), spliced));
+            written.push((c.index, start..batch.len(), spliced.filter(|_| plain_time)));
             batch.push('\n');
         }
         let batch = Arc::new(batch);
