@@ -118,13 +118,14 @@ const EXPECTED_FILES = [
  * 507,900 → 512,600 B and wasm 401,300 → 402,700 B.
  * The handle's prune splicing pruned entries at the places the loader records (a `content` span
  * per message, the in-place metadata update, the shared text of the changed lines) and its
- * staleness rule reading each result once (2026-12-07): 513,554 B packed and 403,822 B gzipped
- * (941,915 B raw), so packed 512,600 → 513,700 B and wasm 402,700 → 404,000 B.
+ * staleness rule reading each result once, its tool names in a map past sixteen (2026-12-07):
+ * 514,182 B packed and 404,452 B gzipped (942,537 B raw), so packed 512,600 → 514,400 B
+ * and wasm 402,700 → 404,600 B.
  * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
  * figures fall.
  */
-const MAX_PACKED_BYTES = 513_700;
-const MAX_WASM_GZIP_BYTES = 404_000;
+const MAX_PACKED_BYTES = 514_400;
+const MAX_WASM_GZIP_BYTES = 404_600;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
 let passed = 0;
