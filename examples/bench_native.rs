@@ -4,7 +4,7 @@
 //!
 //! `cargo run --release --example bench_native -- <session.jsonl> [repeats] [appends] [what]`
 //!
-//! `what`: `handle` (load, plan, prepare, context), `pure` (the pure-function path), `append`
+//! `what`: `handle` (load, plan, prepare, context, the wasm handle's decisions), `pure` (the pure-function path), `append`
 //! (append one entry + re-plan), `prune` (the handle's prune: decision, decision + rewrite), `scan` (only the line scan, for profiling) or `all` (default).
 //! Every phase runs `repeats` times (default 5) and reports the fastest run in milliseconds;
 //! `peakRssBytes` is the process's peak resident set (Linux `VmHWM`, 0 elsewhere), so run one
@@ -16,6 +16,7 @@ use session_compaction::entry::{EntryList, EntrySource};
 use session_compaction::io::{parse_session, scan_session, ParseOptions};
 use session_compaction::plan::prepare::{prepare_compaction, CompactionSettings};
 use session_compaction::plan::prune::PruneConfig;
+use session_compaction::prompt::templates::PromptTemplates;
 use session_compaction::session::SessionTree;
 use session_compaction::tree::get_branch;
 use std::time::Instant;
@@ -41,6 +42,17 @@ fn best<T>(n: usize, mut f: impl FnMut() -> T) -> f64 {
 #[inline(never)]
 fn prune_handle(tree: &mut SessionTree, config: &PruneConfig) -> usize {
     tree.prune_tool_outputs(config, 1.7e12).1.len()
+}
+
+/// What the wasm handle's first `prepareCompaction()` + `buildSessionContext()` decide before
+/// any message is made into an object (the preparation's references with its previews, the
+/// context plan with its repairs), kept out of line for a profiler
+/// (`--toggle-collect=*handle_decisions*`).
+#[inline(never)]
+fn handle_decisions(tree: &SessionTree, settings: &CompactionSettings, templates: &PromptTemplates) -> usize {
+    let prep = tree.prepare_compaction_refs_with_previews(settings, &PruneConfig::default(), templates);
+    let context = tree.context_plan();
+    prep.ok().flatten().map_or(0, |(_, lists)| lists.iter().map(Vec::len).sum::<usize>()) + context.items.len()
 }
 
 fn peak_rss() -> u64 {
@@ -115,6 +127,8 @@ fn main() {
         put("plan", best(repeats, || tree.plan_compaction(&settings)));
         put("prepare", best(repeats, || tree.prepare_compaction(&settings)));
         put("context", best(repeats, || tree.build_session_context()));
+        let templates = PromptTemplates::default();
+        put("decisions", best(repeats, || handle_decisions(&tree, &settings, &templates)));
         put("contextJson", best(repeats, || tree.build_session_context_json()));
         drop(tree);
         // (b) natively: load + prepare + context, end to end.

@@ -90,7 +90,20 @@ fn ascii_len(b: &[u8]) -> usize {
 /// Compares two strings by UTF-16 code units, the order of JavaScript's default
 /// `Array.prototype.sort` (astral characters sort before U+E000..U+FFFF). SPEC §8.
 pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
-    a.encode_utf16().cmp(b.encode_utf16())
+    // The texts agree up to the first byte that differs; the order is that of the characters
+    // there (UTF-8 keeps code point order, UTF-16 only puts astral characters elsewhere), so
+    // only those two are encoded. Bytes before the difference are equal, so a character
+    // boundary of `a` there is one of `b`.
+    let same = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    let mut start = same;
+    while !a.is_char_boundary(start) {
+        start -= 1;
+    }
+    let (mut x, mut y) = ([0u16; 2], [0u16; 2]);
+    match (a[start..].chars().next(), b[start..].chars().next()) {
+        (Some(c), Some(d)) => c.encode_utf16(&mut x).cmp(&d.encode_utf16(&mut y)),
+        (c, d) => c.is_some().cmp(&d.is_some()),
+    }
 }
 
 /// Sorts strings in place with JavaScript's default sort order ([`cmp_utf16`]).
@@ -778,6 +791,18 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// JavaScript's string order: the order of the texts' UTF-16 code units, for texts that
+        /// share a prefix and differ in 1- to 4-byte characters, astral ones included.
+        #[test]
+        fn cmp_utf16_is_the_order_of_utf16_units(
+            prefix in "(\\PC|[\u{e000}-\u{ffff}]){0,6}",
+            a in "([a-z]|[\u{80}-\u{7ff}]|[\u{e000}-\u{ffff}]|[\u{10000}-\u{10ffff}]){0,4}",
+            b in "([a-z]|[\u{80}-\u{7ff}]|[\u{e000}-\u{ffff}]|[\u{10000}-\u{10ffff}]){0,4}",
+        ) {
+            let (a, b) = (format!("{prefix}{a}"), format!("{prefix}{b}"));
+            proptest::prop_assert_eq!(cmp_utf16(&a, &b), a.encode_utf16().cmp(b.encode_utf16()));
+        }
+
         /// The byte count of UTF-16 units is the number of units the text encodes to, for text
         /// of 1- to 4-byte characters in any mix.
         #[test]

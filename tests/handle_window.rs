@@ -196,6 +196,14 @@ fn check(tree: &SessionTree, settings: &CompactionSettings) -> Result<(), TestCa
     let full =
         compaction_previews(&whole, settings, &prune, &templates).map_err(|e| TestCaseError::fail(e.to_string()))?;
     prop_assert_eq!(&previews, &full);
+    // The wasm handle's preparation (references, previews from the handle's own context
+    // decision and prune) previews what the whole branch does.
+    let refs = tree.prepare_compaction_refs_with_previews(settings, &prune, &templates);
+    let refs = refs.map_err(|e| TestCaseError::fail(e.to_string()))?;
+    prop_assert_eq!(refs.is_some(), expected.is_some());
+    if let Some((shell, _)) = refs {
+        prop_assert_eq!(shell.preview.as_ref(), Some(&full));
+    }
 
     // Pruning's staleness rule reads the tool-call arguments the handle kept (read once per
     // entry, dropped when an entry changes): the same plan as over parsed values, read afresh.

@@ -182,7 +182,7 @@ fn item_meta<S: EntrySource + ?Sized>(entries: &S, item: ContextItem) -> Option<
 /// [`plan_repair`] over context items; the report names each item's entry.
 pub fn repair_items<S: EntrySource + ?Sized>(entries: &S, items: &[ContextItem]) -> RepairPlan {
     let metas: Vec<Option<&MessageMeta>> = items.iter().map(|&it| item_meta(entries, it)).collect();
-    plan_repair(&metas, |k| entries.meta(items[k].index()).id.clone())
+    plan_repair(&metas, &|k| entries.meta(items[k].index()).id.clone())
 }
 
 /// Builds the context of an already resolved root-first `path` of indices into `entries`

@@ -32,6 +32,7 @@
 //! [`RepairPlan::with_ids`]).
 
 use crate::entry::{MessageMeta, Role};
+use crate::plan::prune::{sized, Args, FastMap};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -140,18 +141,22 @@ impl Open {
 /// Decides the provider-valid order of messages given by their metadata (`None`: a message
 /// without tool calls or results, such as a summary). `entry_id(i)`: the entry id of message `i`
 /// for the report. O(messages + tool calls).
-pub fn plan_repair(messages: &[Option<&MessageMeta>], entry_id: impl Fn(usize) -> Option<String>) -> RepairPlan {
+pub fn plan_repair(messages: &[Option<&MessageMeta>], entry_id: &dyn Fn(usize) -> Option<String>) -> RepairPlan {
     let mut plan = RepairPlan { steps: Vec::with_capacity(messages.len()), ..RepairPlan::default() };
     let mut open: Option<Open> = None;
     let calls_of = |i: usize| messages[i].map_or(&[][..], |m| &m.tool_calls[..]);
-    // Every string id of the context's calls (new ids avoid them), the ids kept so far (by the
-    // first call of the context that has each) and the new ids made so far.
-    let stored: std::collections::HashSet<&str> =
-        (0..messages.len()).flat_map(|i| calls_of(i).iter().filter_map(|c| c.id.as_deref())).collect();
-    let mut kept: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    // Every string id of the context's calls (new ids avoid them; gathered when the first new
+    // id is made, which most contexts never need), the ids kept so far (by the first call of
+    // the context that has each) and the new ids made so far.
+    let mut stored: Option<IdSet<'_>> = None;
+    let call_count: usize = messages.iter().map(|m| m.map_or(0, |m| m.tool_calls.len())).sum();
+    let mut kept: IdSet<'_> = sized(call_count);
     let mut made: Vec<String> = Vec::new();
-    let close = |open: Option<Open>, plan: &mut RepairPlan| {
-        let Some(o) = open else { return };
+    // The vectors of the exchange closed last, reused by the next one (most assistant messages
+    // of a coding session open an exchange).
+    let mut spare: (Vec<bool>, Vec<usize>) = Default::default();
+    let close = |open: Option<Open>, plan: &mut RepairPlan, spare: &mut (Vec<bool>, Vec<usize>)| {
+        let Some(mut o) = open else { return };
         for (k, done) in o.answered.iter().enumerate() {
             if !done {
                 plan.steps.push(RepairStep::MissingResult { message: o.message, call: k });
@@ -164,22 +169,38 @@ pub fn plan_repair(messages: &[Option<&MessageMeta>], entry_id: impl Fn(usize) -
                 });
             }
         }
-        plan.steps.extend(o.deferred.iter().map(|&d| RepairStep::Message(d)));
+        plan.steps.extend(o.deferred.drain(..).map(RepairStep::Message));
+        o.answered.clear();
+        *spare = (o.answered, o.deferred);
     };
     for (i, meta) in messages.iter().enumerate() {
         let role = meta.map_or(Role::Other, |m| m.role);
         match role {
             Role::Assistant => {
-                close(open.take(), &mut plan);
+                close(open.take(), &mut plan, &mut spare);
                 plan.steps.push(RepairStep::Message(i));
                 let calls = calls_of(i);
                 if !calls.is_empty() {
-                    let mut fix = vec![None; calls.len()];
+                    // Made when the first call needs a new id.
+                    let mut fix: Vec<Option<String>> = Vec::new();
                     for (k, c) in calls.iter().enumerate() {
-                        if c.id.as_deref().is_some_and(|id| !id.is_empty() && kept.insert(id)) {
+                        if c.id
+                            .as_deref()
+                            .is_some_and(|id| !id.is_empty() && kept.insert(Args(id.as_bytes()), 0).is_none())
+                        {
                             continue;
                         }
-                        let new = new_call_id(c.id.as_deref(), &stored, &made);
+                        fix.resize(calls.len(), None);
+                        let stored = stored.get_or_insert_with(|| {
+                            let mut all: IdSet<'_> = sized(call_count);
+                            for id in
+                                (0..messages.len()).flat_map(|i| calls_of(i).iter().filter_map(|c| c.id.as_deref()))
+                            {
+                                all.insert(Args(id.as_bytes()), 0);
+                            }
+                            all
+                        });
+                        let new = new_call_id(c.id.as_deref(), stored, &made);
                         made.push(new.clone());
                         fix[k] = Some(new);
                         plan.repairs.push(ContextRepair {
@@ -189,11 +210,12 @@ pub fn plan_repair(messages: &[Option<&MessageMeta>], entry_id: impl Fn(usize) -
                             message_index: i,
                         });
                     }
-                    if fix.iter().any(Option::is_some) {
+                    if !fix.is_empty() {
                         plan.id_fixes.push((i, IdFix::Calls(fix)));
                     }
-                    let answered = vec![false; calls.len()];
-                    open = Some(Open { message: i, answered, deferred: Vec::new(), reported: 0 });
+                    let (mut answered, deferred) = std::mem::take(&mut spare);
+                    answered.resize(calls.len(), false);
+                    open = Some(Open { message: i, answered, deferred, reported: 0 });
                 }
             }
             Role::ToolResult => {
@@ -206,7 +228,6 @@ pub fn plan_repair(messages: &[Option<&MessageMeta>], entry_id: impl Fn(usize) -
                         .position(|(c, &a)| a == want_answered && c.id.as_deref() == Some(id))
                 };
                 let unanswered = open.as_ref().and_then(|o| matching(o, false));
-                let answered_before = open.as_ref().and_then(|o| matching(o, true));
                 if let (Some(k), Some(o)) = (unanswered, open.as_mut()) {
                     o.answered[k] = true;
                     plan.steps.push(RepairStep::Message(i));
@@ -229,7 +250,7 @@ pub fn plan_repair(messages: &[Option<&MessageMeta>], entry_id: impl Fn(usize) -
                         o.reported = 0;
                     }
                 } else {
-                    let kind = if answered_before.is_some() {
+                    let kind = if open.as_ref().and_then(|o| matching(o, true)).is_some() {
                         RepairKind::DuplicateToolResult
                     } else {
                         RepairKind::OrphanToolResult
@@ -248,19 +269,23 @@ pub fn plan_repair(messages: &[Option<&MessageMeta>], entry_id: impl Fn(usize) -
             },
         }
     }
-    close(open, &mut plan);
+    close(open, &mut plan, &mut spare);
     plan
 }
+
+/// A set of tool call ids (the keys; the values are not read): the staleness rule's map of
+/// texts, whose code is there already.
+type IdSet<'a> = FastMap<Args<'a>, usize>;
 
 /// A new id for a call whose stored id (`stored_id`) is not a string, empty, or already used:
 /// `{id}_2`, `{id}_3`, … (`call_1`, `call_2`, … without a usable id), the first that no call of
 /// the context has (`stored`) and the output has not used.
-fn new_call_id(stored_id: Option<&str>, stored: &std::collections::HashSet<&str>, made: &[String]) -> String {
+fn new_call_id(stored_id: Option<&str>, stored: &IdSet<'_>, made: &[String]) -> String {
     let (base, from) = match stored_id.filter(|s| !s.is_empty()) {
         Some(id) => (id, 2),
         None => ("call", 1),
     };
-    let taken = |c: &str| stored.contains(c) || made.iter().any(|m| m == c);
+    let taken = |c: &str| stored.get(&Args(c.as_bytes())).is_some() || made.iter().any(|m| m == c);
     (from..).map(|n| format!("{base}_{n}")).find(|c| !taken(c)).unwrap_or_default()
 }
 
@@ -370,7 +395,7 @@ pub fn synthetic_tool_result(tool_call_id: &str, tool_name: Option<&str>, timest
 pub fn repair_messages(messages: &[Value]) -> (Vec<Value>, Vec<ContextRepair>) {
     let metas: Vec<MessageMeta> = messages.iter().map(MessageMeta::from_value).collect();
     let refs: Vec<Option<&MessageMeta>> = metas.iter().map(Some).collect();
-    let plan = plan_repair(&refs, |_| None);
+    let plan = plan_repair(&refs, &|_| None);
     if plan.is_identity() {
         return (messages.to_vec(), Vec::new());
     }
@@ -569,7 +594,7 @@ mod tests {
         let msgs = [assistant(&["c1"]), user("u")];
         let metas: Vec<MessageMeta> = msgs.iter().map(MessageMeta::from_value).collect();
         let refs: Vec<Option<&MessageMeta>> = metas.iter().map(Some).collect();
-        let plan = plan_repair(&refs, |i| Some(format!("e{i}")));
+        let plan = plan_repair(&refs, &|i| Some(format!("e{i}")));
         assert_eq!(
             plan.steps,
             vec![RepairStep::Message(0), RepairStep::MissingResult { message: 0, call: 0 }, RepairStep::Message(1)]

@@ -129,16 +129,22 @@ pub fn estimate_context_tokens_with<S: EntrySource + ?Sized>(
 /// usage): what [`estimate_context_tokens`] falls back to, and what the progress guard
 /// compares before and after a compaction (SPEC §13.5). `path` is root→leaf.
 pub fn estimate_built_context_tokens<S: EntrySource + ?Sized>(path: &S) -> f64 {
-    use crate::context::ContextItem;
     let indices: Vec<usize> = (0..path.len()).collect();
-    let plan = crate::context::plan_context(path, &indices);
+    context_items_tokens(path, &crate::context::plan_context(path, &indices).items)
+}
+
+/// The estimated tokens of a built context's `items` (indices into `entries`): each message's
+/// estimate, a summary's, 0 for a `custom` message (SPEC §3). The sum of
+/// [`estimate_built_context_tokens`] for a context already decided.
+pub fn context_items_tokens<S: EntrySource + ?Sized>(entries: &S, items: &[crate::context::ContextItem]) -> f64 {
+    use crate::context::ContextItem;
     let tokens = |item: &ContextItem| match *item {
-        ContextItem::Message(i) => path.meta(i).message_tokens(),
+        ContextItem::Message(i) => entries.meta(i).message_tokens(),
         // A `custom` message counts 0 (SPEC §3).
         ContextItem::Custom(_) => 0,
-        ContextItem::BranchSummary(i) | ContextItem::CompactionSummary(i) => path.summary_tokens(i),
+        ContextItem::BranchSummary(i) | ContextItem::CompactionSummary(i) => entries.summary_tokens(i),
     };
-    plan.items.iter().map(tokens).sum::<u64>() as f64
+    items.iter().map(tokens).sum::<u64>() as f64
 }
 
 #[cfg(test)]

@@ -321,10 +321,10 @@ fn tool_calls_of_text(text: &str) -> Option<Vec<(String, Option<&RawValue>)>> {
 }
 
 /// A hash map with the fast hasher (keys are the session's own ids and texts).
-type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// An empty [`FastMap`] with room for `n` keys.
-fn sized<K, V>(n: usize) -> FastMap<K, V> {
+pub(crate) fn sized<K, V>(n: usize) -> FastMap<K, V> {
     FastMap::with_capacity_and_hasher(n, Default::default())
 }
 
@@ -343,8 +343,9 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// A text as a hash-map key (tool-call arguments, call ids, paths), compared by [`same_bytes`].
+/// Shared with the context's repair plan (one instantiation of the map's code).
 #[derive(Clone, Copy)]
-struct Args<'a>(&'a [u8]);
+pub(crate) struct Args<'a>(pub(crate) &'a [u8]);
 
 impl PartialEq for Args<'_> {
     fn eq(&self, other: &Self) -> bool {

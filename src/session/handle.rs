@@ -794,7 +794,7 @@ impl SessionTree {
         templates: &crate::prompt::templates::PromptTemplates,
     ) -> Result<Option<(CompactionPreparation, [Vec<MessageRef>; 3])>> {
         use crate::plan::prepare::{message_ref, preparation_parts, preparation_refs_of_parts};
-        use crate::summarize::preview::{compaction_previews_of, summary_tokens};
+        use crate::summarize::preview::{compaction_previews_of, summary_tokens, Known};
         let (start, window) = self.window();
         let Some(plan) = plan_compaction(&window, settings) else { return Ok(None) };
         let Some(parts) = preparation_parts(&window, &plan, |i| message_ref(&window, i)) else { return Ok(None) };
@@ -810,8 +810,14 @@ impl SessionTree {
         for c in &mut pruned.candidates {
             c.index = c.branch_position.map_or(usize::MAX, |p| p.wrapping_sub(start));
         }
-        let previews =
-            compaction_previews_of(&window, settings, prune, templates, Some(&plan), Some(summary), Some(pruned))?;
+        // The context the window builds is the one the fold keeps (the same items, as entry
+        // indices).
+        let known = Known {
+            summary_tokens: Some(summary),
+            prune_plan: Some(pruned),
+            context_tokens: Some(crate::plan::overflow::context_items_tokens(self, self.fold.items())),
+        };
+        let previews = compaction_previews_of(&window, settings, prune, templates, Some(&plan), known)?;
         shell.preview = Some(previews);
         Ok(Some((shell, self.refs_on_branch(start, lists))))
     }

@@ -184,26 +184,37 @@ pub fn compaction_previews(
     prune: &PruneConfig,
     templates: &PromptTemplates,
 ) -> Result<CompactionPreviews> {
-    compaction_previews_of(path, settings, prune, templates, plan_compaction(path, settings).as_ref(), None, None)
+    compaction_previews_of(path, settings, prune, templates, plan_compaction(path, settings).as_ref(), Known::default())
+}
+
+/// What a caller of [`compaction_previews_of`] already has of the previews' parts; each `None`
+/// is computed there.
+#[derive(Debug, Default)]
+pub struct Known {
+    /// The [`summary_tokens`] of the compaction plan given (`Some(None)`: it writes no summary).
+    pub summary_tokens: Option<Option<u64>>,
+    /// The prune with the previews' `prune` config of the outputs the model still sees: what
+    /// [`plan_prune_in_context`] of the whole path gives, indices into the path.
+    pub prune_plan: Option<PrunePlan>,
+    /// The estimate of the path's built context ([`estimate_built_context_tokens`]).
+    pub context_tokens: Option<f64>,
 }
 
 /// [`compaction_previews`] with the [`plan_compaction`] of `path` and `settings` already made
 /// (`None`: there is none), for a caller that made it for the preparation itself, and the
-/// [`summary_tokens`] of that plan when the caller has them (`None`: read here), and the prune
-/// with `prune` of the outputs the model still sees when the caller made it (what
-/// [`plan_prune_in_context`] of the whole `path` gives, indices into `path`; `None`: made here).
+/// parts of the previews it already has (`known`).
 pub fn compaction_previews_of(
     path: &dyn EntrySource,
     settings: &CompactionSettings,
     prune: &PruneConfig,
     templates: &PromptTemplates,
     compaction_plan: Option<&PreparationPlan>,
-    known: Option<Option<u64>>,
-    prune_plan: Option<PrunePlan>,
+    known: Known,
 ) -> Result<CompactionPreviews> {
+    let Known { summary_tokens: known, prune_plan, context_tokens } = known;
     // The basis of `compact`'s figures (SPEC §13.5): a provider's usage count is of the context
     // the provider saw, not of the one built here, and the summarized tokens are estimates.
-    let before = estimate_built_context_tokens(path);
+    let before = context_tokens.unwrap_or_else(|| estimate_built_context_tokens(path));
     let compaction = match compaction_plan {
         Some(plan) => compaction_preview_of(path, settings, templates, before, plan, known)?,
         None => None,
