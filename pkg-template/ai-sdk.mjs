@@ -7,7 +7,7 @@
 // The engine decides the content (summaries rendered, pruned outputs, bash executions, tool
 // calls answered); these functions only map shapes.
 
-import { assistantMessage, blocksOf, knownOptions, textOf, toolResultMessage } from './http.mjs';
+import { assistantMessage, blocksOf, knownOptions, LEADING_USER_TEXT, textOf, toolResultMessage } from './http.mjs';
 
 /**
  * A `complete(request)` callback over the AI SDK: calls
@@ -76,7 +76,10 @@ function part(/** @type {any} */ b, /** @type {boolean} */ inTool) {
  * - `toolResult` → a `tool-result` part (`output`: `{type: "text"}`, `{type: "error-text"}` when
  *   `isError`, `{type: "content"}` when it holds images); consecutive results share one
  *   `{role: "tool"}` message.
- * `system` (the app's own system prompt) is placed first when given.
+ * An assistant message left without parts is not sent, and a conversation that would begin with
+ * the assistant begins with a user message `(continued)` (Anthropic's models refuse both).
+ * `system` (the app's own system prompt) is placed first when given (`ai` 7 refuses it in
+ * `messages` unless `allowSystemInMessages: true`; pass it to `generateText` instead).
  * @param {any[]} messages
  * @param {{ system?: string }} [options]
  * @returns {any[]}
@@ -108,7 +111,9 @@ export function toModelMessages(messages, options = {}) {
           return [];
         },
       );
-      out.push({ role: 'assistant', content });
+      // An assistant message with nothing to send is left out (Anthropic's models, through the
+      // SDK, refuse an empty message; it holds no call a result could answer).
+      if (content.length) out.push({ role: 'assistant', content });
     } else if (m?.role === 'toolResult') {
       const blocks = blocksOf(m.content);
       const hasImage = blocks.some((b) => b.type === 'image');
@@ -128,6 +133,9 @@ export function toModelMessages(messages, options = {}) {
       else out.push({ role: 'tool', content: [resultPart] });
     }
   }
+  // A conversation begins with a user turn (the Messages API's rule; the others accept it).
+  const first = system ? 1 : 0;
+  if (out[first]?.role === 'assistant') out.splice(first, 0, { role: 'user', content: LEADING_USER_TEXT });
   return out;
 }
 

@@ -70,8 +70,9 @@ export interface AnthropicMessage {
  * `user` message (first), roles alternating (consecutive same-role messages merged), text that is
  * empty or only white space dropped, unsigned `thinking` not sent; a tool call id outside the
  * API's pattern `^[a-zA-Z0-9_-]+$` (another provider's, such as `call_1|fc_1`) sent with `_` for
- * each other character (`_2`, `_3`, … if taken), in the call and its result. Pass the app's
- * system prompt as `system` of the request.
+ * each other character (`_2`, `_3`, … if taken), in the call and its result; a conversation that
+ * would begin with the assistant begins with a user message `(continued)` (the API requires a
+ * user turn first). Pass the app's system prompt as `system` of the request.
  */
 export declare function toAnthropicMessages(messages: readonly AgentMessage[]): AnthropicMessage[];
 

@@ -11,6 +11,7 @@ import {
   blocksOf,
   joinUrl,
   knownOptions,
+  LEADING_USER_TEXT,
   postJson,
   redactUrl,
   toolIdMap,
@@ -83,7 +84,8 @@ function userBlock(b) {
  *   the results of one turn are grouped into one `user` message, before any user text.
  * Consecutive messages of one role are merged (the API alternates `user` / `assistant`); text
  * blocks that are empty or only white space and messages left empty are dropped (the API refuses
- * them). A tool call id that is not made of `a-z A-Z 0-9 _ -` only (the API's pattern; ids of
+ * them), and a conversation that would begin with the assistant begins with a user message
+ * `(continued)` (the API requires a user turn first). A tool call id that is not made of `a-z A-Z 0-9 _ -` only (the API's pattern; ids of
  * other providers such as `call_1|fc_1` are not) is sent with `_` for each other character
  * (`call_1_fc_1`, then `_2`, `_3`, … if that is taken), in the call and in its result. There is no system message in a session:
  * pass the app's own system prompt as `system` of the request.
@@ -135,6 +137,8 @@ export function toAnthropicMessages(messages) {
       push('user', [block]);
     }
   }
+  // The API's conversation begins with a user turn.
+  if (out[0]?.role === 'assistant') out.unshift({ role: 'user', content: [{ type: 'text', text: LEADING_USER_TEXT }] });
   return out;
 }
 

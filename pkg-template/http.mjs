@@ -281,3 +281,10 @@ export function toolIdMap(messages, valid, fix) {
     return sent;
   };
 }
+
+/**
+ * The text of the user message an adapter puts first when a context would start with the
+ * assistant (a session whose first user text was blank, or one that began with a reply): the
+ * Messages API refuses a conversation that does not begin with a user turn.
+ */
+export const LEADING_USER_TEXT = '(continued)';

@@ -124,10 +124,12 @@ const EXPECTED_FILES = [
  * The context's repair plan compiled once (its entry-id callback a `&dyn Fn`: it had a copy per
  * entry source) and the handle's first call cheaper (2026-12-07): 511,191 B packed and 401,488 B
  * gzipped (935,170 B raw), so packed 514,400 → 511,400 B and wasm 404,600 → 401,700 B.
+ * The adapters' leading user turn and their docs (`ai` 7's system messages): 511,830 B packed,
+ * so 511,400 → 512,000 B.
  * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
  * figures fall.
  */
-const MAX_PACKED_BYTES = 511_400;
+const MAX_PACKED_BYTES = 512_000;
 const MAX_WASM_GZIP_BYTES = 401_700;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 

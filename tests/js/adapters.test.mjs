@@ -283,6 +283,88 @@ test('toAnthropicMessages: ids outside the API pattern are rewritten in calls an
   });
 });
 
+/** A context that begins with the assistant: a blank first user text, then a reply with a call. */
+const ASSISTANT_FIRST = [
+  { role: 'user', content: [{ type: 'text', text: '  \n' }] },
+  {
+    role: 'assistant',
+    content: [
+      { type: 'text', text: 'Listing.' },
+      { type: 'toolCall', id: 'call_ls', name: 'bash', arguments: { command: 'ls' } },
+    ],
+  },
+  { role: 'toolResult', toolCallId: 'call_ls', toolName: 'bash', content: [{ type: 'text', text: 'a.ts' }] },
+  // Nothing any provider is sent: unsigned thinking for Anthropic, and no part at all for the SDK.
+  { role: 'assistant', content: [{ type: 'image', mimeType: 'image/png', data: 'iVBORw0KGgo=' }] },
+  { role: 'user', content: 'Go on.' },
+];
+
+test('toAnthropicMessages: a conversation that would begin with the assistant begins with a user turn; the server accepts it', async () => {
+  // It was sent as it was: 400 "messages: first message must use the \"user\" role".
+  const messages = toAnthropicMessages(/** @type {any} */ (ASSISTANT_FIRST));
+  assert.deepEqual(
+    messages.map((m) => m.role),
+    ['user', 'assistant', 'user'],
+  );
+  assert.deepEqual(messages[0].content, [{ type: 'text', text: '(continued)' }]);
+  assert.deepEqual(
+    messages[2].content.map((/** @type {any} */ b) => b.type),
+    ['tool_result', 'text'],
+  );
+  // A context that begins with a user turn gets none.
+  assert.deepEqual(toAnthropicMessages(/** @type {any} */ (ASSISTANT_FIRST.slice(4))), [
+    { role: 'user', content: [{ type: 'text', text: 'Go on.' }] },
+  ]);
+  await withServer(async (server) => {
+    await anthropicClient(server.anthropicSdkBaseUrl).messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 1024,
+      messages: /** @type {any} */ (messages),
+    });
+    assert.equal(server.requests[0].violation, undefined);
+  });
+});
+
+test('toModelMessages: an assistant message without parts is left out, and the conversation begins with a user turn; the ai package posts it', async () => {
+  // The empty assistant message was sent (Anthropic's models: 400 "all messages must have
+  // non-empty content"), and so was a conversation beginning with the assistant.
+  const messages = toModelMessages(/** @type {any} */ (ASSISTANT_FIRST.slice(1)), {
+    system: 'You are a coding agent.',
+  });
+  assert.deepEqual(
+    messages.map((m) => [m.role, Array.isArray(m.content) ? m.content.length : m.content]),
+    [
+      ['system', 'You are a coding agent.'],
+      ['user', '(continued)'],
+      ['assistant', 2],
+      ['tool', 1],
+      ['user', 'Go on.'],
+    ],
+  );
+  // A context that begins with a user turn gets none.
+  assert.deepEqual(
+    toModelMessages(/** @type {any} */ (ASSISTANT_FIRST)).map((m) => m.role),
+    ['user', 'assistant', 'tool', 'user'],
+  );
+  assert.ok(toModelMessages(/** @type {any} */ (CONTEXT)).every((m) => m.role !== 'assistant' || m.content.length));
+  await withServer(async (server) => {
+    // ai 7 takes the system prompt as `system` / `instructions` only (a system message in
+    // `messages` is refused unless `allowSystemInMessages`).
+    const result = await generateText({
+      model: gatewayModel(server.gatewayBaseUrl),
+      system: 'You are a coding agent.',
+      messages: /** @type {any} */ (toModelMessages(/** @type {any} */ (ASSISTANT_FIRST.slice(1)))),
+      maxRetries: 0,
+    });
+    assert.equal(result.text, SUMMARY);
+    assert.equal(server.requests[0].violation, undefined);
+    assert.deepEqual(
+      server.requests[0].body.prompt.map((/** @type {any} */ m) => m.role),
+      ['system', 'user', 'assistant', 'tool', 'user'],
+    );
+  });
+});
+
 test('toChatMessages: tool call ids longer than 40 characters are cut in calls and results, kept distinct; the server accepts them', async () => {
   const messages = /** @type {any[]} */ (toChatMessages(/** @type {any} */ (FOREIGN_IDS)));
   const a40 = 'a'.repeat(40);
