@@ -40,6 +40,7 @@ pub mod plan;
 pub mod prompt;
 pub mod session;
 pub mod summarize;
+mod text_key;
 pub mod tree;
 
 pub use error::{Error, Result};

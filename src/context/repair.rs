@@ -32,7 +32,7 @@
 //! [`RepairPlan::with_ids`]).
 
 use crate::entry::{MessageMeta, Role};
-use crate::plan::prune::{sized, Args, FastMap};
+use crate::text_key::{sized, FastMap, TextKey};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -186,7 +186,7 @@ pub fn plan_repair(messages: &[Option<&MessageMeta>], entry_id: &dyn Fn(usize) -
                     for (k, c) in calls.iter().enumerate() {
                         if c.id
                             .as_deref()
-                            .is_some_and(|id| !id.is_empty() && kept.insert(Args(id.as_bytes()), 0).is_none())
+                            .is_some_and(|id| !id.is_empty() && kept.insert(TextKey(id.as_bytes()), 0).is_none())
                         {
                             continue;
                         }
@@ -196,7 +196,7 @@ pub fn plan_repair(messages: &[Option<&MessageMeta>], entry_id: &dyn Fn(usize) -
                             for id in
                                 (0..messages.len()).flat_map(|i| calls_of(i).iter().filter_map(|c| c.id.as_deref()))
                             {
-                                all.insert(Args(id.as_bytes()), 0);
+                                all.insert(TextKey(id.as_bytes()), 0);
                             }
                             all
                         });
@@ -274,8 +274,8 @@ pub fn plan_repair(messages: &[Option<&MessageMeta>], entry_id: &dyn Fn(usize) -
 }
 
 /// A set of tool call ids (the keys; the values are not read): the staleness rule's map of
-/// texts, whose code is there already.
-type IdSet<'a> = FastMap<Args<'a>, usize>;
+/// texts, so that its code is compiled once.
+type IdSet<'a> = FastMap<TextKey<'a>, usize>;
 
 /// A new id for a call whose stored id (`stored_id`) is not a string, empty, or already used:
 /// `{id}_2`, `{id}_3`, … (`call_1`, `call_2`, … without a usable id), the first that no call of
@@ -285,7 +285,7 @@ fn new_call_id(stored_id: Option<&str>, stored: &IdSet<'_>, made: &[String]) -> 
         Some(id) => (id, 2),
         None => ("call", 1),
     };
-    let taken = |c: &str| stored.get(&Args(c.as_bytes())).is_some() || made.iter().any(|m| m == c);
+    let taken = |c: &str| stored.get(&TextKey(c.as_bytes())).is_some() || made.iter().any(|m| m == c);
     (from..).map(|n| format!("{base}_{n}")).find(|c| !taken(c)).unwrap_or_default()
 }
 

@@ -6,6 +6,7 @@
 use crate::entry::EntrySource;
 use crate::entry::{EntryKind, EntryMeta, Role, TextSpan};
 use crate::js::{ms_value, utf16_len};
+use crate::text_key::{same_bytes, sized, FastMap, TextKey};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -320,47 +321,6 @@ fn tool_calls_of_text(text: &str) -> Option<Vec<(String, Option<&RawValue>)>> {
     Some(out)
 }
 
-/// A hash map with the fast hasher (keys are the session's own ids and texts).
-pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
-
-/// An empty [`FastMap`] with room for `n` keys.
-pub(crate) fn sized<K, V>(n: usize) -> FastMap<K, V> {
-    FastMap::with_capacity_and_hasher(n, Default::default())
-}
-
-/// Whether two texts are the same bytes, compared eight bytes at a time (the texts compared
-/// here are short names and ids, or tool-call arguments of a few hundred bytes; the module's
-/// `memcmp` on wasm compares one byte at a time).
-#[inline]
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
-    let word = |w: &[u8]| w.try_into().map_or(0, u64::from_ne_bytes);
-    (&mut x).zip(&mut y).all(|(p, q)| word(p) == word(q))
-        && x.remainder().iter().zip(y.remainder()).all(|(p, q)| p == q)
-}
-
-/// A text as a hash-map key (tool-call arguments, call ids, paths), compared by [`same_bytes`].
-/// Shared with the context's repair plan (one instantiation of the map's code).
-#[derive(Clone, Copy)]
-pub(crate) struct Args<'a>(pub(crate) &'a [u8]);
-
-impl PartialEq for Args<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        same_bytes(self.0, other.0)
-    }
-}
-
-impl Eq for Args<'_> {}
-
-impl std::hash::Hash for Args<'_> {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        state.write(self.0);
-    }
-}
-
 /// A tool result that pruning may change (unpruned, of no protected tool), as the plan's walk
 /// read it.
 struct Open<'a> {
@@ -385,7 +345,7 @@ struct Open<'a> {
 struct ToolNames<'a> {
     names: Vec<&'a str>,
     /// The names by number once there are more than [`ToolNames::FEW`] (empty before).
-    index: FastMap<Args<'a>, usize>,
+    index: FastMap<TextKey<'a>, usize>,
 }
 
 impl<'a> ToolNames<'a> {
@@ -398,13 +358,13 @@ impl<'a> ToolNames<'a> {
             self.names.iter().position(|n| same_bytes(n.as_bytes(), name.as_bytes()))
         } else {
             if self.index.is_empty() {
-                self.index.extend(self.names.iter().enumerate().map(|(k, n)| (Args(n.as_bytes()), k)));
+                self.index.extend(self.names.iter().enumerate().map(|(k, n)| (TextKey(n.as_bytes()), k)));
             }
-            self.index.get(&Args(name.as_bytes())).copied()
+            self.index.get(&TextKey(name.as_bytes())).copied()
         };
         known.unwrap_or_else(|| {
             if !self.index.is_empty() {
-                self.index.insert(Args(name.as_bytes()), self.names.len());
+                self.index.insert(TextKey(name.as_bytes()), self.names.len());
             }
             self.names.push(name);
             self.names.len() - 1
@@ -442,10 +402,10 @@ fn superseded<'a, S: EntrySource + ?Sized>(
     }
     let n = repeated.len();
     // The position in `repeated` of the result each call id answers.
-    let mut wanted: FastMap<Args<'_>, usize> = sized(n);
+    let mut wanted: FastMap<TextKey<'_>, usize> = sized(n);
     for (p, &(_, _, call)) in repeated.iter().enumerate() {
         if let Some(call) = call {
-            wanted.insert(Args(call.as_bytes()), p);
+            wanted.insert(TextKey(call.as_bytes()), p);
         }
     }
     // The call of each position: (assistant entry, block among its tool calls), and the call as
@@ -456,7 +416,7 @@ fn superseded<'a, S: EntrySource + ?Sized>(
     for &a in assistants {
         let Some(m) = entries.meta(a).message.as_ref().filter(|m| m.role == Role::Assistant) else { continue };
         for (k, c) in m.tool_calls.iter().enumerate() {
-            let Some(&p) = c.id.as_deref().and_then(|id| wanted.get(&Args(id.as_bytes()))) else { continue };
+            let Some(&p) = c.id.as_deref().and_then(|id| wanted.get(&TextKey(id.as_bytes()))) else { continue };
             if call_of[p].is_some() {
                 continue;
             }
@@ -505,8 +465,8 @@ fn superseded<'a, S: EntrySource + ?Sized>(
     }
     // Newest first, remembering the newest result per full-read path and per identical call
     // (per tool, by the arguments' text).
-    let mut full_reads: FastMap<Args<'_>, usize> = sized(n);
-    let mut calls: Vec<FastMap<Args<'_>, usize>> = per_tool.iter().map(|&n| sized(n)).collect();
+    let mut full_reads: FastMap<TextKey<'_>, usize> = sized(n);
+    let mut calls: Vec<FastMap<TextKey<'_>, usize>> = per_tool.iter().map(|&n| sized(n)).collect();
     // (The maps hold positions in `results`: the later result's index and id are at hand.)
     for (&view, &(k, tool, _)) in views.iter().zip(&repeated) {
         let Some(view) = view else { continue };
@@ -514,12 +474,12 @@ fn superseded<'a, S: EntrySource + ?Sized>(
         let t = view.target(name);
         let by_read = t
             .read_path
-            .and_then(|p| full_reads.get(&Args(p.as_bytes())).map(|&j| (j, ["a later full read of ", p].concat())));
+            .and_then(|p| full_reads.get(&TextKey(p.as_bytes())).map(|&j| (j, ["a later full read of ", p].concat())));
         // The newest identical call so far, and this one remembered when it is the first (one
         // hash of the arguments' text).
         let shared_length = lengths[tool].get(&t.args.len()).is_some_and(|&n| n > 1);
         let by_call = if shared_length {
-            match calls[tool].entry(Args(t.args)) {
+            match calls[tool].entry(TextKey(t.args)) {
                 std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
                 std::collections::hash_map::Entry::Vacant(e) => {
                     e.insert(k);
@@ -535,7 +495,7 @@ fn superseded<'a, S: EntrySource + ?Sized>(
             out[k] = Some(SupersededBy { index: later.index, id: later.id.map(str::to_owned), description });
         }
         if let (true, Some(p)) = (t.full_read, t.read_path) {
-            full_reads.entry(Args(p.as_bytes())).or_insert(k);
+            full_reads.entry(TextKey(p.as_bytes())).or_insert(k);
         }
     }
     out
@@ -612,18 +572,15 @@ pub fn plan_prune<S: EntrySource + ?Sized>(entries: &S, config: &PruneConfig) ->
     };
     // Superseded outputs first, then the old ones (each newest first, as `open` is).
     let mut candidates: Vec<PruneCandidate> = Vec::with_capacity(open.len());
-    let mut is_stale = vec![false; open.len()];
+    let mut aged: Vec<PruneCandidate> = Vec::new();
     for (k, r) in open.iter().enumerate() {
-        if let Some(by) = stale.get_mut(k).and_then(Option::take) {
-            candidates.push(candidate(r, Some(by)));
-            is_stale[k] = true;
+        match stale.get_mut(k).and_then(Option::take) {
+            Some(by) => candidates.push(candidate(r, Some(by))),
+            None if r.old => aged.push(candidate(r, None)),
+            None => {}
         }
     }
-    for (k, r) in open.iter().enumerate() {
-        if r.old && !is_stale[k] {
-            candidates.push(candidate(r, None));
-        }
-    }
+    candidates.append(&mut aged);
     let total: u64 = candidates.iter().map(|c| c.savings).sum();
     let considered = candidates.len();
     if candidates.is_empty() || total < config.minimum_savings {

@@ -669,8 +669,6 @@ impl SessionTree {
         self.entry_replaced(i);
     }
 
-    /// [`SessionTree::put_entry`] from the entry's JSON text (one valid JSON object, as
-    /// the pruning writes it): the metadata is read from the text, which is stored as given.
     /// Entry `i` rewritten by pruning: its new text is `range` of the prune's `batch`. When it
     /// was spliced ([`push_pruned_entry`]: where its message and content now lie, and the
     /// notice's UTF-16 length), the metadata is changed where the splice changed it

@@ -91,6 +91,19 @@ async function withServer(
 
 const openaiClient = (/** @type {string} */ baseURL) => new OpenAI({ baseURL, apiKey: SECRET, maxRetries: 0 });
 const anthropicClient = (/** @type {string} */ baseURL) => new Anthropic({ baseURL, apiKey: SECRET, maxRetries: 0 });
+
+/** Sends `messages` through @anthropic-ai/sdk to a fresh rule server, which must accept them. */
+async function assertAnthropicAccepts(/** @type {unknown[]} */ messages) {
+  await withServer(async (server) => {
+    await anthropicClient(server.anthropicSdkBaseUrl).messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 1024,
+      messages: /** @type {any} */ (messages),
+    });
+    assert.equal(server.requests[0].violation, undefined);
+  });
+}
+
 const gatewayModel = (/** @type {string} */ baseURL) =>
   createGateway({ baseURL, apiKey: SECRET })('openai/gpt-4.1-mini');
 
@@ -273,14 +286,7 @@ test('toAnthropicMessages: ids outside the API pattern are rewritten in calls an
     ['user', 'assistant', 'user'],
   );
   assert.deepEqual(messages[2].content.at(-1), { type: 'text', text: 'Next.' });
-  await withServer(async (server) => {
-    await anthropicClient(server.anthropicSdkBaseUrl).messages.create({
-      model: 'claude-sonnet-4-5',
-      max_tokens: 1024,
-      messages: /** @type {any} */ (messages),
-    });
-    assert.equal(server.requests[0].violation, undefined);
-  });
+  await assertAnthropicAccepts(messages);
 });
 
 /** A context that begins with the assistant: a blank first user text, then a reply with a call. */
@@ -315,14 +321,7 @@ test('toAnthropicMessages: a conversation that would begin with the assistant be
   assert.deepEqual(toAnthropicMessages(/** @type {any} */ (ASSISTANT_FIRST.slice(4))), [
     { role: 'user', content: [{ type: 'text', text: 'Go on.' }] },
   ]);
-  await withServer(async (server) => {
-    await anthropicClient(server.anthropicSdkBaseUrl).messages.create({
-      model: 'claude-sonnet-4-5',
-      max_tokens: 1024,
-      messages: /** @type {any} */ (messages),
-    });
-    assert.equal(server.requests[0].violation, undefined);
-  });
+  await assertAnthropicAccepts(messages);
 });
 
 test('toModelMessages: an assistant message without parts is left out, and the conversation begins with a user turn; the ai package posts it', async () => {
