@@ -288,6 +288,7 @@ pub fn serialize_session_file(header: Option<&str>, entries: &[&str], opaque: &[
         &mut out,
         header.into_iter().chain(entries.iter().copied()),
         sorted.iter().map(|o| (o.position, o.text.as_str())),
+        crate::io::LineEnd::Lf,
     );
     Ok(out)
 }

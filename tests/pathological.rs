@@ -66,7 +66,7 @@ fn a_header_then_a_million_blank_lines_stays_usable() {
 }
 
 #[test]
-fn crlf_runs_are_split_per_line_and_saved_with_lf() {
+fn crlf_runs_are_split_per_line_and_saved_with_crlf() {
     let text = format!("{HEADER}\r\n\r\n x \r\r\n\r\n{}\r\n", entry("a", None));
     let raw = scan_session(text.as_bytes(), &lenient()).unwrap();
     assert_eq!(raw.opaque.len(), 1);
@@ -75,11 +75,41 @@ fn crlf_runs_are_split_per_line_and_saved_with_lf() {
     assert_eq!(lines, vec![(2, ""), (3, " x "), (4, "")]);
     assert_eq!(raw.errors.iter().map(|e| (e.line, e.error.code())).collect::<Vec<_>>(), vec![(3, "E_PARSE")]);
     let (tree, _) = SessionTree::from_jsonl(text.clone(), &lenient()).unwrap();
-    assert_eq!(tree.to_jsonl(), text.replace("\r\r\n", "\n").replace("\r\n", "\n"));
+    // The first line ends with CRLF: every line is saved with CRLF (a run of `\r` before a `\n`
+    // is one line end).
+    assert_eq!(tree.to_jsonl(), text.replace("\r\r\n", "\r\n"));
     // The value path says the same line by line.
     let p = parse_session(&text, &lenient()).unwrap();
     let want: Vec<(usize, usize, &str)> = p.opaque.iter().map(|o| (o.line, o.position, o.text.as_str())).collect();
     assert_eq!(want, vec![(2, 1, ""), (3, 1, " x "), (4, 1, "")]);
+}
+
+#[test]
+fn a_crlf_file_is_saved_with_crlf_and_an_lf_file_with_lf() {
+    use session_compaction::io::LineEnd;
+    assert_eq!(LineEnd::of(b"{}\r\n{}\n"), LineEnd::CrLf);
+    assert_eq!(LineEnd::of(b"{}\r\r\n"), LineEnd::CrLf);
+    assert_eq!(LineEnd::of(b"{}\n{}\r\n"), LineEnd::Lf);
+    assert_eq!(LineEnd::of(b"\r{}"), LineEnd::Lf);
+    assert_eq!(LineEnd::of(b"\n"), LineEnd::Lf);
+    assert_eq!(LineEnd::of(b""), LineEnd::Lf);
+    // A clean CRLF file (a Windows checkout) saves byte for byte; appended lines end as its own do.
+    let text = format!("{HEADER}\r\n{}\r\n\r\n{}\r\n", entry("a", None), entry("b", Some("a")));
+    for (mut tree, how) in [
+        (SessionTree::from_bytes(text.clone().into_bytes(), &lenient()).unwrap().0, "bytes"),
+        (SessionTree::from_jsonl(text.clone(), &lenient()).unwrap().0, "text"),
+    ] {
+        assert_eq!(tree.to_jsonl(), text, "{how}");
+        tree.append_entry(serde_json::from_str(&entry("c", Some("b"))).unwrap()).unwrap();
+        assert_eq!(tree.to_jsonl(), format!("{text}{}\r\n", entry("c", Some("b"))), "{how}");
+    }
+    // The first line decides: a file that begins with LF is saved with LF throughout.
+    let mixed = format!("{HEADER}\n{}\r\n", entry("a", None));
+    let (tree, _) = SessionTree::from_bytes(mixed.clone().into_bytes(), &lenient()).unwrap();
+    assert_eq!(tree.to_jsonl(), mixed.replace("\r\n", "\n"));
+    // A session built from values has no file: LF.
+    let built = SessionTree::from_values(None, &[serde_json::from_str(&entry("a", None)).unwrap()]);
+    assert_eq!(built.to_jsonl(), format!("{}\n", entry("a", None)));
 }
 
 #[test]

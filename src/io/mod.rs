@@ -151,9 +151,9 @@ impl OpaqueSpan {
         })
     }
 
-    /// The run's text as pieces that, each followed by `\n`, write its lines back (the
+    /// The run's text as pieces that, each followed by a line end, write its lines back (the
     /// [`write_lines`] items): the whole range at once when it holds no `\r` (the common case:
-    /// one copy), else one piece per line.
+    /// one copy; the lines inside keep their `\n`), else one piece per line.
     pub fn pieces<'a>(&self, buffer: &'a [u8]) -> impl Iterator<Item = &'a str> + 'a {
         let text = buffer.get(self.range.clone()).unwrap_or_default();
         let whole = !text.contains(&b'\r');
@@ -2090,27 +2090,59 @@ pub fn serialize_session(header: Option<&Value>, entries: &[Value]) -> String {
     serialize_jsonl(header.into_iter().chain(entries))
 }
 
+/// The line end a session file is written with (SPEC §13.3): the one its first line ends
+/// with when loaded (`\r\n` or `\n`), `\n` for a session built from values.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LineEnd {
+    /// `\n`.
+    #[default]
+    Lf,
+    /// `\r\n`.
+    CrLf,
+}
+
+impl LineEnd {
+    /// The line end of the first line of `bytes` that has one: `\r\n` when a `\r` comes right
+    /// before its `\n` (a longer run of `\r` too), else `\n` (also when no line ends).
+    pub fn of(bytes: &[u8]) -> Self {
+        match bytes.iter().position(|&b| b == b'\n') {
+            Some(i) if i > 0 && bytes[i - 1] == b'\r' => Self::CrLf,
+            _ => Self::Lf,
+        }
+    }
+
+    /// The line end's text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Lf => "\n",
+            Self::CrLf => "\r\n",
+        }
+    }
+}
+
 /// Writes records and opaque lines in file order: before record `r` (0-based, the header
 /// counting as record 0 when there is one) every opaque line whose position is `r`, after the
 /// last record those with a larger position; lines of one position keep their order. Each line
-/// ends with `\n`. `opaque` must be sorted by position (stable). SPEC §13.3.
+/// ends with `end`. `opaque` must be sorted by position (stable). SPEC §13.3.
 pub fn write_lines<'a>(
     out: &mut String,
     records: impl IntoIterator<Item = &'a str>,
     opaque: impl IntoIterator<Item = (usize, &'a str)>,
+    end: LineEnd,
 ) {
+    let end = end.as_str();
     let mut opaque = opaque.into_iter().peekable();
     for (r, record) in records.into_iter().enumerate() {
         while let Some((_, text)) = opaque.next_if(|(p, _)| *p <= r) {
             out.push_str(text);
-            out.push('\n');
+            out.push_str(end);
         }
         out.push_str(record);
-        out.push('\n');
+        out.push_str(end);
     }
     for (_, text) in opaque {
         out.push_str(text);
-        out.push('\n');
+        out.push_str(end);
     }
 }
 
@@ -2124,7 +2156,12 @@ pub fn serialize_session_lines(header: Option<&Value>, entries: &[Value], opaque
     let size =
         records.iter().map(|r| r.len() + 1).sum::<usize>() + sorted.iter().map(|o| o.text.len() + 1).sum::<usize>();
     let mut out = String::with_capacity(size);
-    write_lines(&mut out, records.iter().map(String::as_str), sorted.iter().map(|o| (o.position, o.text.as_str())));
+    write_lines(
+        &mut out,
+        records.iter().map(String::as_str),
+        sorted.iter().map(|o| (o.position, o.text.as_str())),
+        LineEnd::Lf,
+    );
     out
 }
 

@@ -164,6 +164,9 @@ pub struct SessionTree {
     header_line: Option<usize>,
     /// The input was migrated to the current format on load.
     migrated: bool,
+    /// The line end the session is saved with: the one of the loaded file's first line
+    /// (SPEC §13.3).
+    line_end: crate::io::LineEnd,
     /// The context decision of `branch` (SPEC §6), kept up to date with it: extended on
     /// append, folded again when the branch or an entry on it changes.
     fold: ContextFold,
@@ -226,6 +229,7 @@ impl SessionTree {
             source_version: None,
             header_line: None,
             migrated: false,
+            line_end: crate::io::LineEnd::Lf,
             fold: ContextFold::default(),
             revision: Revision::fresh(),
             texts: TextCache::default(),
@@ -279,6 +283,7 @@ impl SessionTree {
 
     /// Builds the handle from a scan of `input` (see [`crate::io::scan_session`]).
     pub fn from_raw_session(raw: crate::io::RawSession, input: Vec<u8>) -> (Self, Vec<crate::io::LineError>) {
+        let line_end = crate::io::LineEnd::of(&input);
         let base = match raw.text {
             Some(t) => t.into_bytes(),
             None => input,
@@ -286,6 +291,7 @@ impl SessionTree {
         let mut tree = Self::new(raw.header);
         tree.source_version = raw.source_version;
         tree.migrated = raw.migrated;
+        tree.line_end = line_end;
         tree.header_line = raw.header_line.as_ref().filter(|_| tree.header.is_some()).map(|h| h.line);
         tree.header_raw = raw.header_line.filter(|_| tree.header.is_some()).map(|h| h.range);
         tree.opaque = raw.opaque;
@@ -1265,9 +1271,10 @@ impl SessionTree {
     }
 
     /// The session as JSONL text: the header line (if any) then every entry's stored text,
-    /// one per line, each ending in `\n`, and the opaque lines of the loaded file (malformed or
-    /// blank lines, kept as written) in their places. Unchanged entries and the header are
-    /// written byte for byte as loaded. SPEC §13.3.
+    /// one per line, and the opaque lines of the loaded file (malformed or blank lines, kept as
+    /// written) in their places. Each line ends with the line end of the loaded file's first
+    /// line (`\r\n` or `\n`; `\n` for a session not loaded from text). Unchanged entries and
+    /// the header are written byte for byte as loaded. SPEC §13.3.
     pub fn to_jsonl(&self) -> String {
         let mut out = String::with_capacity(self.base.len() + 1024);
         let header: Option<Cow<'_, str>> = self.header.as_ref().map(|h| match &self.header_raw {
@@ -1276,7 +1283,7 @@ impl SessionTree {
         });
         let records = header.as_deref().into_iter().chain((0..self.metas.len()).map(|i| self.raw(i)));
         let opaque = self.opaque.iter().flat_map(|o| o.pieces(&self.base).map(move |t| (o.position, t)));
-        crate::io::write_lines(&mut out, records, opaque);
+        crate::io::write_lines(&mut out, records, opaque, self.line_end);
         out
     }
 

@@ -29,12 +29,17 @@ function message(id, parentId, text) {
 /** @param {unknown[]} records */
 const jsonl = (records) => records.map((r) => `${JSON.stringify(r)}\n`).join('');
 
-/** The text a lossless save writes: every line LF-ended, a BOM dropped. @param {string} text */
+/**
+ * The text a lossless save writes: a BOM dropped, every line ended as the first line is (CRLF
+ * or LF; a run of CRs before an LF is one line end). @param {string} text
+ */
 function normalized(text) {
   const body = text.startsWith('\uFEFF') ? text.slice(1) : text;
+  const first = body.indexOf('\n');
+  const end = first > 0 && body[first - 1] === '\r' ? '\r\n' : '\n';
   const parts = body.split('\n');
   if (parts[parts.length - 1] === '') parts.pop();
-  return parts.map((p) => `${p.replace(/\r+$/, '')}\n`).join('');
+  return parts.map((p) => `${p.replace(/\r+$/, '')}${end}`).join('');
 }
 
 /** What a handle holds: ids, parents, types and lines of its entries, in file order. @param {any} tree */
@@ -184,6 +189,55 @@ describe('lossless storage (SPEC §13.3)', () => {
     assert.equal(tree.toJsonl(), `${text + JSON.stringify(message('c', 'b', 'three'))}\n`);
     assert.deepEqual(tree.toBytes(), new TextEncoder().encode(tree.toJsonl()));
     tree.free();
+  });
+
+  test('a CRLF file is saved with CRLF: unchanged lines byte for byte, appended and pruned lines too', () => {
+    const big = 'line of output\n'.repeat(3000);
+    const records = [
+      HEADER,
+      message('a', null, 'read it'),
+      {
+        type: 'message',
+        id: 'b',
+        parentId: 'a',
+        timestamp: '2025-01-01T00:00:02.000Z',
+        message: {
+          role: 'assistant',
+          content: [{ type: 'toolCall', id: 'c1', name: 'bash', arguments: { command: 'ls' } }],
+        },
+      },
+      {
+        type: 'message',
+        id: 'c',
+        parentId: 'b',
+        timestamp: '2025-01-01T00:00:03.000Z',
+        message: { role: 'toolResult', toolCallId: 'c1', toolName: 'bash', content: [{ type: 'text', text: big }] },
+      },
+    ];
+    const lines = records.map((r) => JSON.stringify(r));
+    const text = lines.map((l) => `${l}\r\n`).join('');
+    const tree = sc.SessionTree.fromBytes(new TextEncoder().encode(text));
+    assert.deepEqual(tree.loadErrors, []);
+    assert.equal(tree.toJsonl(), text, 'saved as loaded, CRLF kept');
+    const added = message('d', 'c', 'next');
+    tree.appendEntry(added);
+    const withAdded = `${text}${JSON.stringify(added)}\r\n`;
+    assert.equal(tree.toJsonl(), withAdded, 'the appended line ends with CRLF');
+    const pruned = tree.pruneToolOutputs({ protectTokens: 0, minimumSavings: 0 });
+    assert.equal(pruned.prunedCount, 1);
+    const saved = tree.toJsonl().split('\r\n');
+    assert.deepEqual(saved.slice(0, 3), lines.slice(0, 3), 'lines before the pruned one are unchanged');
+    assert.notEqual(saved[3], lines[3]);
+    assert.equal(JSON.parse(saved[3]).id, 'c');
+    assert.equal(saved[4], JSON.stringify(added));
+    assert.equal(saved[5], '', 'every line ends with CRLF, none with a bare LF');
+    assert.equal(saved.length, 6);
+    assert.ok(!tree.toJsonl().replaceAll('\r\n', '').includes('\n'));
+    tree.free();
+    // A file whose first line ends with LF is saved with LF.
+    const lf = sc.SessionTree.fromBytes(new TextEncoder().encode(`${lines[0]}\n${lines[1]}\r\n`));
+    assert.equal(lf.toJsonl(), `${lines[0]}\n${lines[1]}\n`);
+    lf.free();
   });
 
   test('glued records are split into their entries with a warning', () => {

@@ -635,7 +635,8 @@ impl SessionTree {
         self.s(|s| from_serde(&s.validate()))
     }
 
-    /// The session as JSONL (header first; unchanged entries byte for byte as loaded). A session
+    /// The session as JSONL (header first; unchanged entries byte for byte as loaded; every line
+    /// ended as the loaded file's first line is, CRLF or LF). A session
     /// longer than a JavaScript string can be (about 512 MiB of ASCII) is `E_INVALID_ARGUMENT`:
     /// [`SessionTree::to_bytes`] returns any session. SPEC §13.3.
     #[wasm_bindgen(js_name = toJsonl)]
