@@ -71,7 +71,9 @@ export type ModelMessage =
  * The engine's LLM messages as `ModelMessage[]` (`system` first when given): `thinking` →
  * `reasoning`, `toolCall` → `tool-call`, consecutive `toolResult`s → one `tool` message; an
  * assistant message left without parts is not sent, and a conversation that would begin with the
- * assistant begins with a user message `(continued)` (Anthropic's models refuse both). `ai` 7
+ * assistant begins with a user message `(continued)` (Anthropic's models refuse both); a call's
+ * `input` is `{}` when its arguments are no plain object, and a failed result without text says
+ * `(the tool failed without output)` (Anthropic refuses an empty error result). `ai` 7
  * refuses a system message in `messages` unless `allowSystemInMessages: true`: with it, pass the
  * app's system prompt as `system` (or `instructions`) of `generateText` rather than here.
  */

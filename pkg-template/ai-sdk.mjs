@@ -7,7 +7,16 @@
 // The engine decides the content (summaries rendered, pruned outputs, bash executions, tool
 // calls answered); these functions only map shapes.
 
-import { assistantMessage, blocksOf, knownOptions, LEADING_USER_TEXT, textOf, toolResultMessage } from './http.mjs';
+import {
+  assistantMessage,
+  blocksOf,
+  callInput,
+  EMPTY_ERROR_TEXT,
+  knownOptions,
+  LEADING_USER_TEXT,
+  textOf,
+  toolResultMessage,
+} from './http.mjs';
 
 /**
  * A `complete(request)` callback over the AI SDK: calls
@@ -72,10 +81,12 @@ function part(/** @type {any} */ b, /** @type {boolean} */ inTool) {
  * The engine's LLM messages (`user`, `assistant`, `toolResult`) as AI SDK `ModelMessage[]`:
  * - `user` → `{role: "user", content}` (a string stays a string; `text` and base64 `image` parts);
  * - `assistant` → `{role: "assistant", content: [text | reasoning | tool-call]}` (`thinking` →
- *   `reasoning`; `toolCall` → `tool-call` with `input` = its arguments);
+ *   `reasoning`; `toolCall` → `tool-call` with `input` = its arguments, `{}` when they are no
+ *   plain object);
  * - `toolResult` → a `tool-result` part (`output`: `{type: "text"}`, `{type: "error-text"}` when
- *   `isError`, `{type: "content"}` when it holds images); consecutive results share one
- *   `{role: "tool"}` message.
+ *   `isError`, with the text `(the tool failed without output)` when it has none, since
+ *   Anthropic refuses an empty error result; `{type: "content"}` when it holds images);
+ *   consecutive results share one `{role: "tool"}` message.
  * An assistant message left without parts is not sent, and a conversation that would begin with
  * the assistant begins with a user message `(continued)` (Anthropic's models refuse both).
  * `system` (the app's own system prompt) is placed first when given (`ai` 7 refuses it in
@@ -105,7 +116,7 @@ export function toModelMessages(messages, options = {}) {
           if (b.type === 'thinking') return [{ type: 'reasoning', text: String(b.thinking ?? '') }];
           if (b.type === 'toolCall') {
             return [
-              { type: 'tool-call', toolCallId: String(b.id), toolName: String(b.name), input: b.arguments ?? {} },
+              { type: 'tool-call', toolCallId: String(b.id), toolName: String(b.name), input: callInput(b.arguments) },
             ];
           }
           return [];
@@ -118,7 +129,7 @@ export function toModelMessages(messages, options = {}) {
       const blocks = blocksOf(m.content);
       const hasImage = blocks.some((b) => b.type === 'image');
       const output = m.isError
-        ? { type: 'error-text', value: textOf(blocks) }
+        ? { type: 'error-text', value: textOf(blocks).trim() ? textOf(blocks) : EMPTY_ERROR_TEXT }
         : hasImage
           ? { type: 'content', value: blocks.flatMap(/** @returns {any[]} */ (b) => part(b, true)) }
           : { type: 'text', value: textOf(blocks) };

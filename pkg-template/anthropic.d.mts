@@ -72,7 +72,10 @@ export interface AnthropicMessage {
  * API's pattern `^[a-zA-Z0-9_-]+$` (another provider's, such as `call_1|fc_1`) sent with `_` for
  * each other character (`_2`, `_3`, … if taken), in the call and its result; a conversation that
  * would begin with the assistant begins with a user message `(continued)` (the API requires a
- * user turn first). Pass the app's system prompt as `system` of the request.
+ * user turn first); a call's `input` is `{}` when its arguments are no plain object; a failed
+ * tool result keeps its text only, `(the tool failed without output)` when it has none (the API
+ * refuses an empty error result or one with images). Pass the app's system prompt as `system`
+ * of the request.
  */
 export declare function toAnthropicMessages(messages: readonly AgentMessage[]): AnthropicMessage[];
 

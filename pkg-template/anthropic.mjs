@@ -9,6 +9,8 @@
 import {
   assistantMessage,
   blocksOf,
+  callInput,
+  EMPTY_ERROR_TEXT,
   joinUrl,
   knownOptions,
   LEADING_USER_TEXT,
@@ -77,10 +79,14 @@ function userBlock(b) {
 /**
  * The engine's LLM messages (`user`, `assistant`, `toolResult`) as Messages API `messages`:
  * - `user` → `user` with `text` and base64 `image` blocks;
- * - `assistant` → `assistant` with `text`, `tool_use` (`input` = the call's arguments) and, when
+ * - `assistant` → `assistant` with `text`, `tool_use` (`input` = the call's arguments, `{}` when
+ *   they are no plain object: the API takes an object only) and, when
  *   the stored block kept its `thinkingSignature`, `thinking` blocks (unsigned thinking is not
  *   sent: the API refuses it);
- * - `toolResult` → a `tool_result` block (`tool_use_id`, its text and image blocks, `is_error`);
+ * - `toolResult` → a `tool_result` block (`tool_use_id`, its text and image blocks, `is_error`;
+ *   a failed result keeps its text blocks only, and one without text gets the text
+ *   `(the tool failed without output)`: the API refuses an error result that is empty or holds
+ *   images);
  *   the results of one turn are grouped into one `user` message, before any user text.
  * Consecutive messages of one role are merged (the API alternates `user` / `assistant`); text
  * blocks that are empty or only white space and messages left empty are dropped (the API refuses
@@ -116,8 +122,9 @@ export function toAnthropicMessages(messages) {
         /** @returns {any[]} */ (b) => {
           if (b.type === 'text') return userBlock(b);
           if (b.type === 'toolCall') {
-            const input = b.arguments && typeof b.arguments === 'object' ? b.arguments : {};
-            return [{ type: 'tool_use', id: toolId(String(b.id)), name: String(b.name), input }];
+            return [
+              { type: 'tool_use', id: toolId(String(b.id)), name: String(b.name), input: callInput(b.arguments) },
+            ];
           }
           if (b.type === 'thinking' && typeof b.thinkingSignature === 'string' && b.thinkingSignature) {
             return [{ type: 'thinking', thinking: String(b.thinking ?? ''), signature: b.thinkingSignature }];
@@ -127,12 +134,12 @@ export function toAnthropicMessages(messages) {
       );
       push('assistant', content);
     } else if (m?.role === 'toolResult') {
+      let content = blocksOf(m.content).flatMap(userBlock);
+      // A failed result takes text only, and some (the API refuses anything else).
+      if (m.isError) content = content.filter((b) => b.type === 'text');
+      if (m.isError && !content.length) content = [{ type: 'text', text: EMPTY_ERROR_TEXT }];
       /** @type {any} */
-      const block = {
-        type: 'tool_result',
-        tool_use_id: toolId(String(m.toolCallId)),
-        content: blocksOf(m.content).flatMap(userBlock),
-      };
+      const block = { type: 'tool_result', tool_use_id: toolId(String(m.toolCallId)), content };
       if (m.isError) block.is_error = true;
       push('user', [block]);
     }

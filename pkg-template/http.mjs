@@ -288,3 +288,19 @@ export function toolIdMap(messages, valid, fix) {
  * Messages API refuses a conversation that does not begin with a user turn.
  */
 export const LEADING_USER_TEXT = '(continued)';
+
+/**
+ * The text of a failed tool result that has no text of its own (its output was empty, blank or
+ * only images): Anthropic refuses an error result whose content is empty or holds anything but
+ * text.
+ */
+export const EMPTY_ERROR_TEXT = '(the tool failed without output)';
+
+/**
+ * A tool call's arguments as the JSON object providers take for its input: a plain object as it
+ * is, anything else (a string, an array, null) as `{}` (Anthropic refuses any other input).
+ * @param {unknown} args
+ * @returns {Record<string, unknown>}
+ */
+export const callInput = (args) =>
+  args && typeof args === 'object' && !Array.isArray(args) ? /** @type {Record<string, unknown>} */ (args) : {};

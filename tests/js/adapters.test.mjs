@@ -289,6 +289,76 @@ test('toAnthropicMessages: ids outside the API pattern are rewritten in calls an
   await assertAnthropicAccepts(messages);
 });
 
+/** Failed results without text (empty, blank, image only, text and image), and calls whose arguments are no object. */
+const ODD_RESULTS = [
+  { role: 'user', content: 'Try them.' },
+  {
+    role: 'assistant',
+    content: [
+      { type: 'toolCall', id: 'call_e', name: 'bash', arguments: { command: 'false' } },
+      { type: 'toolCall', id: 'call_b', name: 'bash', arguments: [] },
+      { type: 'toolCall', id: 'call_i', name: 'shot', arguments: '{"x":1}' },
+      { type: 'toolCall', id: 'call_t', name: 'shot', arguments: null },
+    ],
+  },
+  { role: 'toolResult', toolCallId: 'call_e', toolName: 'bash', content: [{ type: 'text', text: '' }], isError: true },
+  {
+    role: 'toolResult',
+    toolCallId: 'call_b',
+    toolName: 'bash',
+    content: [{ type: 'text', text: ' \n' }],
+    isError: true,
+  },
+  { role: 'toolResult', toolCallId: 'call_i', toolName: 'shot', content: [IMAGE], isError: true },
+  {
+    role: 'toolResult',
+    toolCallId: 'call_t',
+    toolName: 'shot',
+    content: [{ type: 'text', text: 'crashed' }, IMAGE],
+    isError: true,
+  },
+  { role: 'user', content: 'Why?' },
+];
+
+test('toAnthropicMessages: a failed result without text says so, keeps text only, and a call input is always an object; the server accepts it', async () => {
+  // Sent as they were: 400 "content cannot be empty if `is_error` is true", "all content must be
+  // type `text` if `is_error` is true" and "tool_use.input: Input should be a valid dictionary".
+  const messages = toAnthropicMessages(/** @type {any} */ (ODD_RESULTS));
+  assert.deepEqual(
+    messages[1].content.map((/** @type {any} */ b) => b.input),
+    [{ command: 'false' }, {}, {}, {}],
+  );
+  const failed = { type: 'text', text: '(the tool failed without output)' };
+  assert.deepEqual(
+    messages[2].content.slice(0, 4).map((/** @type {any} */ b) => [b.tool_use_id, b.is_error, b.content]),
+    [
+      ['call_e', true, [failed]],
+      ['call_b', true, [failed]],
+      ['call_i', true, [failed]],
+      ['call_t', true, [{ type: 'text', text: 'crashed' }]],
+    ],
+  );
+  await assertAnthropicAccepts(messages);
+});
+
+test('toModelMessages: a failed result without text says so, and a call input is always an object', () => {
+  /** @type {any[]} */
+  const messages = toModelMessages(/** @type {any} */ (ODD_RESULTS));
+  assert.deepEqual(
+    messages[1].content.map((/** @type {any} */ p) => p.input),
+    [{ command: 'false' }, {}, {}, {}],
+  );
+  assert.deepEqual(
+    messages[2].content.map((/** @type {any} */ p) => p.output),
+    [
+      { type: 'error-text', value: '(the tool failed without output)' },
+      { type: 'error-text', value: '(the tool failed without output)' },
+      { type: 'error-text', value: '(the tool failed without output)' },
+      { type: 'error-text', value: 'crashed' },
+    ],
+  );
+});
+
 /** A context that begins with the assistant: a blank first user text, then a reply with a call. */
 const ASSISTANT_FIRST = [
   { role: 'user', content: [{ type: 'text', text: '  \n' }] },

@@ -159,6 +159,15 @@ export function anthropicViolation(body) {
           open.delete(b.tool_use_id);
           if (!Array.isArray(b.content) && typeof b.content !== 'string') return `${at}.content.${j}: bad content`;
           if (Array.isArray(b.content) && !b.content.every(anthropicMedia)) return `${at}.content.${j}: bad block`;
+          if (b.is_error === true) {
+            const blocks = typeof b.content === 'string' ? [{ type: 'text', text: b.content }] : b.content;
+            if (!blocks.length || blocks.every((/** @type {any} */ c) => c.type === 'text' && c.text === '')) {
+              return `${at}.content.${j}.tool_result: content cannot be empty if \`is_error\` is true`;
+            }
+            if (blocks.some((/** @type {any} */ c) => c.type !== 'text')) {
+              return `${at}.content.${j}.tool_result: all content must be type \`text\` if \`is_error\` is true`;
+            }
+          }
         } else {
           seenOther = true;
           if (!anthropicMedia(b)) return `${at}.content.${j}: invalid block ${JSON.stringify(b).slice(0, 80)}`;
@@ -171,8 +180,9 @@ export function anthropicViolation(body) {
       if (open.size) return `${at}: tool_use without tool_result`;
       for (const [j, b] of content.entries()) {
         if (b.type === 'tool_use') {
-          if (typeof b.id !== 'string' || typeof b.name !== 'string' || !b.input || typeof b.input !== 'object') {
-            return `${at}.content.${j}: malformed tool_use`;
+          if (typeof b.id !== 'string' || typeof b.name !== 'string') return `${at}.content.${j}: malformed tool_use`;
+          if (!b.input || typeof b.input !== 'object' || Array.isArray(b.input)) {
+            return `${at}.content.${j}.tool_use.input: Input should be a valid dictionary`;
           }
           if (!/^[a-zA-Z0-9_-]+$/.test(b.id))
             return `${at}.content.${j}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'`;
