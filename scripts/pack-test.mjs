@@ -126,11 +126,14 @@ const EXPECTED_FILES = [
  * gzipped (935,170 B raw), so packed 514,400 → 511,400 B and wasm 404,600 → 401,700 B.
  * The adapters' leading user turn and their docs (`ai` 7's system messages): 511,830 B packed,
  * so 511,400 → 512,000 B.
+ * The CRLF save, the adapters' failed results and call inputs, the scanner's skip of deep values
+ * without recursion (2026-12-07): 512,692 B packed and 401,781 B gzipped (935,542 B raw), so
+ * packed 512,000 → 513,200 B and wasm 401,700 → 401,900 B.
  * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
  * figures fall.
  */
-const MAX_PACKED_BYTES = 512_000;
-const MAX_WASM_GZIP_BYTES = 401_700;
+const MAX_PACKED_BYTES = 513_200;
+const MAX_WASM_GZIP_BYTES = 401_900;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
 let passed = 0;

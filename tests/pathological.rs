@@ -113,6 +113,51 @@ fn a_crlf_file_is_saved_with_crlf_and_an_lf_file_with_lf() {
 }
 
 #[test]
+fn a_value_nested_deep_where_the_metadata_does_not_read_keeps_the_entry_whole() {
+    use session_compaction::entry::EntrySource;
+    use session_compaction::prompt::templates::PromptTemplates;
+    let user = |extra: &str, entry_extra: &str| {
+        format!(
+            r#"{{"type":"message","id":"c","parentId":"b","timestamp":"t"{entry_extra},"message":{{"role":"user","content":"second question","timestamp":1{extra}}}}}"#
+        )
+    };
+    let session = |line: &str| {
+        let reply = r#"{"type":"message","id":"b","parentId":"a","timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"answer"}],"stopReason":"stop","timestamp":1}}"#;
+        format!("{HEADER}\n{}\n{reply}\n{line}\n", entry("a", None))
+    };
+    let (plain, _) = SessionTree::from_jsonl(session(&user("", "")), &lenient()).unwrap();
+    for depth in [150usize, 600, 100_000] {
+        let deep = format!("{}0{}", r#"[{"k":"#.repeat(depth / 2), "}]".repeat(depth / 2));
+        for line in [user(&format!(r#","details":{deep}"#), ""), user("", &format!(r#","data":{deep}"#))] {
+            let (tree, errors) = SessionTree::from_jsonl(session(&line), &lenient()).unwrap();
+            assert!(errors.is_empty(), "{depth}: {errors:?}");
+            assert_eq!(tree.entry_count(), 3, "{depth}");
+            // The metadata is the one of the same message without the deep value: its role, its size.
+            let (m, p) = (tree.meta(2).message.as_ref().unwrap(), plain.meta(2).message.as_ref().unwrap());
+            assert_eq!(
+                (m.role, tree.meta(2).message_of_tokens()),
+                (p.role, plain.meta(2).message_of_tokens()),
+                "{depth}"
+            );
+            // So the model is sent it (it was left out as a message of no known role).
+            let (plan, repairs) = tree.llm_messages(&PromptTemplates::default()).unwrap();
+            assert_eq!((plan.len(), repairs.len()), (3, 0), "{depth}");
+            // The context's last message is the stored one, byte for byte.
+            let message = &line[line.find(r#""message":"#).unwrap() + 10..line.len() - 1];
+            assert!(tree.build_session_context_json().ends_with(&format!(",{message}]")), "{depth}");
+        }
+    }
+    // Broken nesting stays a malformed line, kept as written.
+    for bad in [r#"[{"k":[}]"#, r#"[[[[[[["#, r#"{"k":{"k":1,}}"#, r#"[{"k" 1}]"#, r#"[1,]"#] {
+        let line = user(&format!(r#","details":{bad}"#), "");
+        let (tree, errors) = SessionTree::from_jsonl(session(&line), &lenient()).unwrap();
+        assert_eq!(tree.entry_count(), 2, "{bad}");
+        assert_eq!(errors.iter().map(|e| (e.line, e.error.code())).collect::<Vec<_>>(), vec![(4, "E_PARSE")], "{bad}");
+        assert_eq!(tree.to_jsonl(), session(&line), "{bad}");
+    }
+}
+
+#[test]
 fn an_input_that_is_not_a_session_is_one_run() {
     for line in ["{}", "[]", "\"x\"", "1", ""] {
         let n = 50_000;

@@ -771,15 +771,101 @@ impl<'a> Scanner<'a> {
     /// Validates and skips any value.
     fn skip(&mut self) -> Fast<()> {
         match self.peek() {
+            b'{' | b'[' => self.skip_nested(),
+            _ => self.skip_scalar(),
+        }
+    }
+
+    /// Validates and skips a value that is no object or array.
+    #[inline]
+    fn skip_scalar(&mut self) -> Fast<()> {
+        match self.peek() {
             b'"' => self.string().map(drop),
-            b'{' => self.object(false, |s, _| s.skip()),
-            b'[' => self.array(|s| s.skip()),
             b't' => self.literal(b"true"),
             b'f' => self.literal(b"false"),
             b'n' => self.literal(b"null"),
             b'-' | b'0'..=b'9' => self.number().map(drop),
             _ => Err(Bail),
         }
+    }
+
+    /// Validates and skips an object or array at any depth, without recursion: the containers
+    /// open around the cursor are a stack of kinds (`true`: object), the first 128 in a bit
+    /// set, deeper ones in a vector (allocated only then). A value the metadata does not read
+    /// (`details`, a tool's `arguments` inside, a custom entry's `data`) may nest deeper than
+    /// the scanner follows what it reads ([`FAST_MAX_DEPTH`]).
+    fn skip_nested(&mut self) -> Fast<()> {
+        let mut bits: u128 = 0;
+        let mut deep: Vec<bool> = Vec::new();
+        let mut open = 0usize;
+        loop {
+            // The cursor is on a value.
+            let (c, object) = match self.peek() {
+                b'{' => (b'}', true),
+                b'[' => (b']', false),
+                _ => {
+                    self.skip_scalar()?;
+                    (0, false)
+                }
+            };
+            if c != 0 {
+                self.i += 1;
+                self.ws();
+                if self.peek() == c {
+                    self.i += 1;
+                } else {
+                    if open < 128 {
+                        bits = bits & !(1 << open) | (u128::from(object) << open);
+                    } else {
+                        deep.push(object);
+                    }
+                    open += 1;
+                    if object {
+                        self.key()?;
+                    }
+                    continue;
+                }
+            }
+            // After a value: close the containers it ends, or go on to the next element.
+            loop {
+                if open == 0 {
+                    return Ok(());
+                }
+                let object = if open > 128 { deep[open - 129] } else { bits >> (open - 1) & 1 == 1 };
+                self.ws();
+                match self.peek() {
+                    b',' => {
+                        self.i += 1;
+                        self.ws();
+                        if object {
+                            self.key()?;
+                        }
+                        break;
+                    }
+                    b'}' if object => {}
+                    b']' if !object => {}
+                    _ => return Err(Bail),
+                }
+                self.i += 1;
+                open -= 1;
+                if open >= 128 {
+                    deep.pop();
+                }
+            }
+        }
+    }
+
+    /// A key of an object being skipped and its `:`, leaving the cursor on the value.
+    #[inline]
+    fn key(&mut self) -> Fast<()> {
+        if self.peek() != b'"' {
+            return Err(Bail);
+        }
+        self.string()?;
+        self.ws();
+        self.eat(b':')?;
+        self.ws();
+        Ok(())
     }
 
     /// A string (`Some`) or any other value (skipped, `None`): `LStr`.
