@@ -1,6 +1,6 @@
 // An AI SDK app that keeps only ModelMessage[]: its history becomes a SessionTree (fromModelMessages),
-// the engine checks it (compacting with session-compaction/ai-sdk's `complete` over generateText),
-// and the next request is the compacted context. npm test runs it against a local gateway.
+// the engine checks it (compacting with session-compaction/ai-sdk's `complete` over generateText), and
+// the next request is the compacted context. Env: AI_GATEWAY_API_KEY, AI_GATEWAY_BASE_URL (`npm run examples`).
 import { readFileSync } from 'node:fs';
 import { createGateway, generateText } from 'ai';
 import { aiSdkComplete, fromModelMessages, toModelMessages } from '../pkg/ai-sdk.mjs';
@@ -17,8 +17,8 @@ for (const message of fromModelMessages(history)) tree.appendMessage(message);
 const last = tree.buildSessionContext().messages.findLast((m) => m.role === 'assistant');
 const complete = aiSdkComplete({ generateText, model });
 const check = await tree.checkCompaction(/** @type {any} */ (last), { contextWindow: 140000, complete });
-const { summarizer: by = '', fallbackReason: why = '' } = check.result ?? {}; // the model, or the fallback and why
-console.log(`compacted: ${check.reason || 'no'} ${by} ${why}${check.errorMessage || ''}`, tree.estimateContextTokens());
+const said = [check.reason || 'no', check.result?.summarizer, check.result?.fallbackReason, check.errorMessage];
+console.log('compacted:', ...said.filter((s) => s), tree.estimateContextTokens());
 
 const user = fromModelMessages([{ role: 'user', content: check.continuePrompt ?? 'Go on.' }]);
 for (const message of user) tree.appendMessage(message);

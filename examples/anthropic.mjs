@@ -1,5 +1,5 @@
-// A pi session with the official `@anthropic-ai/sdk` client: check (compact over the threshold, the summary
-// written through the client), send the next request. npm test runs it against a local server.
+// A pi session with the official `@anthropic-ai/sdk` client: check (summary by the model), next request.
+// Env: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL (default https://api.anthropic.com). `npm run examples`: locally.
 import { readFileSync } from 'node:fs';
 import Anthropic from '@anthropic-ai/sdk';
 import { fromAnthropicMessages, toAnthropicMessages } from '../pkg/anthropic.mjs';
@@ -20,8 +20,8 @@ const complete = async ({ systemPrompt: system, prompt, maxTokens, signal }) => 
   return r.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
 };
 const check = await tree.checkCompaction(/** @type {any} */ (last), { contextWindow: 190000, complete });
-const { summarizer: by = '', fallbackReason: why = '' } = check.result ?? {}; // the model, or the fallback and why
-console.log(`compacted: ${check.reason || 'no'} ${by} ${why}${check.errorMessage || ''}`, tree.estimateContextTokens());
+const said = [check.reason || 'no', check.result?.summarizer, check.result?.fallbackReason, check.errorMessage];
+console.log('compacted:', ...said.filter((s) => s), tree.estimateContextTokens());
 tree.appendMessage({ role: 'user', content: check.continuePrompt ?? 'Go on.', timestamp: Date.now() });
 const messages = toAnthropicMessages(tree.buildLlmMessages());
 const reply = await client.messages.create({ model, max_tokens: 4096, system: 'You are a coding agent.', messages });

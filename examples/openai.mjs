@@ -1,4 +1,4 @@
-// A pi session through the official `openai` client: check (summary by the model), next request (tested locally).
+// A pi session through the official `openai` client: check, next request (`npm run examples` runs it locally).
 // Env: OPENAI_API_KEY, OPENAI_BASE_URL (any OpenAI-compatible server; default https://api.openai.com/v1).
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
@@ -20,8 +20,8 @@ const complete = async ({ systemPrompt, prompt, maxTokens, signal }) => {
   return r.choices[0].message.content ?? '';
 };
 const check = await tree.checkCompaction(/** @type {any} */ (last), { contextWindow: 190000, complete });
-const { summarizer: by = '', fallbackReason: why = '' } = check.result ?? {}; // the model, or the fallback and why
-console.log(`compacted: ${check.reason || 'no'} ${by} ${why}${check.errorMessage || ''}`, tree.estimateContextTokens());
+const said = [check.reason || 'no', check.result?.summarizer, check.result?.fallbackReason, check.errorMessage];
+console.log('compacted:', ...said.filter((s) => s), tree.estimateContextTokens());
 tree.appendMessage({ role: 'user', content: check.continuePrompt ?? 'Go on.', timestamp: Date.now() });
 const messages = toChatMessages(tree.buildLlmMessages(), { system: 'You are a coding agent.' });
 const completion = await client.chat.completions.create({ model, messages: /** @type {any} */ (messages) });

@@ -27,18 +27,24 @@ fn lenient() -> ParseOptions {
     ParseOptions::lenient()
 }
 
-/// The text a lossless save writes for `input`: every line, LF-ended, BOM dropped.
+/// The text a lossless save writes for `input`: every line, ended as the first one is (CRLF or
+/// LF), BOM dropped.
 fn normalized(input: &[u8]) -> String {
     let text = String::from_utf8_lossy(input);
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut out = String::new();
+    // Every line ends as the first line does (SPEC §13.3).
+    let end = match text.find('\n') {
+        Some(i) if text[..i].ends_with('\r') => "\r\n",
+        _ => "\n",
+    };
     let mut parts: Vec<&str> = text.split('\n').collect();
     if parts.last() == Some(&"") {
         parts.pop();
     }
     for p in parts {
         out.push_str(p.trim_end_matches('\r'));
-        out.push('\n');
+        out.push_str(end);
     }
     out
 }
@@ -187,7 +193,7 @@ proptest! {
         }
         let raw = agree(&input)?;
         // Nothing is lost: unless glued records were split or the file was migrated, the
-        // handle writes the input back (line ends normalized, invalid UTF-8 replaced).
+        // handle writes the input back (line ends as the first line's, invalid UTF-8 replaced).
         let glued = raw.errors.iter().any(|e| e.error.to_string().contains("two or more"));
         if !glued && !raw.migrated {
             let (tree, _) = SessionTree::from_bytes(input.clone(), &lenient()).expect("lenient");

@@ -612,6 +612,9 @@ function defineTests() {
     expected.free();
     await page.setInputFiles('#file-input', { name: 'future.jsonl', mimeType: 'application/x-ndjson', buffer: bytes });
     await page.waitForFunction(() => document.querySelector('#status')?.textContent?.startsWith('Loaded future.jsonl'));
+    // The tests' hook names the new leaf as soon as the load is told (it was the previous
+    // session's until the view's second task).
+    assert.equal(await page.getAttribute('#tree', 'data-leaf-id'), 'a1');
     const status = await page.textContent('#status');
     assert.match(status, /^Loaded future\.jsonl: 1 entry in /);
     assert.ok(

@@ -1002,6 +1002,13 @@ for (const { name, skip } of EXAMPLES) {
   });
 }
 
+test('npm run examples runs the three examples against the local server, none refused', async () => {
+  const script = fileURLToPath(new URL('../../scripts/examples.mjs', import.meta.url));
+  const { stdout } = await promisify(execFile)(process.execPath, [script]);
+  assert.equal(stdout.match(/^compacted: threshold model \d+$/gm)?.length, 3, stdout);
+  assert.equal(stdout.match(/^ {2}\d+ request\(s\) to the server, 0 refused$/gm)?.length, 3, stdout);
+});
+
 test('the package exports the adapters as subpaths, typed', () => {
   const pkg = JSON.parse(readFileSync(new URL('../../pkg/package.json', import.meta.url), 'utf8'));
   for (const name of ['openai', 'anthropic', 'ai-sdk']) {

@@ -128,16 +128,20 @@ test('every fenced block of README.md names its language', () => {
   assert.ok(browserBlocks.length >= 1, 'no ```js browser block');
 });
 
-test('the first block gives npm start, npm test and npm run demo; the docs name the OpenAI variables', () => {
+test("the first block gives npm start, npm test, npm run demo and npm run examples; the docs name the examples' variables", () => {
   const first = blocks[0];
   assert.equal(first.info, 'sh');
   const commands = first.code
     .split('\n')
     .map((line) => line.split('#')[0].trim())
     .filter(Boolean);
-  assert.deepEqual(commands, ['npm start', 'npm test', 'npm run demo']);
+  assert.deepEqual(commands, ['npm start', 'npm test', 'npm run demo', 'npm run examples']);
+  const scripts = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts;
+  assert.equal(scripts.examples, 'node scripts/examples.mjs');
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
   assert.match(readme, /`examples\/openai\.mjs` reads\s+`OPENAI_API_KEY` and `OPENAI_BASE_URL`/);
+  assert.match(readme, /`examples\/anthropic\.mjs` `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL`/);
+  assert.match(readme, /`examples\/ai-sdk\.mjs` `AI_GATEWAY_API_KEY` and `AI_GATEWAY_BASE_URL`/);
   assert.match(readme, /it does not read\s+`OPENAI_BASE_URL`/);
   const header = readFileSync(join(ROOT, 'examples', 'openai.mjs'), 'utf8').split('\nimport ')[0];
   assert.ok(
