@@ -128,12 +128,14 @@ const EXPECTED_FILES = [
  * so 511,400 → 512,000 B.
  * The CRLF save, the adapters' failed results and call inputs, the scanner's skip of deep values
  * without recursion (2026-12-07): 512,692 B packed and 401,781 B gzipped (935,542 B raw), so
- * packed 512,000 → 513,200 B and wasm 401,700 → 401,900 B.
+ * packed 512,000 → 513,200 B and wasm 401,700 → 401,900 B. The extractive summarizer named as
+ * the writer when it is the model (`Complete::summarizer`): 402,016 B gzipped, so 401,900 →
+ * 402,100 B.
  * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
  * figures fall.
  */
 const MAX_PACKED_BYTES = 513_200;
-const MAX_WASM_GZIP_BYTES = 401_900;
+const MAX_WASM_GZIP_BYTES = 402_100;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
 let passed = 0;

@@ -422,6 +422,20 @@ fn compact_refuses_a_context_window_that_is_no_whole_number_of_tokens() {
 }
 
 #[test]
+fn the_result_names_the_extractive_summarizer_when_it_is_the_model() {
+    use session_compaction::summarize::extractive::ExtractiveSummarizer;
+    use session_compaction::summarize::Summarizer;
+    let log = Log::default();
+    let model = FakeModel::new("m", &log);
+    let out = block_on(simple_engine().compact(&model, &NoHooks, &run(150), None, T_COMPACT)).unwrap();
+    assert_eq!((out.result.summarizer, out.result.fallback_reason), (Some(Summarizer::Model), None));
+    let extractive = ExtractiveSummarizer::default();
+    let out = block_on(simple_engine().compact(&extractive, &NoHooks, &run(150), None, T_COMPACT)).unwrap();
+    assert_eq!((out.result.summarizer, out.result.fallback_reason), (Some(Summarizer::Extractive), None));
+    assert!(out.result.summary.contains("xtractive"), "{}", out.result.summary);
+}
+
+#[test]
 fn compact_history_and_short_requests_and_entry() {
     let log = Log::default();
     let model = FakeModel::new("m", &log);

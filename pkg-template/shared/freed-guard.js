@@ -117,6 +117,11 @@ function setUpClasses(raw, nodeFs) {
   }));
   addInspect(raw.PruneOutcome, (outcome) => outcome.toJSON());
   addFromFile(raw.SessionTree, nodeFs);
+  // The package's extractiveSummarizer given as `complete` is run by the engine itself, which
+  // reports it as the writer (`summarizer: "extractive"`); it knows it by this registered symbol.
+  Object.defineProperty(raw.extractiveSummarizer, Symbol.for('session-compaction.extractiveSummarizer'), {
+    value: true,
+  });
   if (typeof Symbol.dispose === 'symbol' && typeof raw.SessionTree.prototype[Symbol.dispose] !== 'function') {
     raw.SessionTree.prototype[Symbol.dispose] = function dispose() {
       this.free();

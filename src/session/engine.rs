@@ -740,7 +740,7 @@ impl SessionEngine {
                 let templates = self.templates();
                 let result = match signal.race(WHAT, compact(&prep, model, &options, &templates)).await {
                     Ok(mut r) => {
-                        r.summarizer = Some(Summarizer::Model);
+                        r.summarizer = Some(model.summarizer());
                         r
                     }
                     Err(e @ Error::Aborted { .. }) => return Err(e),
@@ -1605,6 +1605,16 @@ impl<C: Complete, K: Clock> Complete for Retrying<'_, C, K> {
             }
         }
         Err(last)
+    }
+
+    /// The extractive summarizer when every candidate is one (an answer may come from any).
+    fn summarizer(&self) -> Summarizer {
+        let all = |k| !self.candidates.is_empty() && self.candidates.iter().all(|c| c.summarizer() == k);
+        if all(Summarizer::Extractive) {
+            Summarizer::Extractive
+        } else {
+            Summarizer::Model
+        }
     }
 }
 

@@ -66,6 +66,13 @@ pub struct SummaryRequest {
 pub trait Complete: MaybeSend + MaybeSync {
     /// Asks the model; resolves to the text of its answer.
     fn complete(&self, request: SummaryRequest) -> impl Future<Output = Result<String>> + MaybeSend;
+
+    /// Who writes this model's answers, as a compaction's result reports it (`summarizer`,
+    /// SPEC §13.5): [`Summarizer::Model`] (the default) for a model,
+    /// [`Summarizer::Extractive`] for the extractive summarizer.
+    fn summarizer(&self) -> Summarizer {
+        Summarizer::Model
+    }
 }
 
 /// [`Complete`] through a pointer: [`compact`] and [`generate_branch_summary`] run one copy of
@@ -73,11 +80,16 @@ pub trait Complete: MaybeSend + MaybeSync {
 pub(crate) trait CompleteDyn: MaybeSend + MaybeSync {
     /// [`Complete::complete`], its future boxed.
     fn complete_boxed(&self, request: SummaryRequest) -> MaybeBoxFuture<'_, Result<String>>;
+    /// [`Complete::summarizer`].
+    fn summarizer_dyn(&self) -> Summarizer;
 }
 
 impl<C: Complete> CompleteDyn for C {
     fn complete_boxed(&self, request: SummaryRequest) -> MaybeBoxFuture<'_, Result<String>> {
         Box::pin(self.complete(request))
+    }
+    fn summarizer_dyn(&self) -> Summarizer {
+        self.summarizer()
     }
 }
 
@@ -89,6 +101,9 @@ pub(crate) struct DynModel<'a>(pub(crate) &'a dyn CompleteDyn);
 impl Complete for DynModel<'_> {
     fn complete(&self, request: SummaryRequest) -> impl Future<Output = Result<String>> + MaybeSend {
         self.0.complete_boxed(request)
+    }
+    fn summarizer(&self) -> Summarizer {
+        self.0.summarizer_dyn()
     }
 }
 
@@ -122,7 +137,8 @@ pub type SummaryDetails = FileLists;
 pub enum Summarizer {
     /// The host's model (`complete`, a candidate, or the remote endpoint).
     Model,
-    /// The extractive summarizer, as the fallback when the model failed.
+    /// The extractive summarizer: the fallback when the model failed (`fallbackReason` says
+    /// why), or the host's model itself ([`Complete::summarizer`]).
     Extractive,
     /// A `session_before_compact` hook supplied the compaction.
     Extension,

@@ -910,6 +910,23 @@ describe('SessionTree.compact', () => {
     assert.ok(tree.estimateContextTokens() < before / 2);
     assert.match(done.result.summary, /extractive/i);
     assert.ok(done.context.messages.length < tree.getBranch().length);
+    // The package's own summarizer is named as the writer (it was `model`); a function of the
+    // host's that calls it is the host's model.
+    assert.equal(done.result.summarizer, 'extractive');
+    assert.equal(done.result.fallbackReason, undefined);
+    const again = sc.SessionTree.fromBytes(readFileSync(REAL_SESSION));
+    const wrapped = await again.compact({ complete: (/** @type {any} */ r) => sc.extractiveSummarizer(r) });
+    assert.equal(wrapped.result.summarizer, 'model');
+    assert.equal(wrapped.result.summary, done.result.summary);
+    // As checkCompaction's one candidate too.
+    const checked = sc.SessionTree.fromBytes(readFileSync(REAL_SESSION));
+    const last = checked.buildSessionContext().messages.findLast((m) => m.role === 'assistant');
+    const check = await checked.checkCompaction(/** @type {any} */ (last), {
+      contextWindow: 100000,
+      candidates: [{ complete: sc.extractiveSummarizer }],
+    });
+    assert.equal(check.result?.summarizer, 'extractive');
+    for (const t of [tree, again, checked]) t.free();
   });
 });
 

@@ -2,6 +2,7 @@
 // argument (reads the .wasm next to the entry), idempotence. Runs in its own process (node --test
 // isolates files), so nothing has initialized the module before the first test.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import * as web from '../../pkg/index.web.mjs';
 import { crateVersion } from '../../scripts/lib.mjs';
@@ -84,4 +85,13 @@ test('init() is idempotent: concurrent calls share one promise, later calls reso
   await first;
   await web.init();
   assert.equal(web.version(), crateVersion());
+});
+
+test("the entry's extractiveSummarizer (a guarded wrapper) is named as the writer of a compaction it writes", async () => {
+  await web.init();
+  const file = new URL('../../examples/sessions/pi-session-with-compactions.jsonl', import.meta.url);
+  const tree = web.SessionTree.fromBytes(readFileSync(file));
+  const done = await tree.compact({ complete: web.extractiveSummarizer });
+  assert.equal(done.result.summarizer, 'extractive');
+  tree.free();
 });

@@ -259,19 +259,47 @@ fn fetch_failure(e: &JsValue) -> String {
     text
 }
 
-/// Either a JS callback or the remote endpoint.
+/// Either a JS callback, the package's own extractive summarizer given as one, or the remote
+/// endpoint.
 pub enum HostModel {
     /// `complete` callback.
     Js(JsComplete),
+    /// The package's `extractiveSummarizer` given as `complete`: called as any callback, and the
+    /// result says `summarizer: "extractive"`.
+    Extractive(JsComplete),
     /// `remoteEndpoint`.
     Remote(RemoteComplete),
+}
+
+impl HostModel {
+    /// The model of the `complete` function `func`: [`HostModel::Extractive`] when `func` is the
+    /// package's `extractiveSummarizer` (the entries mark it with the registered symbol
+    /// `session-compaction.extractiveSummarizer`, `pkg-template/shared/freed-guard.js`), else
+    /// [`HostModel::Js`].
+    pub fn of_function(func: js_sys::Function, signal: &JsValue) -> Self {
+        let mark = js_sys::Symbol::for_("session-compaction.extractiveSummarizer");
+        let extractive = js_sys::Reflect::get(&func, &mark).is_ok_and(|v| v.is_truthy());
+        let complete = JsComplete { func, signal: signal.clone() };
+        if extractive {
+            HostModel::Extractive(complete)
+        } else {
+            HostModel::Js(complete)
+        }
+    }
 }
 
 impl Complete for HostModel {
     async fn complete(&self, request: SummaryRequest) -> Result<String> {
         match self {
-            HostModel::Js(c) => c.complete(request).await,
+            HostModel::Js(c) | HostModel::Extractive(c) => c.complete(request).await,
             HostModel::Remote(r) => r.complete(request).await,
+        }
+    }
+
+    fn summarizer(&self) -> session_compaction::summarize::Summarizer {
+        match self {
+            HostModel::Extractive(_) => session_compaction::summarize::Summarizer::Extractive,
+            _ => session_compaction::summarize::Summarizer::Model,
         }
     }
 }
@@ -289,7 +317,7 @@ pub fn host_model(
     let remote = remote_model(options, settings_endpoint, signal)?;
     let complete = get(options, "complete");
     if complete.is_function() {
-        return Ok(Some(HostModel::Js(JsComplete { func: complete.unchecked_into(), signal: signal.clone() })));
+        return Ok(Some(HostModel::of_function(complete.unchecked_into(), signal)));
     }
     if !complete.is_undefined() && !complete.is_null() {
         return Err(bad_arg("options.complete", "expected a function (request) => Promise<string>"));

@@ -5,7 +5,7 @@
 
 use super::api::templates;
 use super::convert::{arg_string, bad_arg, error_js, from_serde, to_required, to_value, to_values};
-use super::host::{get, host_model, link_signal, HostModel, JsClock, JsComplete, JsEvents, JsHooks};
+use super::host::{get, host_model, link_signal, HostModel, JsClock, JsEvents, JsHooks};
 use super::options::{
     check_known_keys, to_options, to_required_options, BRANCH_CALL_KEYS, CANDIDATE_KEYS, CHECK_KEYS, MODEL_CALL_KEYS,
     NAVIGATE_KEYS, SESSION_CALL_KEYS,
@@ -269,7 +269,7 @@ impl SessionTree {
                     let func = f
                         .dyn_into::<js_sys::Function>()
                         .map_err(|_| bad_arg(&what, "each candidate needs `complete`"))?;
-                    candidates.push(HostModel::Js(JsComplete { func, signal: js_signal.clone() }));
+                    candidates.push(HostModel::of_function(func, &js_signal));
                 }
             } else if !list.is_undefined() && !list.is_null() {
                 return Err(bad_arg("options.candidates", "expected an array of {complete, model?}"));

@@ -124,6 +124,10 @@ impl Complete for ExtractiveSummarizer {
     fn complete(&self, request: SummaryRequest) -> impl Future<Output = Result<String>> + crate::host::MaybeSend {
         std::future::ready(Ok(self.summarize(&request)))
     }
+    /// [`super::Summarizer::Extractive`].
+    fn summarizer(&self) -> super::Summarizer {
+        super::Summarizer::Extractive
+    }
 }
 
 /// The extractive answer to `request` with the default options
