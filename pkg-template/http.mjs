@@ -298,9 +298,21 @@ export const EMPTY_ERROR_TEXT = '(the tool failed without output)';
 
 /**
  * A tool call's arguments as the JSON object providers take for its input: a plain object as it
- * is, anything else (a string, an array, null) as `{}` (Anthropic refuses any other input).
+ * is, a string that is the JSON text of one as that object, anything else (another string, an
+ * array, null) as `{}` (Anthropic refuses any other input).
  * @param {unknown} args
  * @returns {Record<string, unknown>}
  */
-export const callInput = (args) =>
-  args && typeof args === 'object' && !Array.isArray(args) ? /** @type {Record<string, unknown>} */ (args) : {};
+export function callInput(args) {
+  let value = args;
+  if (typeof value === 'string') {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      return {};
+    }
+  }
+  return value && typeof value === 'object' && !Array.isArray(value)
+    ? /** @type {Record<string, unknown>} */ (value)
+    : {};
+}

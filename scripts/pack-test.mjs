@@ -130,12 +130,15 @@ const EXPECTED_FILES = [
  * without recursion (2026-12-07): 512,692 B packed and 401,781 B gzipped (935,542 B raw), so
  * packed 512,000 → 513,200 B and wasm 401,700 → 401,900 B. The extractive summarizer named as
  * the writer when it is the model (`Complete::summarizer`): 402,016 B gzipped, so 401,900 →
- * 402,100 B.
+ * 402,100 B. The review's mends (a deep record kept whole by the v1/v2 migration and by prune,
+ * opaque runs of a CRLF file written per line) and the examples' and extractive summarizer's docs:
+ * 513,558 B packed and 402,294 B gzipped, so packed 513,200 → 513,800 B and wasm 402,100 →
+ * 402,400 B.
  * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
  * figures fall.
  */
-const MAX_PACKED_BYTES = 513_200;
-const MAX_WASM_GZIP_BYTES = 402_100;
+const MAX_PACKED_BYTES = 513_800;
+const MAX_WASM_GZIP_BYTES = 402_400;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
 let passed = 0;

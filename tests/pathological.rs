@@ -103,6 +103,17 @@ fn a_crlf_file_is_saved_with_crlf_and_an_lf_file_with_lf() {
         tree.append_entry(serde_json::from_str(&entry("c", Some("b"))).unwrap()).unwrap();
         assert_eq!(tree.to_jsonl(), format!("{text}{}\r\n", entry("c", Some("b"))), "{how}");
     }
+    // Runs of blank and malformed lines ended by LF alone inside a CRLF file follow the rule too.
+    for (input, saved) in [
+        (format!("{HEADER}\r\n\n\n{}\r\n", entry("a", None)), format!("{HEADER}\r\n\r\n\r\n{}\r\n", entry("a", None))),
+        (
+            format!("{HEADER}\r\nbad1\nbad2\n{}\r\n", entry("a", None)),
+            format!("{HEADER}\r\nbad1\r\nbad2\r\n{}\r\n", entry("a", None)),
+        ),
+    ] {
+        let (tree, _) = SessionTree::from_bytes(input.into_bytes(), &lenient()).unwrap();
+        assert_eq!(tree.to_jsonl(), saved);
+    }
     // The first line decides: a file that begins with LF is saved with LF throughout.
     let mixed = format!("{HEADER}\n{}\r\n", entry("a", None));
     let (tree, _) = SessionTree::from_bytes(mixed.clone().into_bytes(), &lenient()).unwrap();
@@ -147,6 +158,46 @@ fn a_value_nested_deep_where_the_metadata_does_not_read_keeps_the_entry_whole() 
             assert!(tree.build_session_context_json().ends_with(&format!(",{message}]")), "{depth}");
         }
     }
+    // Read whole, such a record is converted where a value is needed, and kept where none can be
+    // built: a v2 hook message is migrated through its value, a deep one stays as written.
+    let deep = format!("{}0{}", "[".repeat(600), "]".repeat(600));
+    let v2 = HEADER.replace(r#""version":3"#, r#""version":2"#);
+    let hook = format!(
+        r#"{{"type":"message","id":"h","parentId":null,"timestamp":"t","message":{{"role":"hookMessage","customType":"x","content":"hello","display":true,"details":{deep},"timestamp":1}}}}"#
+    );
+    let (tree, errors) = SessionTree::from_jsonl(format!("{v2}\n{hook}\n"), &lenient()).unwrap();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(tree.entry_count(), 1);
+    assert_eq!(tree.to_jsonl().lines().nth(1), Some(hook.as_str()), "kept whole, not null");
+    // A tool result that deep, with `content` twice (so it cannot be spliced), is not pruned: its
+    // line stays whole (it was written as `null`), and the prune reports only what it changed.
+    let big = "out ".repeat(5000);
+    let call = r#"{"type":"message","id":"b","parentId":"a","timestamp":"t","message":{"role":"assistant","content":[{"type":"toolCall","id":"t1","name":"bash","arguments":{}},{"type":"toolCall","id":"t2","name":"bash","arguments":{}}],"stopReason":"toolUse","timestamp":1}}"#;
+    let result = |id: &str, parent: &str, call: &str, extra: &str| {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"t","message":{{"role":"toolResult","toolCallId":"{call}","toolName":"bash","content":[{{"type":"text","text":"{big}"}}]{extra},"isError":false,"timestamp":1}}}}"#
+        )
+    };
+    let stuck = result("c", "b", "t1", &format!(r#","content":[{{"type":"text","text":"{big}"}}],"details":{deep}"#));
+    let fine = result("d", "c", "t2", "");
+    let text = format!("{HEADER}\n{}\n{call}\n{stuck}\n{fine}\n{}\n", entry("a", None), entry("e", Some("d")));
+    let (mut tree, errors) = SessionTree::from_jsonl(text, &lenient()).unwrap();
+    assert!(errors.is_empty(), "{errors:?}");
+    let config = session_compaction::plan::prune::PruneConfig {
+        protect_tokens: 0,
+        minimum_savings: 0,
+        protected_tools: vec![],
+        staleness: false,
+    };
+    let planned: Vec<usize> = tree.plan_prune(&config).candidates.iter().map(|c| c.index).collect();
+    assert_eq!(planned, vec![3, 2]);
+    let (plan, lines) = tree.prune_tool_outputs(&config, 1.7e12);
+    assert_eq!(plan.candidates.iter().map(|c| c.index).collect::<Vec<_>>(), vec![3]);
+    assert_eq!(plan.tokens_saved, plan.candidates[0].savings);
+    assert_eq!(lines.len(), 1);
+    let saved = tree.to_jsonl();
+    assert_eq!(saved.lines().nth(3), Some(stuck.as_str()), "kept whole, not null");
+    assert!(saved.lines().nth(4).unwrap().contains("prunedAt"));
     // Broken nesting stays a malformed line, kept as written.
     for bad in [r#"[{"k":[}]"#, r#"[[[[[[["#, r#"{"k":{"k":1,}}"#, r#"[{"k" 1}]"#, r#"[1,]"#] {
         let line = user(&format!(r#","details":{bad}"#), "");

@@ -20,9 +20,11 @@ use serde_json::Value;
 /// `Some` only when the bytes from `start` hold a complete JSON object that the value parser
 /// accepts ([`crate::io::parse_line_value`]: valid UTF-8, strict JSON syntax, escapes of
 /// unpaired surrogates read as U+FFFD); the metadata is then exactly
-/// [`EntryMeta::from_value`] of that value. `None` (take the serde path) for anything else and
-/// for a few valid but unusual texts: a raw `\n` inside the object (whitespace or string),
-/// nesting deeper than 100 levels, a number that might exceed the double range, an escaped key
+/// [`EntryMeta::from_value`] of that value (for an object nested deeper than a value can be
+/// built, [`crate::io::VALUE_MAX_DEPTH`], what it would be of its value). `None` (take the
+/// serde path) for anything else and for a few valid but unusual texts: a raw `\n` inside the
+/// object (whitespace or string), nesting deeper than 100 levels in a part the metadata reads
+/// (a part it skips is skipped at any depth), a number that might exceed the double range, an escaped key
 /// in an object whose keys matter, a duplicate key inside toolCall `arguments`, a `message`
 /// skipped before a later duplicate `type` made it a message, or a settings entry
 /// (`model_change`, …) that serde cannot read whole. What follows the object is not looked at.

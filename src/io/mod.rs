@@ -151,12 +151,12 @@ impl OpaqueSpan {
         })
     }
 
-    /// The run's text as pieces that, each followed by a line end, write its lines back (the
-    /// [`write_lines`] items): the whole range at once when it holds no `\r` (the common case:
-    /// one copy; the lines inside keep their `\n`), else one piece per line.
-    pub fn pieces<'a>(&self, buffer: &'a [u8]) -> impl Iterator<Item = &'a str> + 'a {
+    /// The run's text as pieces that, each followed by the line end `end`, write its lines back
+    /// (the [`write_lines`] items): the whole range at once when `end` is `\n` and the run holds
+    /// no `\r` (the common case: one copy), else one piece per line.
+    pub fn pieces<'a>(&self, buffer: &'a [u8], end: LineEnd) -> impl Iterator<Item = &'a str> + 'a {
         let text = buffer.get(self.range.clone()).unwrap_or_default();
-        let whole = !text.contains(&b'\r');
+        let whole = end == LineEnd::Lf && !text.contains(&b'\r');
         let one = whole.then(|| std::str::from_utf8(text).unwrap_or_default());
         let per_line = (!whole).then(|| self.lines(buffer).map(|(_, t)| t));
         one.into_iter().chain(per_line.into_iter().flatten())

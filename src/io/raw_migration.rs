@@ -210,9 +210,13 @@ pub(super) fn migrate_raw(
         let text = trimmed(text_of(l));
         let start = out.len();
         let object = text.starts_with('{');
-        let plain = object
-            && !matches!(l.meta.kind, EntryKind::SessionHeader | EntryKind::Compaction)
-            && !l.meta.message.as_ref().is_some_and(|m| m.role == Role::HookMessage);
+        let converted = object
+            && (matches!(l.meta.kind, EntryKind::SessionHeader | EntryKind::Compaction)
+                || l.meta.message.as_ref().is_some_and(|m| m.role == Role::HookMessage));
+        // A record to convert is converted through its value; one no value can be built for
+        // (nested deeper than `VALUE_MAX_DEPTH`) is kept as the plain records are, its text whole.
+        let mut value = if converted { parse_line_value(text.as_bytes()).ok() } else { None };
+        let plain = object && (!converted || value.is_none());
         if !object {
             // Left alone, no id used.
             out.push_str(text);
@@ -248,7 +252,7 @@ pub(super) fn migrate_raw(
                 steps.targets.push(Target::Object { id: Some(Value::String(id)), session: false });
             }
         } else {
-            let mut v = parse_line_value(text.as_bytes()).unwrap_or(Value::Null);
+            let mut v = value.take().unwrap_or(Value::Null);
             steps.apply(index, &mut v, &later);
             out.push_str(&to_json_line(&v));
             l.meta = EntryMeta::from_value(&v);

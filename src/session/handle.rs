@@ -252,6 +252,7 @@ impl SessionTree {
         }
         tree.raws = spans.iter().map(|(_, r)| Raw::Span(r.clone())).collect();
         tree.lines = spans.iter().map(|(l, _)| *l).collect();
+        tree.line_end = crate::io::LineEnd::of(&base);
         tree.base = base;
         tree.reindex();
         Ok(tree)
@@ -1227,7 +1228,7 @@ impl SessionTree {
     ) -> (PrunePlan, PrunedLines) {
         // The changed entries' texts are written one after the other, each ended by `\n`, into
         // one text that the entries then share with the lines returned.
-        let plan = self.plan_prune_counted(config, tokens);
+        let mut plan = self.plan_prune_counted(config, tokens);
         if plan.candidates.is_empty() {
             return (plan, PrunedLines::default());
         }
@@ -1237,7 +1238,8 @@ impl SessionTree {
         let mut batch = String::with_capacity(plan.candidates.len() * 512);
         let mut ends = Vec::with_capacity(plan.candidates.len());
         let mut written = Vec::with_capacity(plan.candidates.len());
-        for c in &plan.candidates {
+        let mut kept = Vec::new();
+        for (k, c) in plan.candidates.iter().enumerate() {
             let start = batch.len();
             let raw = self.raw_bytes(c.index);
             let spliced = push_pruned_entry(&mut batch, raw, &self.metas[c.index], &c.notice, &pruned_at)
@@ -1248,12 +1250,29 @@ impl SessionTree {
             if spliced.is_none() {
                 match pruned_entry_json(self.raw(c.index), &c.notice, now_ms) {
                     Some(t) => batch.push_str(&t),
-                    None => batch.push_str(&pruned_entry(&self.entry(c.index), &c.notice, now_ms).to_string()),
+                    None => match self.entry(c.index) {
+                        // No value can be built for the line (nested deeper than
+                        // `VALUE_MAX_DEPTH`) and it cannot be spliced: it stays as it is, and
+                        // the candidate is dropped from what this prune did.
+                        v if v.is_null() => {
+                            kept.push(k);
+                            continue;
+                        }
+                        v => batch.push_str(&pruned_entry(&v, &c.notice, now_ms).to_string()),
+                    },
                 }
             }
             ends.push(batch.len());
             written.push((c.index, start..batch.len(), spliced.filter(|_| plain_time)));
             batch.push('\n');
+        }
+        if !kept.is_empty() {
+            let mut k = 0;
+            plan.candidates.retain(|_| {
+                k += 1;
+                !kept.contains(&(k - 1))
+            });
+            plan.tokens_saved = plan.candidates.iter().map(|c| c.savings).sum();
         }
         let batch = Arc::new(batch);
         // The context decision reads no part of a message that pruning changes (its content,
@@ -1282,7 +1301,7 @@ impl SessionTree {
             None => Cow::Owned(h.to_string()),
         });
         let records = header.as_deref().into_iter().chain((0..self.metas.len()).map(|i| self.raw(i)));
-        let opaque = self.opaque.iter().flat_map(|o| o.pieces(&self.base).map(move |t| (o.position, t)));
+        let opaque = self.opaque.iter().flat_map(|o| o.pieces(&self.base, self.line_end).map(move |t| (o.position, t)));
         crate::io::write_lines(&mut out, records, opaque, self.line_end);
         out
     }

@@ -289,7 +289,10 @@ test('toAnthropicMessages: ids outside the API pattern are rewritten in calls an
   await assertAnthropicAccepts(messages);
 });
 
-/** Failed results without text (empty, blank, image only, text and image), and calls whose arguments are no object. */
+/**
+ * Failed results without text (empty, blank, image only, text and image), and calls whose
+ * arguments are no object: an array, the JSON text of an object (sent as that object), null.
+ */
 const ODD_RESULTS = [
   { role: 'user', content: 'Try them.' },
   {
@@ -326,7 +329,7 @@ test('toAnthropicMessages: a failed result without text says so, keeps text only
   const messages = toAnthropicMessages(/** @type {any} */ (ODD_RESULTS));
   assert.deepEqual(
     messages[1].content.map((/** @type {any} */ b) => b.input),
-    [{ command: 'false' }, {}, {}, {}],
+    [{ command: 'false' }, {}, { x: 1 }, {}],
   );
   const failed = { type: 'text', text: '(the tool failed without output)' };
   assert.deepEqual(
@@ -346,7 +349,7 @@ test('toModelMessages: a failed result without text says so, and a call input is
   const messages = toModelMessages(/** @type {any} */ (ODD_RESULTS));
   assert.deepEqual(
     messages[1].content.map((/** @type {any} */ p) => p.input),
-    [{ command: 'false' }, {}, {}, {}],
+    [{ command: 'false' }, {}, { x: 1 }, {}],
   );
   assert.deepEqual(
     messages[2].content.map((/** @type {any} */ p) => p.output),
