@@ -210,13 +210,9 @@ pub(super) fn migrate_raw(
         let text = trimmed(text_of(l));
         let start = out.len();
         let object = text.starts_with('{');
-        let converted = object
-            && (matches!(l.meta.kind, EntryKind::SessionHeader | EntryKind::Compaction)
-                || l.meta.message.as_ref().is_some_and(|m| m.role == Role::HookMessage));
-        // A record to convert is converted through its value; one no value can be built for
-        // (nested deeper than `VALUE_MAX_DEPTH`) is kept as the plain records are, its text whole.
-        let mut value = if converted { parse_line_value(text.as_bytes()).ok() } else { None };
-        let plain = object && (!converted || value.is_none());
+        let plain = object
+            && !matches!(l.meta.kind, EntryKind::SessionHeader | EntryKind::Compaction)
+            && !l.meta.message.as_ref().is_some_and(|m| m.role == Role::HookMessage);
         if !object {
             // Left alone, no id used.
             out.push_str(text);
@@ -251,13 +247,20 @@ pub(super) fn migrate_raw(
             if track {
                 steps.targets.push(Target::Object { id: Some(Value::String(id)), session: false });
             }
-        } else {
-            let mut v = value.take().unwrap_or(Value::Null);
+        } else if let Ok(mut v) = parse_line_value(text.as_bytes()) {
             steps.apply(index, &mut v, &later);
             out.push_str(&to_json_line(&v));
             l.meta = EntryMeta::from_value(&v);
             if track {
                 steps.targets.push(Target::of(&v));
+            }
+        } else {
+            // No value can be built for it (nested deeper than `VALUE_MAX_DEPTH`): kept as
+            // written, unconverted.
+            out.push_str(text);
+            if track {
+                let id = l.meta.id.clone().map(Value::String);
+                steps.targets.push(Target::Object { id, session: l.meta.kind == EntryKind::SessionHeader });
             }
         }
         l.raw.range = start..out.len();
