@@ -3,18 +3,23 @@
 // refuses what the provider would), so the SDK examples can be tried without an API key. Each
 // example reads its provider's variables: OPENAI_BASE_URL / OPENAI_API_KEY, ANTHROPIC_BASE_URL /
 // ANTHROPIC_API_KEY, AI_GATEWAY_BASE_URL / AI_GATEWAY_API_KEY; set them yourself to run one
-// against the real service (`node examples/openai.mjs`). Needs the built package (`npm run build`).
-import { execFile } from 'node:child_process';
+// against the real service (`node examples/openai.mjs`). On a fresh clone it first installs the
+// npm packages (`npm ci`, the SDKs) and builds the package (`npm run build`), as `npm start` does.
+import { execFile, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { startProviderServer } from '../tests/js/support/provider-servers.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-if (!existsSync(`${root}pkg/index.node.mjs`)) {
-  console.error('examples: pkg/ is missing: run `npm run build` first');
-  process.exit(2);
-}
+/** Runs a setup command in the project, its output shown; exits with its status when it fails. */
+const setup = (/** @type {string} */ what, /** @type {string} */ cmd, /** @type {string[]} */ args) => {
+  console.log(`[examples] ${what}: ${cmd} ${args.join(' ')}`);
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+};
+if (!existsSync(`${root}node_modules`)) setup('node_modules/ is missing', 'npm', ['ci']);
+if (!existsSync(`${root}pkg/index.node.mjs`)) setup('pkg/ is missing', process.execPath, ['scripts/build.mjs']);
+const { startProviderServer } = await import('../tests/js/support/provider-servers.mjs');
 const server = await startProviderServer();
 const env = {
   ...process.env,
