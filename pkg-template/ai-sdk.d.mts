@@ -69,8 +69,9 @@ export type ModelMessage =
 
 /**
  * The engine's LLM messages as `ModelMessage[]` (`system` first when given): `thinking` →
- * `reasoning`, `toolCall` → `tool-call`, consecutive `toolResult`s → one `tool` message; an
- * assistant message left without parts is not sent, and a conversation that would begin with the
+ * `reasoning`, `toolCall` → `tool-call`, consecutive `toolResult`s → one `tool` message; text
+ * parts that are empty or only white space are dropped, and a user or assistant message left
+ * without anything to send is not sent, and a conversation that would begin with the
  * assistant begins with a user message `(continued)` (Anthropic's models refuse both); a call's
  * `input` is `{}` when its arguments are no plain object, and a failed result without text says
  * `(the tool failed without output)` (Anthropic refuses an empty error result). `ai` 7

@@ -66,6 +66,9 @@ export function aiSdkComplete(config) {
   };
 }
 
+/** A part worth sending: not a text part that is empty or only white space (Anthropic refuses those). */
+const sent = (/** @type {any} */ p) => p.type !== 'text' || p.text.trim() !== '';
+
 /** An AI SDK user / tool-output part for a pi text or image block (other blocks: none). */
 function part(/** @type {any} */ b, /** @type {boolean} */ inTool) {
   if (b.type === 'text') return [{ type: 'text', text: String(b.text ?? '') }];
@@ -87,8 +90,9 @@ function part(/** @type {any} */ b, /** @type {boolean} */ inTool) {
  *   `isError`, with the text `(the tool failed without output)` when it has none, since
  *   Anthropic refuses an empty error result; `{type: "content"}` when it holds images);
  *   consecutive results share one `{role: "tool"}` message.
- * An assistant message left without parts is not sent, and a conversation that would begin with
- * the assistant begins with a user message `(continued)` (Anthropic's models refuse both).
+ * Text parts that are empty or only white space are dropped, a user or assistant message left
+ * without anything to send is not sent, and a conversation that would begin with the assistant
+ * begins with a user message `(continued)` (Anthropic's models refuse all three).
  * `system` (the app's own system prompt) is placed first when given (`ai` 7 refuses it in
  * `messages` unless `allowSystemInMessages: true`; pass it to `generateText` instead).
  * @param {any[]} messages
@@ -102,17 +106,18 @@ export function toModelMessages(messages, options = {}) {
   const out = system ? [{ role: 'system', content: system }] : [];
   for (const m of messages) {
     if (m?.role === 'user') {
-      out.push({
-        role: 'user',
-        content:
-          typeof m.content === 'string'
-            ? m.content
-            : blocksOf(m.content).flatMap(/** @returns {any[]} */ (b) => part(b, false)),
-      });
+      const content =
+        typeof m.content === 'string'
+          ? m.content
+          : blocksOf(m.content)
+              .flatMap(/** @returns {any[]} */ (b) => part(b, false))
+              .filter(sent);
+      // A user message with nothing to send is left out (Anthropic's models refuse it).
+      if (typeof content === 'string' ? content.trim() : content.length) out.push({ role: 'user', content });
     } else if (m?.role === 'assistant') {
       const content = blocksOf(m.content).flatMap(
         /** @returns {any[]} */ (b) => {
-          if (b.type === 'text') return [{ type: 'text', text: String(b.text ?? '') }];
+          if (b.type === 'text') return [{ type: 'text', text: String(b.text ?? '') }].filter(sent);
           if (b.type === 'thinking') return [{ type: 'reasoning', text: String(b.thinking ?? '') }];
           if (b.type === 'toolCall') {
             return [

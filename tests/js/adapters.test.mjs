@@ -344,6 +344,39 @@ test('toAnthropicMessages: a failed result without text says so, keeps text only
   await assertAnthropicAccepts(messages);
 });
 
+test('toModelMessages: text parts that are empty or only white space are dropped, and a message left with nothing is not sent', () => {
+  // They were sent: Anthropic's models refuse a blank text block and an empty message.
+  const messages = toModelMessages(/** @type {any} */ (ASSISTANT_FIRST));
+  assert.deepEqual(
+    messages.map((m) => m.role),
+    ['user', 'assistant', 'tool', 'user'],
+  );
+  assert.equal(messages[0].content, '(continued)', 'the blank first user message is left out');
+  const blank = toModelMessages(
+    /** @type {any} */ ([
+      { role: 'user', content: ' \n ' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: '' },
+          { type: 'text', text: 'Go.' },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: '\t' },
+          { type: 'text', text: 'Done.' },
+        ],
+      },
+    ]),
+  );
+  assert.deepEqual(blank, [
+    { role: 'user', content: [{ type: 'text', text: 'Go.' }] },
+    { role: 'assistant', content: [{ type: 'text', text: 'Done.' }] },
+  ]);
+});
+
 test('toModelMessages: a failed result without text says so, and a call input is always an object', () => {
   /** @type {any[]} */
   const messages = toModelMessages(/** @type {any} */ (ODD_RESULTS));
