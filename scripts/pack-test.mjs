@@ -133,11 +133,12 @@ const EXPECTED_FILES = [
  * 402,100 B. The review's mends (a deep record kept whole by the v1/v2 migration and by prune,
  * opaque runs of a CRLF file written per line) and the examples' and extractive summarizer's docs:
  * 513,558 B packed and 402,294 B gzipped, so packed 513,200 → 513,800 B and wasm 402,100 →
- * 402,400 B.
+ * 402,400 B. `npm run examples` on a fresh clone and toModelMessages' blank parts: 513,808 B
+ * packed, so 513,800 → 514,200 B.
  * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
  * figures fall.
  */
-const MAX_PACKED_BYTES = 513_800;
+const MAX_PACKED_BYTES = 514_200;
 const MAX_WASM_GZIP_BYTES = 402_400;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
