@@ -3,22 +3,21 @@
 // refuses what the provider would), so the SDK examples can be tried without an API key. Each
 // example reads its provider's variables: OPENAI_BASE_URL / OPENAI_API_KEY, ANTHROPIC_BASE_URL /
 // ANTHROPIC_API_KEY, AI_GATEWAY_BASE_URL / AI_GATEWAY_API_KEY; set them yourself to run one
-// against the real service (`node examples/openai.mjs`). On a fresh clone it first installs the
-// npm packages (`npm ci`, the SDKs) and builds the package (`npm run build`), as `npm start` does.
-import { execFile, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+// against the real service (`node examples/openai.mjs`). It first installs the npm packages (the
+// SDKs) and builds the package when they are missing or stale, as `npm start` does (setup.mjs).
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { ROOT, UserError } from './lib.mjs';
+import { ensureBuild, ensureDependencies } from './setup.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-/** Runs a setup command in the project, its output shown; exits with its status when it fails. */
-const setup = (/** @type {string} */ what, /** @type {string} */ cmd, /** @type {string[]} */ args) => {
-  console.log(`[examples] ${what}: ${cmd} ${args.join(' ')}`);
-  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' });
-  if (r.status !== 0) process.exit(r.status ?? 1);
-};
-if (!existsSync(`${root}node_modules`)) setup('node_modules/ is missing', 'npm', ['ci']);
-if (!existsSync(`${root}pkg/index.node.mjs`)) setup('pkg/ is missing', process.execPath, ['scripts/build.mjs']);
+try {
+  ensureDependencies('examples');
+  ensureBuild('examples');
+} catch (error) {
+  if (!(error instanceof UserError)) throw error;
+  console.error(`[examples] FAILED: ${error.message}`);
+  process.exit(1);
+}
 const { startProviderServer } = await import('../tests/js/support/provider-servers.mjs');
 const server = await startProviderServer();
 const env = {
@@ -36,7 +35,7 @@ try {
     const before = server.requests.length;
     console.log(`\n$ node examples/${name}    (against the local ${name.replace('.mjs', '')} server)`);
     try {
-      const { stdout } = await promisify(execFile)(process.execPath, [`${root}examples/${name}`], { env });
+      const { stdout } = await promisify(execFile)(process.execPath, [`${ROOT}/examples/${name}`], { env });
       process.stdout.write(stdout);
     } catch (error) {
       failed++;
