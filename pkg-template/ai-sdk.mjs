@@ -12,6 +12,7 @@ import {
   blocksOf,
   callInput,
   EMPTY_ERROR_TEXT,
+  isBlank,
   knownOptions,
   LEADING_USER_TEXT,
   textOf,
@@ -67,7 +68,7 @@ export function aiSdkComplete(config) {
 }
 
 /** A part worth sending: not a text part that is empty or only white space (Anthropic refuses those). */
-const sent = (/** @type {any} */ p) => p.type !== 'text' || p.text.trim() !== '';
+const sent = (/** @type {any} */ p) => p.type !== 'text' || !isBlank(p.text);
 
 /** An AI SDK user / tool-output part for a pi text or image block (other blocks: none). */
 function part(/** @type {any} */ b, /** @type {boolean} */ inTool) {
@@ -113,7 +114,7 @@ export function toModelMessages(messages, options = {}) {
               .flatMap(/** @returns {any[]} */ (b) => part(b, false))
               .filter(sent);
       // A user message with nothing to send is left out (Anthropic's models refuse it).
-      if (typeof content === 'string' ? content.trim() : content.length) out.push({ role: 'user', content });
+      if (typeof content === 'string' ? !isBlank(content) : content.length) out.push({ role: 'user', content });
     } else if (m?.role === 'assistant') {
       const content = blocksOf(m.content).flatMap(
         /** @returns {any[]} */ (b) => {
@@ -133,11 +134,12 @@ export function toModelMessages(messages, options = {}) {
     } else if (m?.role === 'toolResult') {
       const blocks = blocksOf(m.content);
       const hasImage = blocks.some((b) => b.type === 'image');
+      const text = textOf(blocks);
       const output = m.isError
-        ? { type: 'error-text', value: textOf(blocks).trim() ? textOf(blocks) : EMPTY_ERROR_TEXT }
+        ? { type: 'error-text', value: isBlank(text) ? EMPTY_ERROR_TEXT : text }
         : hasImage
           ? { type: 'content', value: blocks.flatMap(/** @returns {any[]} */ (b) => part(b, true)) }
-          : { type: 'text', value: textOf(blocks) };
+          : { type: 'text', value: text };
       const resultPart = {
         type: 'tool-result',
         toolCallId: String(m.toolCallId),

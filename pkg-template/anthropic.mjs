@@ -11,6 +11,7 @@ import {
   blocksOf,
   callInput,
   EMPTY_ERROR_TEXT,
+  isBlank,
   joinUrl,
   knownOptions,
   LEADING_USER_TEXT,
@@ -68,8 +69,7 @@ export function anthropicComplete(config) {
  */
 function userBlock(b) {
   // The API refuses a text block that is empty or only white space.
-  if (b.type === 'text')
-    return typeof b.text === 'string' && b.text.trim() !== '' ? [{ type: 'text', text: b.text }] : [];
+  if (b.type === 'text') return isBlank(b.text) ? [] : [{ type: 'text', text: b.text }];
   if (b.type === 'image') {
     return [{ type: 'image', source: { type: 'base64', media_type: b.mimeType ?? 'image/png', data: b.data ?? '' } }];
   }

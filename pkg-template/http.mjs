@@ -290,6 +290,13 @@ export function toolIdMap(messages, valid, fix) {
 export const LEADING_USER_TEXT = '(continued)';
 
 /**
+ * Whether `text` is no text a provider takes: not a string, empty or only white space (Anthropic
+ * refuses such a text block, and a failed tool result or user message of nothing else).
+ * @param {unknown} text
+ */
+export const isBlank = (text) => typeof text !== 'string' || text.trim() === '';
+
+/**
  * The text of a failed tool result that has no text of its own (its output was empty, blank or
  * only images): Anthropic refuses an error result whose content is empty or holds anything but
  * text.

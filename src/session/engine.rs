@@ -1609,8 +1609,7 @@ impl<C: Complete, K: Clock> Complete for Retrying<'_, C, K> {
 
     /// The extractive summarizer when every candidate is one (an answer may come from any).
     fn summarizer(&self) -> Summarizer {
-        let all = |k| !self.candidates.is_empty() && self.candidates.iter().all(|c| c.summarizer() == k);
-        if all(Summarizer::Extractive) {
+        if !self.candidates.is_empty() && self.candidates.iter().all(|c| c.summarizer() == Summarizer::Extractive) {
             Summarizer::Extractive
         } else {
             Summarizer::Model

@@ -1238,8 +1238,9 @@ impl SessionTree {
         let mut batch = String::with_capacity(plan.candidates.len() * 512);
         let mut ends = Vec::with_capacity(plan.candidates.len());
         let mut written = Vec::with_capacity(plan.candidates.len());
-        let mut kept = Vec::new();
-        for (k, c) in plan.candidates.iter().enumerate() {
+        // Each candidate is written, or (when it cannot be) dropped from what this prune did.
+        let count = plan.candidates.len();
+        plan.candidates.retain(|c| {
             let start = batch.len();
             let raw = self.raw_bytes(c.index);
             let spliced = push_pruned_entry(&mut batch, raw, &self.metas[c.index], &c.notice, &pruned_at)
@@ -1252,12 +1253,8 @@ impl SessionTree {
                     Some(t) => batch.push_str(&t),
                     None => match self.entry(c.index) {
                         // No value can be built for the line (nested deeper than
-                        // `VALUE_MAX_DEPTH`) and it cannot be spliced: it stays as it is, and
-                        // the candidate is dropped from what this prune did.
-                        v if v.is_null() => {
-                            kept.push(k);
-                            continue;
-                        }
+                        // `VALUE_MAX_DEPTH`) and it cannot be spliced: it stays as it is.
+                        v if v.is_null() => return false,
                         v => batch.push_str(&pruned_entry(&v, &c.notice, now_ms).to_string()),
                     },
                 }
@@ -1265,13 +1262,9 @@ impl SessionTree {
             ends.push(batch.len());
             written.push((c.index, start..batch.len(), spliced.filter(|_| plain_time)));
             batch.push('\n');
-        }
-        if !kept.is_empty() {
-            let mut k = 0;
-            plan.candidates.retain(|_| {
-                k += 1;
-                !kept.contains(&(k - 1))
-            });
+            true
+        });
+        if plan.candidates.len() < count {
             plan.tokens_saved = plan.candidates.iter().map(|c| c.savings).sum();
         }
         let batch = Arc::new(batch);
