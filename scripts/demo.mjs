@@ -16,12 +16,12 @@
 //        npm run demo -- --prepare       only build (if needed) and copy, then exit
 //
 // The browser test (tests/browser/demo.test.mjs) imports prepareDemo() and startServer() from here.
-import { spawnSync } from 'node:child_process';
 import { copyFileSync, cpSync, createReadStream, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { extname, join, normalize, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PKG_DIR, probe, ROOT, run, UserError } from './lib.mjs';
+import { ensureDependencies } from './setup.mjs';
 
 /** The page's folder: the static root of the demo. */
 export const DEMO_DIR = join(ROOT, 'web-demo');
@@ -65,7 +65,7 @@ export function prepareDemo({ log = (line) => console.log(line), build = true } 
       throw new UserError(`pkg/ is not built (no ${relative(ROOT, missing[0])}): run \`npm run build\` first`);
     }
     log(`[demo] pkg/ is missing or incomplete (no ${relative(ROOT, missing[0])}): building it (npm run build)`);
-    ensureDependencies(log);
+    ensureDependencies('demo', log);
     if (probe('cargo', ['--version']) === null) {
       throw new UserError(
         'building pkg/ needs Rust (cargo), which is not installed: install it from https://rustup.rs',
@@ -78,28 +78,6 @@ export function prepareDemo({ log = (line) => console.log(line), build = true } 
   mkdirSync(join(DEMO_DIR, 'sample'), { recursive: true });
   copyFileSync(SAMPLE_SOURCE, DEMO_SAMPLE);
   log(`[demo] copied pkg/ → ${relative(ROOT, DEMO_PKG_DIR)}/ and the sample session → ${relative(ROOT, DEMO_SAMPLE)}`);
-}
-
-/** `npm ci` (or `npm install`) when node_modules/ is missing. */
-function ensureDependencies(log) {
-  if (existsSync(join(ROOT, 'node_modules'))) return;
-  const command = existsSync(join(ROOT, 'package-lock.json')) ? 'ci' : 'install';
-  log(`[demo] node_modules/ is missing: npm ${command}`);
-  const npmCli = process.env.npm_execpath;
-  if (npmCli && /\.(c|m)?js$/.test(npmCli)) {
-    run(process.execPath, [npmCli, command], { label: `npm ${command}` });
-    return;
-  }
-  const result = spawnSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', [command], {
-    cwd: ROOT,
-    stdio: 'inherit',
-    shell: process.platform === 'win32',
-  });
-  if (result.error || result.status !== 0) {
-    throw new UserError(
-      `npm ${command} failed${result.error ? `: ${result.error.message}` : ` (exit code ${result.status})`}`,
-    );
-  }
 }
 
 /**

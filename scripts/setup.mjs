@@ -30,12 +30,13 @@ const BUILD_STAMP = join(ROOT, 'node_modules', '.cache', 'session-compaction', '
 
 /**
  * `npm ci` (or `npm install`) when node_modules/ is missing: the build needs binaryen from it.
- * @param {string} label the log prefix (`start`, `examples`)
+ * @param {string} label the log prefix (`start`, `examples`, `demo`)
+ * @param {(line: string) => void} [log] where its line goes (default: stdout)
  */
-export function ensureDependencies(label) {
+export function ensureDependencies(label, log = (line) => console.log(line)) {
   if (existsSync(join(ROOT, 'node_modules'))) return;
   const command = existsSync(join(ROOT, 'package-lock.json')) ? 'ci' : 'install';
-  console.log(`[${label}] node_modules/ is missing: npm ${command}`);
+  log(`[${label}] node_modules/ is missing: npm ${command}`);
   // Under npm (`npm start`, `npm run …`), npm says where its own CLI is; elsewhere rely on PATH (npm.cmd on Windows).
   const npmCli = process.env.npm_execpath;
   if (npmCli && /\.(c|m)?js$/.test(npmCli)) {
