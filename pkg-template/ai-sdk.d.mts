@@ -44,7 +44,11 @@ export type ModelMessage =
       role: 'assistant';
       content: (
         | { type: 'text'; text: string }
-        | { type: 'reasoning'; text: string }
+        | {
+            type: 'reasoning';
+            text: string;
+            providerOptions?: { anthropic: { signature: string } | { redactedData: string } };
+          }
         | { type: 'tool-call'; toolCallId: string; toolName: string; input: unknown }
       )[];
     }
@@ -69,7 +73,8 @@ export type ModelMessage =
 
 /**
  * The engine's LLM messages as `ModelMessage[]` (`system` first when given): `thinking` →
- * `reasoning`, `toolCall` → `tool-call`, consecutive `toolResult`s → one `tool` message; text
+ * `reasoning` (an Anthropic signature, or a redacted block's data, in
+ * `providerOptions.anthropic`, where `@ai-sdk/anthropic` reads it), `toolCall` → `tool-call`, consecutive `toolResult`s → one `tool` message; text
  * parts that are empty or only white space are dropped, and a user or assistant message left
  * without anything to send is not sent, and a conversation that would begin with the
  * assistant begins with a user message `(continued)` (Anthropic's models refuse both); a call's
@@ -92,7 +97,8 @@ export interface AiSdkUsage {
 
 /**
  * `ModelMessage[]` (history, `response.messages`) as pi messages; `system` skipped; each
- * `tool-result` part → one `toolResult`. `usage` (of the `generateText` result) becomes the last
+ * `tool-result` part → one `toolResult`; a `reasoning` part's Anthropic signature (or redacted
+ * data) in `providerOptions.anthropic` kept as the `thinking` block's `thinkingSignature`. `usage` (of the `generateText` result) becomes the last
  * assistant message's pi `usage` (tokens). Assistant messages get `provider` and `model` (the
  * options, default `""`) and `stopReason`. `now`: ms since epoch for `timestamp` (default `Date.now()`).
  */

@@ -8,6 +8,7 @@
 // calls answered); these functions only map shapes.
 
 import {
+  anthropicThinking,
   assistantMessage,
   blocksOf,
   callInput,
@@ -82,11 +83,28 @@ function part(/** @type {any} */ b, /** @type {boolean} */ inTool) {
 }
 
 /**
+ * An AI SDK `reasoning` part for a pi `thinking` block of assistant message `m`, with its
+ * Anthropic signature (or, for a redacted block, its encrypted data) in
+ * `providerOptions.anthropic`, where `@ai-sdk/anthropic` reads them: without them it does not
+ * send the thinking, and the Messages API refuses a turn whose thinking it needs and lacks.
+ */
+function reasoningPart(/** @type {any} */ m, /** @type {any} */ b) {
+  const kept = anthropicThinking(m, b);
+  if (!kept) return { type: 'reasoning', text: String(b.thinking ?? '') };
+  if ('redactedData' in kept) {
+    return { type: 'reasoning', text: '', providerOptions: { anthropic: { redactedData: kept.redactedData } } };
+  }
+  return { type: 'reasoning', text: kept.thinking, providerOptions: { anthropic: { signature: kept.signature } } };
+}
+
+/**
  * The engine's LLM messages (`user`, `assistant`, `toolResult`) as AI SDK `ModelMessage[]`:
  * - `user` → `{role: "user", content}` (a string stays a string; `text` and base64 `image` parts);
  * - `assistant` → `{role: "assistant", content: [text | reasoning | tool-call]}` (`thinking` →
- *   `reasoning`; `toolCall` → `tool-call` with `input` = its arguments, `{}` when they are no
- *   plain object);
+ *   `reasoning`, with `providerOptions.anthropic.signature` when it kept an Anthropic
+ *   `thinkingSignature` (the message's `api` is `anthropic-messages` or absent), or
+ *   `providerOptions.anthropic.redactedData` when marked `redacted`; `toolCall` → `tool-call`
+ *   with `input` = its arguments, `{}` when they are no plain object);
  * - `toolResult` → a `tool-result` part (`output`: `{type: "text"}`, `{type: "error-text"}` when
  *   `isError`, with the text `(the tool failed without output)` when it has none, since
  *   Anthropic refuses an empty error result; `{type: "content"}` when it holds images);
@@ -119,7 +137,7 @@ export function toModelMessages(messages, options = {}) {
       const content = blocksOf(m.content).flatMap(
         /** @returns {any[]} */ (b) => {
           if (b.type === 'text') return [{ type: 'text', text: String(b.text ?? '') }].filter(sent);
-          if (b.type === 'thinking') return [{ type: 'reasoning', text: String(b.thinking ?? '') }];
+          if (b.type === 'thinking') return [reasoningPart(m, b)];
           if (b.type === 'toolCall') {
             return [
               { type: 'tool-call', toolCallId: String(b.id), toolName: String(b.name), input: callInput(b.arguments) },
@@ -164,7 +182,18 @@ function piBlocks(/** @type {unknown} */ content) {
   return content.flatMap(
     /** @returns {any[]} */ (p) => {
       if (p?.type === 'text') return [{ type: 'text', text: String(p.text ?? '') }];
-      if (p?.type === 'reasoning') return [{ type: 'thinking', thinking: String(p.text ?? '') }];
+      if (p?.type === 'reasoning') {
+        // `@ai-sdk/anthropic` puts a thinking block's signature, or a redacted block's data, in
+        // the part's provider options; pi keeps either in `thinkingSignature`.
+        const anthropic = p.providerOptions?.anthropic;
+        if (typeof anthropic?.redactedData === 'string') {
+          return [{ type: 'thinking', thinking: '', thinkingSignature: anthropic.redactedData, redacted: true }];
+        }
+        const block = { type: 'thinking', thinking: String(p.text ?? '') };
+        return [
+          typeof anthropic?.signature === 'string' ? { ...block, thinkingSignature: anthropic.signature } : block,
+        ];
+      }
       if (p?.type === 'tool-call') {
         return [{ type: 'toolCall', id: String(p.toolCallId), name: String(p.toolName), arguments: p.input ?? {} }];
       }
@@ -192,7 +221,9 @@ function outputBlocks(/** @type {any} */ output) {
 /**
  * AI SDK `ModelMessage[]` (an app's history, `response.messages` of each `generateText`) as pi
  * messages, for `SessionTree.appendMessage`: `user` → `user`; `assistant` →
- * `assistant` (`reasoning` → `thinking`, `tool-call` → `toolCall`); each `tool-result` part of a
+ * `assistant` (`reasoning` → `thinking`, keeping `providerOptions.anthropic.signature` as
+ * `thinkingSignature`, and `providerOptions.anthropic.redactedData` as a `redacted` block's
+ * `thinkingSignature`; `tool-call` → `toolCall`); each `tool-result` part of a
  * `tool` message → one `toolResult` (`isError` for `error-text` / `error-json` outputs). `system`
  * messages are the app's prompt, not session history: skipped. `usage` (the `usage` of the
  * `generateText` result whose `response.messages` these are: `inputTokens`, `outputTokens`,

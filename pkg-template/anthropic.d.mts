@@ -48,6 +48,7 @@ export type AnthropicBlock =
   | { type: 'text'; text: string }
   | { type: 'image'; source: { type: 'base64'; media_type: AnthropicImageType; data: string } }
   | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string }
   | { type: 'tool_use'; id: string; name: string; input: unknown }
   | {
       type: 'tool_result';
@@ -68,7 +69,9 @@ export interface AnthropicMessage {
 /**
  * The engine's LLM messages as Messages API `messages`: tool results of a turn grouped into one
  * `user` message (first), roles alternating (consecutive same-role messages merged), text that is
- * empty or only white space dropped, unsigned `thinking` not sent; a tool call id outside the
+ * empty or only white space dropped, `thinking` sent only with a signature of this API (the
+ * message's `api` is `anthropic-messages` or absent), as `redacted_thinking` when marked
+ * `redacted`; a tool call id outside the
  * API's pattern `^[a-zA-Z0-9_-]+$` (another provider's, such as `call_1|fc_1`) sent with `_` for
  * each other character (`_2`, `_3`, … if taken), in the call and its result; a conversation that
  * would begin with the assistant begins with a user message `(continued)` (the API requires a

@@ -7,6 +7,7 @@
 // calls answered); these functions only map shapes.
 
 import {
+  anthropicThinking,
   assistantMessage,
   blocksOf,
   callInput,
@@ -81,8 +82,10 @@ function userBlock(b) {
  * - `user` → `user` with `text` and base64 `image` blocks;
  * - `assistant` → `assistant` with `text`, `tool_use` (`input` = the call's arguments, `{}` when
  *   they are no plain object: the API takes an object only) and, when
- *   the stored block kept its `thinkingSignature`, `thinking` blocks (unsigned thinking is not
- *   sent: the API refuses it);
+ *   the stored block kept its `thinkingSignature` and the message came from this API (its `api`
+ *   is `anthropic-messages`, or it names none), `thinking` blocks, and `redacted_thinking` for a
+ *   block marked `redacted` (unsigned thinking, and thinking another API signed, are not sent:
+ *   the API refuses a thinking block without its own valid signature);
  * - `toolResult` → a `tool_result` block (`tool_use_id`, its text and image blocks, `is_error`;
  *   a failed result keeps its text blocks only, and one without text gets the text
  *   `(the tool failed without output)`: the API refuses an error result that is empty or holds
@@ -126,8 +129,10 @@ export function toAnthropicMessages(messages) {
               { type: 'tool_use', id: toolId(String(b.id)), name: String(b.name), input: callInput(b.arguments) },
             ];
           }
-          if (b.type === 'thinking' && typeof b.thinkingSignature === 'string' && b.thinkingSignature) {
-            return [{ type: 'thinking', thinking: String(b.thinking ?? ''), signature: b.thinkingSignature }];
+          if (b.type === 'thinking') {
+            const kept = anthropicThinking(m, b);
+            if (kept && 'redactedData' in kept) return [{ type: 'redacted_thinking', data: kept.redactedData }];
+            if (kept) return [{ type: 'thinking', thinking: kept.thinking, signature: kept.signature }];
           }
           return [];
         },
@@ -169,6 +174,10 @@ function piBlocks(/** @type {unknown} */ content) {
       if (b?.type === 'thinking') {
         return [{ type: 'thinking', thinking: String(b.thinking ?? ''), thinkingSignature: b.signature }];
       }
+      // pi keeps a redacted block's encrypted payload in `thinkingSignature`.
+      if (b?.type === 'redacted_thinking' && typeof b.data === 'string') {
+        return [{ type: 'thinking', thinking: '', thinkingSignature: b.data, redacted: true }];
+      }
       if (b?.type === 'tool_use') {
         return [{ type: 'toolCall', id: String(b.id), name: String(b.name), arguments: b.input ?? {} }];
       }
@@ -187,7 +196,8 @@ const STOP_REASONS = /** @type {Record<string, string>} */ ({
 /**
  * Messages API messages (an app's history, and each reply `Message`) as pi messages, for
  * `SessionTree.appendMessage`: `assistant` → `assistant` (`text`, `thinking`
- * with its signature, `tool_use` → `toolCall`); a `user` message → one `toolResult` per
+ * with its signature, `redacted_thinking` → a `thinking` block with `redacted: true` and its
+ * `data` as `thinkingSignature`, as pi keeps it, `tool_use` → `toolCall`); a `user` message → one `toolResult` per
  * `tool_result` block (its `toolName` from the `tool_use` it answers), then a `user` message
  * with the rest of its blocks, if any. Assistant messages get `api: "anthropic-messages"`,
  * `provider: "anthropic"`, `model` (the reply's, else the option, else `""`) and `stopReason`

@@ -304,6 +304,25 @@ export const isBlank = (text) => typeof text !== 'string' || text.trim() === '';
 export const EMPTY_ERROR_TEXT = '(the tool failed without output)';
 
 /**
+ * What an Anthropic model can be sent back of a pi `thinking` block of assistant message
+ * `message`: `{signature, thinking}` for signed thinking, `{redactedData}` for a redacted block
+ * (pi keeps its encrypted payload in `thinkingSignature`), or `undefined` when it cannot be sent
+ * (no signature, or a signature another API made: the Messages API refuses a thinking block
+ * without a valid signature). A signature counts as Anthropic's when the message's `api` is
+ * `anthropic-messages` or the message names no `api` (a host's own message).
+ * @param {any} message
+ * @param {any} block
+ * @returns {{ signature: string, thinking: string } | { redactedData: string } | undefined}
+ */
+export function anthropicThinking(message, block) {
+  const signature = block?.thinkingSignature;
+  if (typeof signature !== 'string' || !signature) return undefined;
+  if (message?.api !== undefined && message.api !== 'anthropic-messages') return undefined;
+  if (block.redacted === true) return { redactedData: signature };
+  return { signature, thinking: String(block.thinking ?? '') };
+}
+
+/**
  * A tool call's arguments as the JSON object providers take for its input: a plain object as it
  * is, a string that is the JSON text of one as that object, anything else (another string, an
  * array, null) as `{}` (Anthropic refuses any other input).

@@ -68,7 +68,7 @@ function deepFreeze(value) {
 export { isSessionCompactionError };
 
 // The guard, inspect, fromFile and Symbol.dispose (shared/freed-guard.js).
-setUpClasses(raw, nodeFs);
+setUpGlue(raw, nodeFs);
 
 /** prepareCompaction and buildSessionContext with the per-turn cache check (shared/pure.js). */
 // biome-ignore lint/correctness/noUnusedVariables: build.mjs appends the export lines that use it

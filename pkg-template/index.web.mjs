@@ -119,7 +119,7 @@ export { isSessionCompactionError };
 
 // The guard, inspect, fromFile and Symbol.dispose (shared/freed-guard.js); Node's fs where this
 // entry runs in Node or Bun (process.getBuiltinModule), Deno's API otherwise.
-setUpClasses(raw, () => globalThis.process?.getBuiltinModule?.('node:fs'));
+setUpGlue(raw, () => globalThis.process?.getBuiltinModule?.('node:fs'));
 
 /** prepareCompaction and buildSessionContext with the per-turn cache check (shared/pure.js). */
 // biome-ignore lint/correctness/noUnusedVariables: build.mjs appends the export lines that use it

@@ -135,11 +135,15 @@ const EXPECTED_FILES = [
  * 513,558 B packed and 402,294 B gzipped, so packed 513,200 → 513,800 B and wasm 402,100 →
  * 402,400 B. `npm run examples` on a fresh clone and toModelMessages' blank parts: 513,808 B
  * packed, so 513,800 → 514,200 B.
+ * Thinking sent to Anthropic signed through both adapters (the shared `anthropicThinking` rule,
+ * redacted blocks both ways, the AI SDK's provider options) and appendEntry's check of a
+ * compaction's `firstKeptEntryId` (2026-12-08): 515,648 B packed and 402,396 B gzipped
+ * (936,813 B raw), so packed 514,200 → 515,800 B and wasm 402,400 → 402,600 B.
  * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
  * figures fall.
  */
-const MAX_PACKED_BYTES = 514_200;
-const MAX_WASM_GZIP_BYTES = 402_400;
+const MAX_PACKED_BYTES = 515_800;
+const MAX_WASM_GZIP_BYTES = 402_600;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
 let passed = 0;

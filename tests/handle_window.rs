@@ -100,7 +100,22 @@ fn apply(tree: &mut SessionTree, step: &Step, n: usize) {
             if off_leaf && !ids.is_empty() {
                 e["parentId"] = Value::from(ids[pick % ids.len()].clone());
             }
-            tree.append_entry(e).expect("a new id under a known parent");
+            match tree.append_entry(e.clone()) {
+                Ok(_) => {}
+                Err(err) if err.code() == "E_KEPT_NOT_ON_PATH" && e["type"] == "compaction" => {
+                    // Refused (SPEC §13.2), but a loaded file may hold one: the session is
+                    // loaded again with it, so later steps still meet such compactions.
+                    if e.get("parentId").is_none() {
+                        e["parentId"] = tree.leaf_id().map_or(Value::Null, Value::from);
+                    }
+                    let mut values: Vec<Value> = (0..tree.entry_count())
+                        .map(|i| serde_json::from_str(tree.raw(i)).expect("stored JSON"))
+                        .collect();
+                    values.push(e);
+                    *tree = SessionTree::from_values(tree.header().cloned(), &values);
+                }
+                Err(err) => panic!("a new id under a known parent: {err}"),
+            }
         }
         Step::Leaf(pick) if tree.entry_count() > 0 => {
             let id = tree.meta(pick % tree.entry_count()).id.clone();
@@ -274,7 +289,13 @@ fn the_window_starts_at_the_kept_region_of_the_latest_compaction() {
     add(&mut tree, "c", json!({"type": "compaction", "summary": "s", "firstKeptEntryId": "b", "tokensBefore": 9}));
     assert_eq!(tree.compaction_window_start(), 1, "from the first kept entry, b");
     add(&mut tree, "d", json!({"type": "message", "message": {"role": "user", "content": "three"}}));
-    add(&mut tree, "e", json!({"type": "compaction", "summary": "s2", "firstKeptEntryId": "zz", "tokensBefore": 9}));
+    let off = json!({"type": "compaction", "id": "e", "parentId": "d", "summary": "s2", "firstKeptEntryId": "zz", "tokensBefore": 9});
+    assert_eq!(tree.append_entry(off.clone()).map_err(|e| e.code()), Err("E_KEPT_NOT_ON_PATH"), "refused (SPEC §13.2)");
+    // A loaded file may hold one.
+    let mut values: Vec<Value> =
+        (0..tree.entry_count()).map(|i| serde_json::from_str(tree.raw(i)).expect("JSON")).collect();
+    values.push(off);
+    let mut tree = SessionTree::from_values(None, &values);
     assert_eq!(tree.compaction_window_start(), 4, "a kept entry not on the branch: from the compaction");
     assert_eq!(tree.compaction_window().len(), 1);
     tree.set_leaf(Some("d")).expect("known");

@@ -96,12 +96,14 @@ function addInspect(cls, describe) {
 }
 
 /**
- * What every entry adds to the glue's classes, once per process: the E_FREED guard, the inspect output,
- * `SessionTree.fromFile` (with `nodeFs`, see from-file.js) and `Symbol.dispose` where the
- * runtime has the symbol but the generated class lacks it (`using tree = SessionTree.fromJsonl(...)`).
+ * What every entry adds to the glue's exports, once per process: on its classes the E_FREED
+ * guard, the inspect output, `SessionTree.fromFile` (with `nodeFs`, see from-file.js) and
+ * `Symbol.dispose` where the runtime has the symbol but the generated class lacks it
+ * (`using tree = SessionTree.fromJsonl(...)`); on `extractiveSummarizer` the registered symbol
+ * by which the engine knows it when it is given as `complete`.
  */
 // biome-ignore lint/correctness/noUnusedVariables: the entries call it once scripts/build.mjs has inlined this file
-function setUpClasses(raw, nodeFs) {
+function setUpGlue(raw, nodeFs) {
   // Both entries share the glue's classes when one process uses both: the first one sets them up.
   // (A registered symbol, since each entry has its own copy of this code.)
   const done = Symbol.for('session-compaction.classesSetUp');

@@ -511,7 +511,10 @@ impl SessionTree {
     /// only by the format, not checked here. The new entry becomes the leaf. Costs O(entry).
     /// Errors: `E_MISSING_FIELD` (no `type`/`id`, a `label` without `targetId`), `E_DUPLICATE_ID`,
     /// `E_NOT_FOUND` (unknown parent, or a `label` whose `targetId` names no entry),
-    /// `E_INVALID_ARGUMENT` (an entry of type `session`: a header, SPEC §13.12).
+    /// `E_INVALID_ARGUMENT` (an entry of type `session`: a header, SPEC §13.12),
+    /// `E_KEPT_NOT_ON_PATH` (a `compaction` whose `firstKeptEntryId` is absent or names no entry
+    /// on its own branch, its parent included: SPEC §13.2; a loaded file may hold one, and
+    /// `validate` reports it there).
     pub fn append_entry(&mut self, mut entry: Value) -> Result<usize> {
         let obj =
             entry.as_object_mut().ok_or_else(|| Error::InvalidArgument("an entry must be a JSON object".into()))?;
@@ -551,6 +554,20 @@ impl SessionTree {
             None => None,
         };
         let meta = EntryMeta::from_value(&entry);
+        if meta.kind == EntryKind::Compaction {
+            // The kept region starts at an entry on the compaction's own branch (SPEC §5, §13.2):
+            // one elsewhere would leave the next context without any kept message, silently.
+            let kept = meta.first_kept_entry_id.as_deref();
+            let on_path = kept.is_some_and(|k| {
+                self.index_of(k).is_some_and(|k| parent_index.is_some_and(|p| self.index.is_ancestor(&*self, k, p)))
+            });
+            if !on_path {
+                return Err(Error::KeptEntryNotOnPath {
+                    id,
+                    first_kept_entry_id: kept.unwrap_or("(none)").to_string(),
+                });
+            }
+        }
         let i = self.metas.len();
         self.metas.push(meta);
         self.raws.push(Raw::Owned(entry.to_string().into_boxed_str()));
@@ -1595,12 +1612,26 @@ mod tests {
         tree.append_entry(msg("u5", Some("k"), json!({"role": "user", "content": "next"}))).unwrap();
         let plan = tree.plan_compaction(&CompactionSettings::default()).unwrap();
         assert_eq!((plan.boundary_start, plan.prev_compaction_index), (1, 4));
-        // A first kept entry that is not on the branch: the region starts after the compaction.
-        tree.append_entry(
+        // A first kept entry that is not on the branch is refused by appendEntry (SPEC §13.2):
+        // an unknown id, an entry of another branch, none at all, or the compaction itself.
+        let off_path = [
             json!({"type": "compaction", "id": "k2", "summary": "s", "firstKeptEntryId": "gone", "tokensBefore": 1}),
-        )
-        .unwrap();
-        assert_eq!(tree.previous_compaction().unwrap().kept_start, 7);
+            json!({"type": "compaction", "id": "k2", "summary": "s", "firstKeptEntryId": "x1", "tokensBefore": 1}),
+            json!({"type": "compaction", "id": "k2", "summary": "s", "tokensBefore": 1}),
+            json!({"type": "compaction", "id": "k2", "summary": "s", "firstKeptEntryId": "k2", "tokensBefore": 1}),
+        ];
+        tree.append_entry(msg("x1", Some("u2"), json!({"role": "user", "content": "aside"}))).unwrap();
+        tree.set_leaf(Some("u5")).unwrap();
+        for entry in off_path {
+            let err = tree.append_entry(entry).unwrap_err();
+            assert_eq!(err.code(), "E_KEPT_NOT_ON_PATH", "{err}");
+        }
+        assert_eq!((tree.len(), tree.leaf_id()), (7, Some("u5")), "nothing appended");
+        // A loaded file may hold one: the region then starts after the compaction.
+        let mut lines: Vec<Value> = (0..tree.len()).map(|i| serde_json::from_str(tree.raw(i)).unwrap()).collect();
+        lines.push(json!({"type": "compaction", "id": "k2", "parentId": "u5", "summary": "s", "firstKeptEntryId": "gone", "tokensBefore": 1}));
+        let loaded = SessionTree::from_values(None, &lines);
+        assert_eq!(loaded.previous_compaction().unwrap().kept_start, 7);
     }
 
     #[test]

@@ -175,6 +175,24 @@ impl TreeIndex {
             .collect()
     }
 
+    /// Whether entry `a` is entry `i` or one of its ancestors (the walk up from `i` stops at its
+    /// root, or at a repeated entry on a cycle). O(depth of `i`).
+    pub fn is_ancestor<S: EntrySource + ?Sized>(&self, entries: &S, a: usize, i: usize) -> bool {
+        let mut cur = Some(i);
+        let mut steps = 0;
+        while let Some(c) = cur {
+            if c == a {
+                return true;
+            }
+            steps += 1;
+            if steps > entries.len() {
+                return false;
+            }
+            cur = self.parent(entries, c);
+        }
+        false
+    }
+
     /// Leaf-first walk from entry `i` to its root (ends before a repeated entry).
     fn walk_up<S: EntrySource + ?Sized>(&self, entries: &S, i: usize) -> Vec<usize> {
         let mut path = Vec::new();

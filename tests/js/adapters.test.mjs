@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { createAnthropic } from '@ai-sdk/anthropic';
 import Anthropic from '@anthropic-ai/sdk';
 import { createGateway, generateText } from 'ai';
 import OpenAI from 'openai';
@@ -25,7 +26,7 @@ import {
   toChatMessages,
   toResponsesInput,
 } from '../../pkg/openai.mjs';
-import { SUMMARY, startProviderServer } from './support/provider-servers.mjs';
+import { anthropicViolation, SUMMARY, startProviderServer } from './support/provider-servers.mjs';
 
 const SECRET = `sk-test-${Math.random().toString(36).slice(2)}-do-not-print`;
 const SESSIONS = ['pi-session-large.jsonl', 'pi-session-with-compactions.jsonl', 'pi-session-v1-format.jsonl'];
@@ -497,7 +498,7 @@ test('toModelMessages: ModelMessage[] that the ai package validates and its gate
     ['user', 'user', 'assistant', 'tool', 'user', 'assistant', 'tool', 'assistant'],
   );
   assert.deepEqual(messages[2].content, [
-    { type: 'reasoning', text: 'Two reads.' },
+    { type: 'reasoning', text: 'Two reads.', providerOptions: { anthropic: { signature: 'sig-1' } } },
     { type: 'text', text: 'Reading them.' },
     { type: 'tool-call', toolCallId: 'call_a', toolName: 'read', input: { path: 'a.ts' } },
     { type: 'tool-call', toolCallId: 'call_b', toolName: 'read', input: { path: 'b.png' } },
@@ -531,6 +532,172 @@ test('toModelMessages: ModelMessage[] that the ai package validates and its gate
       ['system', 'user', 'user', 'assistant', 'tool', 'user', 'assistant', 'tool', 'assistant', 'user'],
     );
   });
+});
+
+/**
+ * A tool loop with Anthropic's extended thinking, as pi stores it: the turn that called the
+ * tool begins with signed thinking; an earlier turn holds a redacted block (pi keeps its data in
+ * `thinkingSignature`) and a turn of another API holds thinking signed by that API.
+ */
+const THINKING_LOOP = [
+  { role: 'user', content: 'Plan it.' },
+  {
+    role: 'assistant',
+    api: 'anthropic-messages',
+    provider: 'anthropic',
+    content: [
+      { type: 'thinking', thinking: '', thinkingSignature: 'EmRlZGFjdGVk', redacted: true },
+      { type: 'text', text: 'Planned.' },
+    ],
+  },
+  { role: 'user', content: 'Now with the other model.' },
+  {
+    role: 'assistant',
+    api: 'openai-responses',
+    provider: 'openai',
+    content: [
+      { type: 'thinking', thinking: 'Other.', thinkingSignature: '{"type":"reasoning","id":"rs_1","summary":[]}' },
+      { type: 'text', text: 'Answered.' },
+    ],
+  },
+  { role: 'user', content: 'Read a.ts.' },
+  {
+    role: 'assistant',
+    api: 'anthropic-messages',
+    provider: 'anthropic',
+    content: [
+      { type: 'thinking', thinking: 'One read.', thinkingSignature: 'EqQBCkYIBxgC' },
+      { type: 'toolCall', id: 'toolu_1', name: 'read', arguments: { path: 'a.ts' } },
+    ],
+  },
+  { role: 'toolResult', toolCallId: 'toolu_1', toolName: 'read', content: [{ type: 'text', text: 'export {}' }] },
+];
+
+/** The assistant blocks of an Anthropic request body, by type, with what identifies each. */
+const assistantThinking = (/** @type {any} */ body) =>
+  body.messages
+    .filter((/** @type {any} */ m) => m.role === 'assistant')
+    .map((/** @type {any} */ m) =>
+      m.content.map((/** @type {any} */ b) =>
+        b.type === 'thinking'
+          ? `thinking:${b.signature}`
+          : b.type === 'redacted_thinking'
+            ? `redacted:${b.data}`
+            : b.type,
+      ),
+    );
+
+test("thinking reaches Anthropic signed through both adapters (redacted blocks as redacted_thinking, another API's signature left out); with thinking on, the server accepts the tool loop", async () => {
+  const expected = [['redacted:EmRlZGFjdGVk', 'text'], ['text'], ['thinking:EqQBCkYIBxgC', 'tool_use']];
+  // toAnthropicMessages, sent by @anthropic-ai/sdk. Before, the redacted block went as a
+  // `thinking` block signed with its data and the OpenAI one with its JSON: both refused.
+  await withServer(async (server) => {
+    await anthropicClient(server.anthropicSdkBaseUrl).messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 2048,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      messages: /** @type {any} */ (toAnthropicMessages(/** @type {any} */ (THINKING_LOOP))),
+    });
+    assert.equal(server.requests[0].violation, undefined);
+    assert.deepEqual(assistantThinking(server.requests[0].body), expected);
+  });
+  // toModelMessages, sent by @ai-sdk/anthropic: it sends a reasoning part only with its signature
+  // (or redacted data) in providerOptions.anthropic. Before, it had neither, so the tool loop's
+  // turn began with tool_use: 400 "Expected `thinking` or `redacted_thinking`".
+  const parts = toModelMessages(/** @type {any} */ (THINKING_LOOP));
+  assert.deepEqual(/** @type {any} */ (parts[5]).content[0], {
+    type: 'reasoning',
+    text: 'One read.',
+    providerOptions: { anthropic: { signature: 'EqQBCkYIBxgC' } },
+  });
+  assert.deepEqual(/** @type {any} */ (parts[3]).content[0], { type: 'reasoning', text: 'Other.' });
+  const reply = {
+    id: 'msg_think',
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-sonnet-4-5',
+    content: [
+      { type: 'thinking', thinking: 'It exports nothing.', signature: 'EpoCReply' },
+      { type: 'redacted_thinking', data: 'EmReplyRedacted' },
+      { type: 'text', text: 'a.ts exports nothing.' },
+    ],
+    stop_reason: 'end_turn',
+    stop_sequence: null,
+    usage: { input_tokens: 900, output_tokens: 60, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
+  };
+  const respond = (/** @type {any} */ r) => {
+    r.violation = anthropicViolation(r.body);
+    return r.violation
+      ? { status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: r.violation } } }
+      : { status: 200, body: reply };
+  };
+  await withServer(
+    async (server) => {
+      const model = createAnthropic({ baseURL: server.anthropicBaseUrl, apiKey: SECRET })('claude-sonnet-4-5');
+      const thinking = { anthropic: { thinking: { type: 'enabled', budgetTokens: 1024 } } };
+      const result = await generateText({
+        model,
+        messages: /** @type {any} */ (parts),
+        providerOptions: thinking,
+        maxRetries: 0,
+      });
+      assert.equal(server.requests[0].violation, undefined);
+      assert.deepEqual(assistantThinking(server.requests[0].body), expected);
+      // The reply's signed and redacted thinking come back into the session, and go out again.
+      const back = fromModelMessages(result.response.messages, { now: NOW, provider: 'anthropic' });
+      assert.deepEqual(/** @type {any} */ (back[0]).content.slice(0, 2), [
+        { type: 'thinking', thinking: 'It exports nothing.', thinkingSignature: 'EpoCReply' },
+        { type: 'thinking', thinking: '', thinkingSignature: 'EmReplyRedacted', redacted: true },
+      ]);
+      const tree = SessionTree.fromEntries([]);
+      for (const m of [...THINKING_LOOP, ...back]) tree.appendMessage(/** @type {any} */ (m));
+      const again = toModelMessages(tree.buildLlmMessages(), { system: undefined });
+      await generateText({
+        model,
+        messages: /** @type {any} */ ([...again, { role: 'user', content: 'Go on.' }]),
+        providerOptions: thinking,
+        maxRetries: 0,
+      });
+      assert.equal(server.requests[1].violation, undefined);
+      assert.deepEqual(assistantThinking(server.requests[1].body).at(-1), [
+        'thinking:EpoCReply',
+        'redacted:EmReplyRedacted',
+        'text',
+      ]);
+      tree.free();
+    },
+    { respond },
+  );
+  // The Messages API reply itself, mapped by fromAnthropicMessages, keeps the redacted block.
+  assert.deepEqual(/** @type {any} */ (fromAnthropicMessages([reply], { now: NOW })[0]).content.slice(0, 2), [
+    { type: 'thinking', thinking: 'It exports nothing.', thinkingSignature: 'EpoCReply' },
+    { type: 'thinking', thinking: '', thinkingSignature: 'EmReplyRedacted', redacted: true },
+  ]);
+  // The rule server refuses what the adapters no longer send.
+  assert.match(
+    String(
+      anthropicViolation({
+        max_tokens: 9,
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'x' }] },
+          { role: 'assistant', content: [{ type: 'thinking', thinking: 'y', signature: '{"id":"rs_1"}' }] },
+        ],
+      }),
+    ),
+    /Invalid `signature`/,
+  );
+  assert.match(
+    String(
+      anthropicViolation({
+        max_tokens: 9,
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+        messages: toAnthropicMessages(
+          /** @type {any} */ (THINKING_LOOP.map((m) => (m.role === 'assistant' ? { ...m, api: 'other' } : m))),
+        ),
+      }),
+    ),
+    /Expected `thinking` or `redacted_thinking`, but found `tool_use`/,
+  );
 });
 
 test('the rule servers refuse what the providers refuse (a result without its call, an unanswered call, two user turns for Anthropic)', async () => {
@@ -651,7 +818,11 @@ test('fromChatMessages / fromResponsesItems / fromAnthropicMessages / fromModelM
   assert.deepEqual(core(responses), core(withoutImageTurns(CONTEXT, 'user')));
   const ai = fromModelMessages(toModelMessages(/** @type {any} */ (CONTEXT)), { now: NOW });
   assert.deepEqual(core(ai), core(CONTEXT));
-  assert.deepEqual(/** @type {any} */ (ai[2]).content[0], { type: 'thinking', thinking: 'Two reads.' });
+  assert.deepEqual(/** @type {any} */ (ai[2]).content[0], {
+    type: 'thinking',
+    thinking: 'Two reads.',
+    thinkingSignature: 'sig-1',
+  });
   assert.deepEqual(/** @type {any} */ (ai[4]).content[1], IMAGE);
   const anthropic = fromAnthropicMessages(toAnthropicMessages(/** @type {any} */ (CONTEXT)), { now: NOW });
   assert.deepEqual(

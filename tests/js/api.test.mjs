@@ -166,6 +166,26 @@ describe('error codes', () => {
     tree.free();
   });
 
+  test('E_KEPT_NOT_ON_PATH: appendEntry refuses a compaction that keeps nothing of its own branch (SPEC §13.2)', () => {
+    const tree = sc.SessionTree.fromJsonl(SMALL);
+    tree.appendEntry(message('side', 'a', 'user', 'aside'));
+    tree.setLeaf('b');
+    const compaction = (/** @type {Record<string, unknown>} */ kept) =>
+      /** @type {SessionEntry} */ ({ type: 'compaction', id: 'k', timestamp: 'x', summary: 's', tokensBefore: 9, ...kept });
+    for (const kept of [{ firstKeptEntryId: 'side' }, { firstKeptEntryId: 'gone' }, {}]) {
+      assert.throws(
+        () => tree.appendEntry(compaction(kept)),
+        failsWith('E_KEPT_NOT_ON_PATH', /\bk\b.*firstKeptEntryId/),
+        JSON.stringify(kept),
+      );
+    }
+    assert.deepEqual([tree.entryCount, tree.leafId], [3, 'b'], 'nothing appended, the leaf unmoved');
+    // One that keeps an entry of its branch is appended, and validates.
+    assert.equal(tree.appendEntry(compaction({ firstKeptEntryId: 'b' })), 'k');
+    assert.deepEqual(tree.validate().issues, []);
+    tree.free();
+  });
+
   test('E_NOT_FOUND: unknown ids in the handle name the id', () => {
     const tree = sc.SessionTree.fromJsonl(SMALL);
     assert.throws(() => tree.setLeaf('nope'), failsWith('E_NOT_FOUND', /\bnope\b/));

@@ -326,7 +326,9 @@ impl SessionTree {
     /// Appends an entry (needs `type` and a new string `id`; a missing `parentId` becomes the
     /// current leaf). The entry becomes the leaf. Returns its id. Errors: `E_MISSING_FIELD`,
     /// `E_DUPLICATE_ID`, `E_NOT_FOUND` (unknown parent, or a `label` on an unknown `targetId`),
-    /// `E_INVALID_ARGUMENT` (an entry of type `session`, a header: SPEC §13.12). O(entry).
+    /// `E_INVALID_ARGUMENT` (an entry of type `session`, a header: SPEC §13.12),
+    /// `E_KEPT_NOT_ON_PATH` (a `compaction` whose `firstKeptEntryId` is absent or not on its own
+    /// branch: SPEC §13.2). O(entry); a compaction also O(its depth).
     #[wasm_bindgen(js_name = appendEntry)]
     pub fn append_entry(
         &self,

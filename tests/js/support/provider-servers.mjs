@@ -189,6 +189,11 @@ export function anthropicViolation(body) {
           open.add(b.id);
         } else if (b.type === 'thinking') {
           if (typeof b.signature !== 'string' || !b.signature) return `${at}.content.${j}.signature: Field required`;
+          // The API checks each signature; another API's (OpenAI keeps a JSON reasoning item) fails.
+          if (!/^[A-Za-z0-9+/=_-]+$/.test(b.signature))
+            return `${at}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
+        } else if (b.type === 'redacted_thinking') {
+          if (typeof b.data !== 'string' || !b.data) return `${at}.content.${j}.data: Field required`;
         } else if (!(b.type === 'text' && typeof b.text === 'string' && b.text.trim() !== '')) {
           return `${at}.content.${j}: invalid block ${JSON.stringify(b).slice(0, 80)}`;
         }
@@ -196,6 +201,19 @@ export function anthropicViolation(body) {
     }
   }
   if (open.size) return 'the last assistant message has tool_use blocks without results';
+  // With thinking on, the turn that called the tools whose results end the request must begin
+  // with its (signed or redacted) thinking.
+  const last = messages.at(-1);
+  const caller = messages.at(-2);
+  if (
+    body.thinking?.type === 'enabled' &&
+    last.role === 'user' &&
+    last.content.some((/** @type {any} */ b) => b.type === 'tool_result') &&
+    caller?.role === 'assistant' &&
+    !['thinking', 'redacted_thinking'].includes(caller.content[0]?.type)
+  ) {
+    return `messages.${messages.length - 2}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${caller.content[0]?.type}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block`;
+  }
   return undefined;
 }
 
