@@ -171,7 +171,14 @@ describe('error codes', () => {
     tree.appendEntry(message('side', 'a', 'user', 'aside'));
     tree.setLeaf('b');
     const compaction = (/** @type {Record<string, unknown>} */ kept) =>
-      /** @type {SessionEntry} */ ({ type: 'compaction', id: 'k', timestamp: 'x', summary: 's', tokensBefore: 9, ...kept });
+      /** @type {SessionEntry} */ ({
+        type: 'compaction',
+        id: 'k',
+        timestamp: 'x',
+        summary: 's',
+        tokensBefore: 9,
+        ...kept,
+      });
     for (const kept of [{ firstKeptEntryId: 'side' }, { firstKeptEntryId: 'gone' }, {}]) {
       assert.throws(
         () => tree.appendEntry(compaction(kept)),
