@@ -96,13 +96,15 @@ export type ResponsesItem =
  * blocks → `tool_calls`, `toolResult` → `tool` messages (their images in one `user` message after
  * the run of tool messages), images → data-URL `image_url` parts; `thinking` is not sent. A tool
  * call id longer than the API's 40 characters is sent as its first 40 (`_2`, `_3`, … at the end
- * if taken), in the call and its result.
+ * if taken), in the call and its result. A call's `arguments` are an object's JSON text (a
+ * string of JSON text of an object is that object; anything else not an object is `{}`).
  */
 export declare function toChatMessages(messages: readonly AgentMessage[], options?: { system?: string }): ChatMessage[];
 
 /**
  * The engine's LLM messages as Responses API input items (`system` first when given):
- * `toolCall` → `function_call`, `toolResult` → `function_call_output`; `thinking` is not sent.
+ * `toolCall` → `function_call` (`arguments` as in {@link toChatMessages}), `toolResult` →
+ * `function_call_output`; `thinking` is not sent.
  */
 export declare function toResponsesInput(
   messages: readonly AgentMessage[],

@@ -10,6 +10,7 @@
 import {
   assistantMessage,
   blocksOf,
+  callInput,
   finishAssistant,
   joinUrl,
   knownOptions,
@@ -127,7 +128,9 @@ const dataUrl = (/** @type {any} */ b) => `data:${b.mimeType ?? 'image/png'};bas
  * - `user` → `{role: "user", content}`: a string stays a string; text and image blocks become
  *   `text` / `image_url` (data URL) parts;
  * - `assistant` → `{role: "assistant", content: text | null, tool_calls?}`: text blocks joined
- *   with "\n"; each `toolCall` becomes a `function` tool call (`arguments` as JSON text);
+ *   with "\n"; each `toolCall` becomes a `function` tool call (`arguments` as the JSON text of
+ *   an object: a string that is an object's JSON text as that object, anything else not an
+ *   object as `{}`);
  *   `thinking` blocks are not sent (Chat Completions has no input form for them);
  * - `toolResult` → `{role: "tool", tool_call_id, content: text}`; its images (a tool message
  *   carries text only) follow the run of tool messages in one `user` message.
@@ -176,7 +179,7 @@ export function toChatMessages(messages, options = {}) {
         .map((b) => ({
           id: toolId(String(b.id)),
           type: 'function',
-          function: { name: String(b.name), arguments: JSON.stringify(b.arguments ?? {}) },
+          function: { name: String(b.name), arguments: JSON.stringify(callInput(b.arguments)) },
         }));
       /** @type {any} */
       const message = { role: 'assistant', content: text || null };
@@ -198,7 +201,8 @@ export function toChatMessages(messages, options = {}) {
 /**
  * The engine's LLM messages as Responses API input items: `user` → `{role: "user", content:
  * [input_text | input_image]}`; `assistant` text → `{role: "assistant", content: text}`, each
- * `toolCall` → `{type: "function_call", call_id, name, arguments}` (JSON text); `toolResult` →
+ * `toolCall` → `{type: "function_call", call_id, name, arguments}` (an object's JSON text, as in
+ * {@link toChatMessages}); `toolResult` →
  * `{type: "function_call_output", call_id, output: text}` (its images follow in a `user`
  * message after the run of outputs). `thinking` blocks are not sent; `system` (the app's own
  * instructions) is placed first as a `system` message when given.
@@ -239,7 +243,7 @@ export function toResponsesInput(messages, options = {}) {
             type: 'function_call',
             call_id: String(b.id),
             name: String(b.name),
-            arguments: JSON.stringify(b.arguments ?? {}),
+            arguments: JSON.stringify(callInput(b.arguments)),
           });
         }
       }

@@ -396,6 +396,31 @@ test('toModelMessages: a failed result without text says so, and a call input is
   );
 });
 
+test("toChatMessages / toResponsesInput: a call's arguments are always an object's JSON text (a JSON string of one parsed, anything else {}); the servers accept them", async () => {
+  // A string of JSON text went as the JSON text of that string ("\"{\\\"x\\\":1}\""), an array or
+  // null as itself: the model saw no arguments object.
+  const want = ['{"command":"false"}', '{}', '{"x":1}', '{}'];
+  const chat = toChatMessages(/** @type {any} */ (ODD_RESULTS));
+  assert.deepEqual(
+    /** @type {any} */ (chat[1]).tool_calls.map((/** @type {any} */ c) => c.function.arguments),
+    want,
+  );
+  const items = toResponsesInput(/** @type {any} */ (ODD_RESULTS));
+  assert.deepEqual(
+    items.filter((i) => i.type === 'function_call').map((i) => i.arguments),
+    want,
+  );
+  await withServer(async (server) => {
+    const client = openaiClient(server.openaiBaseUrl);
+    await client.chat.completions.create({ model: 'gpt-4.1-mini', messages: /** @type {any} */ (chat) });
+    await client.responses.create({ model: 'gpt-4.1-mini', input: /** @type {any} */ (items) });
+    assert.deepEqual(
+      server.requests.map((r) => r.violation),
+      [undefined, undefined],
+    );
+  });
+});
+
 /** A context that begins with the assistant: a blank first user text, then a reply with a call. */
 const ASSISTANT_FIRST = [
   { role: 'user', content: [{ type: 'text', text: '  \n' }] },
