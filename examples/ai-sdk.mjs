@@ -16,7 +16,7 @@ const tree = SessionTree.fromEntries([]);
 for (const message of fromModelMessages(history)) tree.appendMessage(message);
 const last = tree.buildSessionContext().messages.findLast((m) => m.role === 'assistant');
 const complete = aiSdkComplete({ generateText, model });
-const check = await tree.checkCompaction(/** @type {any} */ (last), { contextWindow: 140000, complete });
+const check = await tree.checkCompaction(/** @type {any} */ (last), { contextWindow: 130000, complete });
 const said = [check.reason || 'no', check.result?.summarizer, check.result?.fallbackReason, check.errorMessage];
 console.log('compacted:', ...said.filter((s) => s), tree.estimateContextTokens());
 

@@ -82,6 +82,11 @@ export type ModelMessage =
  * `(the tool failed without output)` (Anthropic refuses an empty error result). `ai` 7
  * refuses a system message in `messages` unless `allowSystemInMessages: true`: with it, pass the
  * app's system prompt as `system` (or `instructions`) of `generateText` rather than here.
+ * A failed or aborted assistant message (`stopReason` `"error"` / `"aborted"`) and the results of
+ * its calls are not sent; an assistant message that begins with signed thinking gets a user
+ * message `(continued)` before it when it follows another; a tool call id outside
+ * `a-z A-Z 0-9 _ -` or longer than 40 characters is sent in that form (`_` for each other
+ * character, cut to 40, `_2`, `_3`, … if taken), in the call and its result.
  */
 export declare function toModelMessages(
   messages: readonly AgentMessage[],

@@ -12,11 +12,15 @@ import {
   assistantMessage,
   blocksOf,
   callInput,
+  cutToolId,
   EMPTY_ERROR_TEXT,
   isBlank,
   knownOptions,
   LEADING_USER_TEXT,
+  plainToolId,
+  replayedMessages,
   textOf,
+  toolIdMap,
   toolResultMessage,
 } from './http.mjs';
 
@@ -83,6 +87,13 @@ function part(/** @type {any} */ b, /** @type {boolean} */ inTool) {
 }
 
 /**
+ * The tool call ids every provider behind the AI SDK takes: Anthropic's pattern (`a-z A-Z 0-9 _
+ * -`) within Chat Completions' 40 characters (the Responses API takes 64).
+ */
+const PORTABLE_TOOL_ID = /^[a-zA-Z0-9_-]{1,40}$/;
+const PORTABLE_TOOL_ID_MAX = 40;
+
+/**
  * An AI SDK `reasoning` part for a pi `thinking` block of assistant message `m`, with its
  * Anthropic signature (or, for a redacted block, its encrypted data) in
  * `providerOptions.anthropic`, where `@ai-sdk/anthropic` reads them: without them it does not
@@ -111,7 +122,13 @@ function reasoningPart(/** @type {any} */ m, /** @type {any} */ b) {
  *   consecutive results share one `{role: "tool"}` message.
  * Text parts that are empty or only white space are dropped, a user or assistant message left
  * without anything to send is not sent, and a conversation that would begin with the assistant
- * begins with a user message `(continued)` (Anthropic's models refuse all three).
+ * begins with a user message `(continued)` (Anthropic's models refuse all three); so does an
+ * assistant message that follows another and begins with signed thinking (merged, the thinking
+ * would no longer begin the turn). A tool call id outside `a-z A-Z 0-9 _ -` or longer than 40
+ * characters (what every provider behind the SDK takes: Anthropic's pattern, Chat Completions'
+ * length) is sent with `_` for each other character, cut to 40 (`_2`, `_3`, … if taken), in the
+ * call and its result. An assistant message that failed or was aborted (`stopReason` `"error"` /
+ * `"aborted"`) is not sent, nor are the results of its calls (its retry follows it).
  * `system` (the app's own system prompt) is placed first when given (`ai` 7 refuses it in
  * `messages` unless `allowSystemInMessages: true`; pass it to `generateText` instead).
  * @param {any[]} messages
@@ -121,6 +138,12 @@ function reasoningPart(/** @type {any} */ m, /** @type {any} */ b) {
 export function toModelMessages(messages, options = {}) {
   knownOptions(options, ['system'], 'toModelMessages');
   const { system } = options;
+  messages = replayedMessages(messages);
+  const toolId = toolIdMap(
+    messages,
+    (id) => PORTABLE_TOOL_ID.test(id),
+    (id, n) => cutToolId(plainToolId(id), PORTABLE_TOOL_ID_MAX, n),
+  );
   /** @type {any[]} */
   const out = system ? [{ role: 'system', content: system }] : [];
   for (const m of messages) {
@@ -140,7 +163,12 @@ export function toModelMessages(messages, options = {}) {
           if (b.type === 'thinking') return [reasoningPart(m, b)];
           if (b.type === 'toolCall') {
             return [
-              { type: 'tool-call', toolCallId: String(b.id), toolName: String(b.name), input: callInput(b.arguments) },
+              {
+                type: 'tool-call',
+                toolCallId: toolId(String(b.id)),
+                toolName: String(b.name),
+                input: callInput(b.arguments),
+              },
             ];
           }
           return [];
@@ -148,7 +176,14 @@ export function toModelMessages(messages, options = {}) {
       );
       // An assistant message with nothing to send is left out (Anthropic's models, through the
       // SDK, refuse an empty message; it holds no call a result could answer).
-      if (content.length) out.push({ role: 'assistant', content });
+      if (content.length) {
+        // `@ai-sdk/anthropic` merges consecutive assistant messages, and this one's signed
+        // thinking would then no longer begin its turn (see LEADING_USER_TEXT).
+        if (out.at(-1)?.role === 'assistant' && content[0].providerOptions?.anthropic) {
+          out.push({ role: 'user', content: LEADING_USER_TEXT });
+        }
+        out.push({ role: 'assistant', content });
+      }
     } else if (m?.role === 'toolResult') {
       const blocks = blocksOf(m.content);
       const hasImage = blocks.some((b) => b.type === 'image');
@@ -160,7 +195,7 @@ export function toModelMessages(messages, options = {}) {
           : { type: 'text', value: text };
       const resultPart = {
         type: 'tool-result',
-        toolCallId: String(m.toolCallId),
+        toolCallId: toolId(String(m.toolCallId)),
         toolName: String(m.toolName ?? ''),
         output,
       };

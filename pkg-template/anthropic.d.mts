@@ -71,7 +71,9 @@ export interface AnthropicMessage {
  * `user` message (first), roles alternating (consecutive same-role messages merged), text that is
  * empty or only white space dropped, `thinking` sent only with a signature of this API (the
  * message's `api` is `anthropic-messages` or absent), as `redacted_thinking` when marked
- * `redacted`; a tool call id outside the
+ * `redacted`; a failed or aborted assistant message (`stopReason` `"error"` / `"aborted"`) and the
+ * results of its calls not sent; an assistant message that begins with thinking not merged into
+ * the one before it (a user message `(continued)` between); a tool call id outside the
  * API's pattern `^[a-zA-Z0-9_-]+$` (another provider's, such as `call_1|fc_1`) sent with `_` for
  * each other character (`_2`, `_3`, … if taken), in the call and its result; a conversation that
  * would begin with the assistant begins with a user message `(continued)` (the API requires a

@@ -16,8 +16,10 @@ import {
   joinUrl,
   knownOptions,
   LEADING_USER_TEXT,
+  plainToolId,
   postJson,
   redactUrl,
+  replayedMessages,
   toolIdMap,
   toolResultMessage,
 } from './http.mjs';
@@ -91,7 +93,11 @@ function userBlock(b) {
  *   `(the tool failed without output)`: the API refuses an error result that is empty or holds
  *   images);
  *   the results of one turn are grouped into one `user` message, before any user text.
- * Consecutive messages of one role are merged (the API alternates `user` / `assistant`); text
+ * An assistant message that failed or was aborted (`stopReason` `"error"` / `"aborted"`) is not
+ * sent, nor are the results of its calls (see `replayedMessages`: its retry follows it).
+ * Consecutive messages of one role are merged (the API alternates `user` / `assistant`), except
+ * an assistant message that begins with thinking, which gets a user message `(continued)` before
+ * it (the API requires a tool loop's turn to begin with its thinking); text
  * blocks that are empty or only white space and messages left empty are dropped (the API refuses
  * them), and a conversation that would begin with the assistant begins with a user message
  * `(continued)` (the API requires a user turn first). A tool call id that is not made of `a-z A-Z 0-9 _ -` only (the API's pattern; ids of
@@ -104,9 +110,14 @@ function userBlock(b) {
 export function toAnthropicMessages(messages) {
   /** @type {{ role: 'user' | 'assistant', content: any[] }[]} */
   const out = [];
+  messages = replayedMessages(messages);
   const toolId = toolIdMap(messages, (id) => ANTHROPIC_TOOL_ID.test(id), anthropicToolId);
   const push = (/** @type {'user' | 'assistant'} */ role, /** @type {any[]} */ content) => {
     if (!content.length) return;
+    // Merged, a turn's thinking would no longer begin it (see LEADING_USER_TEXT).
+    if (role === 'assistant' && out.at(-1)?.role === 'assistant' && THINKING_BLOCKS.has(content[0].type)) {
+      out.push({ role: 'user', content: [{ type: 'text', text: LEADING_USER_TEXT }] });
+    }
     const last = out.at(-1);
     if (last?.role !== role) {
       out.push({ role, content });
@@ -159,7 +170,10 @@ const ANTHROPIC_TOOL_ID = /^[a-zA-Z0-9_-]+$/;
 
 /** An id the API accepts for one it refuses: every other character becomes `_`. */
 const anthropicToolId = (/** @type {string} */ id, /** @type {number} */ n = 1) =>
-  `${id.replace(/[^a-zA-Z0-9_-]/g, '_') || 'call'}${n > 1 ? `_${n}` : ''}`;
+  `${plainToolId(id)}${n > 1 ? `_${n}` : ''}`;
+
+/** The blocks that must begin a tool loop's turn when thinking is on. */
+const THINKING_BLOCKS = new Set(['thinking', 'redacted_thinking']);
 
 /** pi content blocks of Anthropic blocks (a string becomes one text block). */
 function piBlocks(/** @type {unknown} */ content) {

@@ -283,9 +283,53 @@ export function toolIdMap(messages, valid, fix) {
 }
 
 /**
+ * `id` cut to at most `max` UTF-16 units (never half a surrogate pair), with `_n` at the end
+ * when `n > 1` (the `n`-th try of {@link toolIdMap}'s `fix` when shorter tries are taken).
+ * @param {string} id
+ * @param {number} max
+ * @param {number} [n]
+ */
+export function cutToolId(id, max, n = 1) {
+  const suffix = n > 1 ? `_${n}` : '';
+  const head = id.slice(0, max - suffix.length);
+  return `${/[\ud800-\udbff]$/.test(head) ? head.slice(0, -1) : head}${suffix}`;
+}
+
+/** `id` with every character outside `a-z A-Z 0-9 _ -` written `_` (`call` when empty). */
+export const plainToolId = (/** @type {string} */ id) => id.replace(/[^a-zA-Z0-9_-]/g, '_') || 'call';
+
+/**
+ * The messages of `messages` a model is sent again: an assistant message that failed or was
+ * aborted (`stopReason` `"error"` / `"aborted"`: a turn cut off, with partial text, thinking or
+ * calls, that the next message retries) is left out, with the tool results that answer its
+ * calls, as pi does before any provider. Replayed, it is refused or misread: Anthropic merges it
+ * with the retry, whose thinking then no longer begins the turn; OpenAI's Responses API refuses
+ * reasoning without the item it led to.
+ * @param {any[]} messages the engine's LLM messages
+ * @returns {any[]}
+ */
+export function replayedMessages(messages) {
+  if (!Array.isArray(messages)) return [];
+  /** @type {Set<string>} */
+  const dropped = new Set();
+  const out = [];
+  for (const m of messages) {
+    if (m?.role === 'assistant' && (m.stopReason === 'error' || m.stopReason === 'aborted')) {
+      for (const b of blocksOf(m.content)) if (b.type === 'toolCall') dropped.add(String(b.id));
+    } else if (!(m?.role === 'toolResult' && dropped.has(String(m.toolCallId)))) {
+      out.push(m);
+    }
+  }
+  return out;
+}
+
+/**
  * The text of the user message an adapter puts first when a context would start with the
  * assistant (a session whose first user text was blank, or one that began with a reply): the
- * Messages API refuses a conversation that does not begin with a user turn.
+ * Messages API refuses a conversation that does not begin with a user turn. The Anthropic
+ * adapters also put it between two assistant messages when the second begins with thinking
+ * Anthropic signed (merged, its thinking would no longer begin the turn, which the API requires
+ * of a tool loop's turn with thinking on).
  */
 export const LEADING_USER_TEXT = '(continued)';
 

@@ -97,14 +97,18 @@ export type ResponsesItem =
  * the run of tool messages), images → data-URL `image_url` parts; `thinking` is not sent. A tool
  * call id longer than the API's 40 characters is sent as its first 40 (`_2`, `_3`, … at the end
  * if taken), in the call and its result. A call's `arguments` are an object's JSON text (a
- * string of JSON text of an object is that object; anything else not an object is `{}`).
+ * string of JSON text of an object is that object; anything else not an object is `{}`). A
+ * failed or aborted assistant message (`stopReason` `"error"` / `"aborted"`) and the results of
+ * its calls are not sent.
  */
 export declare function toChatMessages(messages: readonly AgentMessage[], options?: { system?: string }): ChatMessage[];
 
 /**
  * The engine's LLM messages as Responses API input items (`system` first when given):
  * `toolCall` → `function_call` (`arguments` as in {@link toChatMessages}), `toolResult` →
- * `function_call_output`; `thinking` is not sent.
+ * `function_call_output`; a `call_id` longer than the API's 64 characters (pi keeps a Responses
+ * call's id as `{call_id}|{item id}`) sent as its first 64 (`_2`, `_3`, … if taken); `thinking`,
+ * and a failed or aborted assistant message with its calls' results, are not sent.
  */
 export declare function toResponsesInput(
   messages: readonly AgentMessage[],

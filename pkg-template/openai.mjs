@@ -11,12 +11,14 @@ import {
   assistantMessage,
   blocksOf,
   callInput,
+  cutToolId,
   finishAssistant,
   joinUrl,
   knownOptions,
   oneLine,
   postJson,
   redactUrl,
+  replayedMessages,
   textOf,
   toolIdMap,
   toolResultMessage,
@@ -111,13 +113,11 @@ function responsesText(reply, url) {
 /** The longest tool call id Chat Completions accepts (`string too long` beyond it). */
 const CHAT_TOOL_ID_MAX = 40;
 
-/** A Chat Completions tool call id for a longer one: its start, then `_n` if that is taken. */
-const chatToolId = (/** @type {string} */ id, /** @type {number} */ n = 1) => {
-  const suffix = n > 1 ? `_${n}` : '';
-  const head = id.slice(0, CHAT_TOOL_ID_MAX - suffix.length);
-  // Not half of a surrogate pair at the cut.
-  return `${/[\ud800-\udbff]$/.test(head) ? head.slice(0, -1) : head}${suffix}`;
-};
+/**
+ * The longest `call_id` the Responses API accepts (`string_above_max_length` beyond it); pi keeps
+ * a Responses call's id as `{call_id}|{item id}`, about 80 characters.
+ */
+const RESPONSES_TOOL_ID_MAX = 64;
 
 /** A pi image block as a data URL. */
 const dataUrl = (/** @type {any} */ b) => `data:${b.mimeType ?? 'image/png'};base64,${b.data ?? ''}`;
@@ -136,7 +136,8 @@ const dataUrl = (/** @type {any} */ b) => `data:${b.mimeType ?? 'image/png'};bas
  *   carries text only) follow the run of tool messages in one `user` message.
  * A tool call id longer than 40 UTF-16 units (the API's limit; ids of other providers can be
  * longer) is sent as its first 40 (`_2`, `_3`, … at the end if that is taken), in the call and
- * in its result.
+ * in its result. An assistant message that failed or was aborted (`stopReason` `"error"` /
+ * `"aborted"`) is not sent, nor are the results of its calls (see `replayedMessages`).
  * Other roles are skipped (the engine produces none). `system` (the app's own system prompt)
  * is placed first when given.
  * @param {any[]} messages
@@ -148,7 +149,12 @@ export function toChatMessages(messages, options = {}) {
   const { system } = options;
   /** @type {any[]} */
   const out = system ? [{ role: 'system', content: system }] : [];
-  const toolId = toolIdMap(messages, (id) => id.length <= CHAT_TOOL_ID_MAX, chatToolId);
+  messages = replayedMessages(messages);
+  const toolId = toolIdMap(
+    messages,
+    (id) => id.length <= CHAT_TOOL_ID_MAX,
+    (id, n) => cutToolId(id, CHAT_TOOL_ID_MAX, n),
+  );
   /** @type {any[]} */
   let pendingImages = [];
   const flushImages = () => {
@@ -204,8 +210,11 @@ export function toChatMessages(messages, options = {}) {
  * `toolCall` → `{type: "function_call", call_id, name, arguments}` (an object's JSON text, as in
  * {@link toChatMessages}); `toolResult` →
  * `{type: "function_call_output", call_id, output: text}` (its images follow in a `user`
- * message after the run of outputs). `thinking` blocks are not sent; `system` (the app's own
- * instructions) is placed first as a `system` message when given.
+ * message after the run of outputs). A `call_id` longer than the API's 64 characters (pi keeps a
+ * Responses call's id as `{call_id}|{item id}`) is sent as its first 64 (`_2`, `_3`, … at the
+ * end if taken), in the call and its output. `thinking` blocks are not sent, nor a failed or
+ * aborted assistant message and its calls' results (as in {@link toChatMessages}); `system` (the
+ * app's own instructions) is placed first as a `system` message when given.
  * @param {any[]} messages
  * @param {{ system?: string }} [options]
  * @returns {any[]}
@@ -213,6 +222,12 @@ export function toChatMessages(messages, options = {}) {
 export function toResponsesInput(messages, options = {}) {
   knownOptions(options, ['system'], 'toResponsesInput');
   const { system } = options;
+  messages = replayedMessages(messages);
+  const toolId = toolIdMap(
+    messages,
+    (id) => id.length <= RESPONSES_TOOL_ID_MAX,
+    (id, n) => cutToolId(id, RESPONSES_TOOL_ID_MAX, n),
+  );
   /** @type {any[]} */
   const out = system ? [{ role: 'system', content: system }] : [];
   /** @type {any[]} */
@@ -241,7 +256,7 @@ export function toResponsesInput(messages, options = {}) {
         if (b.type === 'toolCall') {
           out.push({
             type: 'function_call',
-            call_id: String(b.id),
+            call_id: toolId(String(b.id)),
             name: String(b.name),
             arguments: JSON.stringify(callInput(b.arguments)),
           });
@@ -249,7 +264,7 @@ export function toResponsesInput(messages, options = {}) {
       }
     } else if (m?.role === 'toolResult') {
       const blocks = blocksOf(m.content);
-      out.push({ type: 'function_call_output', call_id: String(m.toolCallId), output: textOf(blocks) });
+      out.push({ type: 'function_call_output', call_id: toolId(String(m.toolCallId)), output: textOf(blocks) });
       for (const b of blocks) {
         if (b.type === 'image') pendingImages.push({ type: 'input_image', image_url: dataUrl(b), detail: 'auto' });
       }

@@ -26,7 +26,7 @@ import {
   toChatMessages,
   toResponsesInput,
 } from '../../pkg/openai.mjs';
-import { anthropicViolation, SUMMARY, startProviderServer } from './support/provider-servers.mjs';
+import { anthropicViolation, responsesViolation, SUMMARY, startProviderServer } from './support/provider-servers.mjs';
 
 const SECRET = `sk-test-${Math.random().toString(36).slice(2)}-do-not-print`;
 const SESSIONS = ['pi-session-large.jsonl', 'pi-session-with-compactions.jsonl', 'pi-session-v1-format.jsonl'];
@@ -722,6 +722,131 @@ test("thinking reaches Anthropic signed through both adapters (redacted blocks a
       }),
     ),
     /Expected `thinking` or `redacted_thinking`, but found `tool_use`/,
+  );
+});
+
+/**
+ * A turn that failed mid-stream (`stopReason: "error"`, partial text and a call) and pi's retry
+ * (signed thinking, a call whose id is pi's Responses form `{call_id}|{item id}`, 83 characters),
+ * then an aborted turn with a call the engine answers, and a turn that stopped before another
+ * assistant message that begins with signed thinking.
+ */
+const RESPONSES_ID = 'call_Qm9oZ2VuZ3JhdWJ1c2N1aGF0|fc_68a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718';
+const A = { api: 'anthropic-messages', provider: 'anthropic', model: 'claude-sonnet-4-5' };
+const REPLAYED = [
+  { role: 'user', content: 'List the files.' },
+  {
+    role: 'assistant',
+    ...A,
+    stopReason: 'error',
+    errorMessage: 'Overloaded',
+    content: [
+      { type: 'text', text: 'Let me' },
+      { type: 'toolCall', id: 'toolu_cut', name: 'bash', arguments: { command: 'l' } },
+    ],
+  },
+  {
+    role: 'toolResult',
+    toolCallId: 'toolu_cut',
+    toolName: 'bash',
+    content: [{ type: 'text', text: 'No result provided' }],
+    isError: true,
+  },
+  {
+    role: 'assistant',
+    ...A,
+    stopReason: 'toolUse',
+    content: [
+      { type: 'thinking', thinking: 'Run ls.', thinkingSignature: 'EqQBCkYIBxgC' },
+      { type: 'toolCall', id: RESPONSES_ID, name: 'bash', arguments: { command: 'ls' } },
+    ],
+  },
+  { role: 'toolResult', toolCallId: RESPONSES_ID, toolName: 'bash', content: [{ type: 'text', text: 'a.ts' }] },
+  { role: 'assistant', ...A, stopReason: 'aborted', content: [{ type: 'text', text: 'a.ts is' }] },
+  { role: 'user', content: 'Go on.' },
+  { role: 'assistant', ...A, stopReason: 'stop', content: [{ type: 'text', text: 'Reading it.' }] },
+  {
+    role: 'assistant',
+    ...A,
+    stopReason: 'toolUse',
+    content: [
+      { type: 'thinking', thinking: 'Read a.ts.', thinkingSignature: 'EqQBCkYIBxgD' },
+      { type: 'toolCall', id: 'toolu_read', name: 'read', arguments: { path: 'a.ts' } },
+    ],
+  },
+  { role: 'toolResult', toolCallId: 'toolu_read', toolName: 'read', content: [{ type: 'text', text: 'export {}' }] },
+];
+
+test("every adapter: a failed or aborted turn is not replayed (nor its calls' results), a turn beginning with signed thinking is not merged into the one before, and long or foreign tool ids are sent in each provider's form; the servers accept them", async () => {
+  // Before: the failed turn merged with its retry, whose thinking then came second (Anthropic,
+  // thinking on: 400 "Expected `thinking` … but found `text`"), the 83-character id went to the
+  // Responses API (400 "string too long … maximum length 64") and, through the AI SDK, to
+  // Anthropic (400 "tool_use.id: String should match pattern").
+  const anthropic = toAnthropicMessages(/** @type {any} */ (REPLAYED));
+  assert.deepEqual(
+    anthropic.map((m) => [m.role, m.content.map((b) => b.type).join(',')]),
+    [
+      ['user', 'text'],
+      ['assistant', 'thinking,tool_use'],
+      ['user', 'tool_result,text'],
+      ['assistant', 'text'],
+      ['user', 'text'],
+      ['assistant', 'thinking,tool_use'],
+      ['user', 'tool_result'],
+    ],
+  );
+  assert.deepEqual(anthropic[4].content, [{ type: 'text', text: '(continued)' }]);
+  assert.equal(/** @type {any} */ (anthropic[1].content[1]).id, RESPONSES_ID.replace('|', '_'));
+  const thinkingOn = { type: 'enabled', budget_tokens: 1024 };
+  assert.equal(anthropicViolation({ max_tokens: 2048, thinking: thinkingOn, messages: anthropic }), undefined);
+
+  const parts = toModelMessages(/** @type {any} */ (REPLAYED));
+  assert.deepEqual(
+    parts.map((m) => m.role),
+    ['user', 'assistant', 'tool', 'user', 'assistant', 'user', 'assistant', 'tool'],
+  );
+  const portable = /** @type {any} */ (parts[1]).content[1].toolCallId;
+  assert.match(portable, /^[a-zA-Z0-9_-]{1,40}$/);
+  assert.equal(/** @type {any} */ (parts[2]).content[0].toolCallId, portable, 'the result answers the call');
+  await withServer(async (server) => {
+    const model = createAnthropic({ baseURL: server.anthropicBaseUrl, apiKey: SECRET })('claude-sonnet-4-5');
+    await generateText({
+      model,
+      messages: /** @type {any} */ (parts),
+      providerOptions: { anthropic: { thinking: { type: 'enabled', budgetTokens: 1024 } } },
+      maxRetries: 0,
+    });
+    assert.equal(server.requests[0].violation, undefined);
+  });
+
+  const chat = toChatMessages(/** @type {any} */ (REPLAYED));
+  assert.deepEqual(
+    chat.map((m) => m.role),
+    ['user', 'assistant', 'tool', 'user', 'assistant', 'assistant', 'tool'],
+  );
+  assert.equal(/** @type {any} */ (chat[1]).tool_calls[0].id, RESPONSES_ID.slice(0, 40));
+  const items = toResponsesInput(/** @type {any} */ (REPLAYED));
+  const ids = items.flatMap((/** @type {any} */ i) => (i.call_id ? [i.call_id] : []));
+  assert.deepEqual(ids, [RESPONSES_ID.slice(0, 64), RESPONSES_ID.slice(0, 64), 'toolu_read', 'toolu_read']);
+  assert.ok(!JSON.stringify(items).includes('Let me') && !JSON.stringify(items).includes('toolu_cut'));
+  await withServer(async (server) => {
+    const client = openaiClient(server.openaiBaseUrl);
+    await client.chat.completions.create({ model: 'gpt-4.1-mini', messages: /** @type {any} */ (chat) });
+    await client.responses.create({ model: 'gpt-4.1-mini', input: /** @type {any} */ (items) });
+    assert.deepEqual(
+      server.requests.map((r) => r.violation),
+      [undefined, undefined],
+    );
+  });
+  // The oracle refuses the id as it was sent.
+  assert.match(
+    String(
+      responsesViolation([
+        { type: 'function_call', call_id: RESPONSES_ID, name: 'bash', arguments: '{}' },
+        { type: 'function_call_output', call_id: RESPONSES_ID, output: 'a.ts' },
+      ]),
+    ),
+    /string too long\. Expected a string with maximum length 64/,
   );
 });
 

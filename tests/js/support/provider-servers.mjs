@@ -9,7 +9,7 @@
 // rules: every tool call answered by the results that follow it and no result without its call,
 // role alternation where the provider requires it, known content part shapes, non-empty text
 // where required, tool call ids of the provider's form (Anthropic: `^[a-zA-Z0-9_-]+$`; Chat
-// Completions: at most 40 characters). Every request is recorded (`requests`) with the rule it broke, if any.
+// Completions: at most 40 characters; Responses: at most 64). Every request is recorded (`requests`) with the rule it broke, if any.
 
 import { createServer } from 'node:http';
 
@@ -100,6 +100,9 @@ export function responsesViolation(input) {
       }
     } else if (type === 'function_call') {
       if (typeof item.call_id !== 'string' || typeof item.name !== 'string') return `${at}: malformed function_call`;
+      if (item.call_id.length > 64) {
+        return `Invalid '${at}.call_id': string too long. Expected a string with maximum length 64, but got a string with length ${item.call_id.length} instead.`;
+      }
       try {
         JSON.parse(item.arguments);
       } catch {
@@ -107,6 +110,9 @@ export function responsesViolation(input) {
       }
       calls.add(item.call_id);
     } else if (type === 'function_call_output') {
+      if (typeof item.call_id === 'string' && item.call_id.length > 64) {
+        return `Invalid '${at}.call_id': string too long. Expected a string with maximum length 64, but got a string with length ${item.call_id.length} instead.`;
+      }
       if (!calls.has(item.call_id)) return `No tool call found for function call output with call_id ${item.call_id}.`;
       if (typeof item.output !== 'string') return `${at}.output must be a string`;
       answered.add(item.call_id);
