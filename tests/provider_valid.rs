@@ -344,6 +344,28 @@ fn leaf_moved_during_a_compaction_leaves_the_compaction_on_its_own_branch() {
 }
 
 #[test]
+fn host_turn_appended_during_a_compaction_gets_the_compaction_at_the_end_of_the_branch() {
+    let engine = compactable();
+    let next: Action = Box::new(|s| {
+        s.append_entry(json!({"type": "message", "id": "h1", "timestamp": "t",
+            "message": {"role": "user", "content": "and now?", "timestamp": 1}}))?;
+        Ok(Value::Null)
+    });
+    let h = hooks(&engine, vec![("session.compacting", next)]);
+    let done = block_on(engine.compact(&Model, &h, &run(), None, 1.0e12)).unwrap();
+    // Under a6 it was a sibling of h1: the next context (h1's branch) never used it, and the
+    // progress check, measuring that branch, said it made none.
+    assert_eq!(done.entry["parentId"], "h1", "under the host's new leaf");
+    let s = engine.session().snapshot();
+    assert_eq!(s.leaf_id(), done.entry["id"].as_str(), "it is the leaf");
+    assert!(!done.result.no_progress, "{:?}", (done.result.context_tokens_before, done.result.context_tokens_after));
+    let messages = s.build_session_context().messages;
+    assert_eq!(messages.last().and_then(|m| m.get("content")).and_then(Value::as_str), Some("and now?"), "kept");
+    assert!(session_compaction::tree::validate(&s, None).issues.is_empty());
+    assert_provider_valid(&s);
+}
+
+#[test]
 fn leaf_unchanged_during_a_compaction_moves_to_the_compaction() {
     let engine = compactable();
     let done = block_on(engine.compact(&Model, &hooks(&engine, vec![]), &run(), None, 1.0e12)).unwrap();

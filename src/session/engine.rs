@@ -695,7 +695,8 @@ impl SessionEngine {
                 };
                 let sid = s.header().and_then(|h| h.get("id")).cloned().unwrap_or(Value::Null);
                 // The branch this compaction belongs to (SPEC §13.2): its entry goes under this
-                // leaf whatever the host does with the leaf meanwhile.
+                // leaf, or under what the host appends to it meanwhile, wherever the host moves
+                // the leaf.
                 let leaf = path.last().and_then(|&i| s.meta(i).id.clone());
                 let prepared = PreparedBranch { leaf, path: path.to_vec() };
                 Ok((prep, entries, sid, context_before, prepared))
@@ -792,11 +793,22 @@ impl SessionEngine {
             entry["fromExtension"] = Value::Bool(true);
         }
         let appended = self.session.write(|s| -> Result<usize> {
-            // The host's leaf: if it moved away from the prepared leaf during the run (setLeaf,
-            // an append, a hook), it stays where the host put it (SPEC §13.2).
+            // The end of the branch it was prepared for (SPEC §13.2). When the host only
+            // appended to that branch during the run (its next turn), that is the host's leaf:
+            // the compaction goes under it, so that the next context uses it. When the host moved
+            // elsewhere (setLeaf), it goes under the prepared leaf, and the host's leaf stays
+            // where the host put it.
             let host_leaf = s.leaf_id().map(str::to_owned);
+            let extended = host_leaf != prepared.leaf
+                && match (host_leaf.as_deref().and_then(|h| s.index_of(h)), prepared.leaf.as_deref()) {
+                    (Some(h), Some(p)) => s.index_of(p).is_some_and(|p| s.tree_index().is_ancestor(s, p, h)),
+                    _ => false,
+                };
+            if extended {
+                entry["parentId"] = host_leaf.clone().map_or(Value::Null, Value::from);
+            }
             let i = s.append_entry(entry.clone())?;
-            if host_leaf != prepared.leaf {
+            if host_leaf != prepared.leaf && !extended {
                 s.set_leaf(host_leaf.as_deref())?;
             }
             Ok(i)
@@ -809,7 +821,8 @@ impl SessionEngine {
         if let Err(e) = after {
             // A failing hook fails the operation and the compaction entry does not stay (SPEC
             // §11); entries the host appended meanwhile do (SPEC §13.2).
-            self.session.write(|s| s.remove_entry(appended, prepared.leaf.as_deref()))?;
+            let parent = entry["parentId"].as_str();
+            self.session.write(|s| s.remove_entry(appended, parent))?;
             return Err(e);
         }
         // Progress (SPEC §13.5): the estimate after against the estimate before and the threshold.

@@ -303,6 +303,25 @@ describe('branch-bound compaction (SPEC §13.2)', () => {
     tree.free();
   });
 
+  test('the host\'s next turn appended during a compaction: the compaction goes under it and is the leaf', async () => {
+    const tree = compactable();
+    const done = await tree.compact({
+      complete,
+      settings: SETTINGS,
+      hooks: {
+        'session.compacting': () => {
+          const { parentId: _none, ...next } = /** @type {any} */ (user('h1', null, 'and now?'));
+          tree.appendEntry(next);
+        },
+      },
+    });
+    assert.equal(done.compactionEntry.parentId, 'h1');
+    assert.equal(tree.leafId, done.compactionEntry.id);
+    assert.equal(done.result.noProgress, false);
+    assert.deepEqual(tree.buildSessionContext().messages.at(-1), { timestamp: 1, role: 'user', content: 'and now?' });
+    tree.free();
+  });
+
   test('navigateTree during a compaction is E_BUSY', async () => {
     const tree = compactable();
     /** @type {() => void} */
