@@ -138,11 +138,15 @@ const EXPECTED_FILES = [
  * Thinking sent to Anthropic signed through both adapters (the shared `anthropicThinking` rule,
  * redacted blocks both ways, the AI SDK's provider options) and appendEntry's check of a
  * compaction's `firstKeptEntryId` (2026-12-08): 515,648 B packed and 402,396 B gzipped
- * (936,813 B raw), so packed 514,200 → 515,800 B and wasm 402,400 → 402,600 B.
+ * (936,813 B raw), so packed 514,200 → 515,800 B and wasm 402,400 → 402,600 B. The breaker's
+ * adapter findings (no replay of failed or aborted turns, thinking not merged away, tool ids in
+ * each provider's form, with their docs) and the compaction at the end of its branch after the
+ * host's appends: 517,766 B packed and 402,458 B gzipped (937,162 B raw), so packed 515,800 →
+ * 518,000 B.
  * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
  * figures fall.
  */
-const MAX_PACKED_BYTES = 515_800;
+const MAX_PACKED_BYTES = 518_000;
 const MAX_WASM_GZIP_BYTES = 402_600;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 

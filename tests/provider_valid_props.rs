@@ -228,10 +228,28 @@ impl World {
                 };
                 match block_on(self.engine.compact(&Model, &hooks, &run, None, 1.0e12)) {
                     Ok(done) => {
-                        if done.entry["parentId"].as_str() != prepared_leaf.as_deref() {
+                        // At the end of the prepared branch (SPEC §13.2): under the host's leaf
+                        // when it descends from the prepared leaf (an append, a move down the
+                        // branch), and then the leaf; else under the prepared leaf, the host's leaf
+                        // left elsewhere.
+                        let s = self.engine.session().snapshot();
+                        let extends = |id: Option<&str>| {
+                            let (Some(p), Some(i)) = (prepared_leaf.as_deref(), id.and_then(|id| s.index_of(id)))
+                            else {
+                                return false;
+                            };
+                            s.tree_index().branch_to(&s, i).iter().any(|&a| s.meta(a).id.as_deref() == Some(p))
+                        };
+                        let parent = done.entry["parentId"].as_str();
+                        let leaf = s.leaf_id();
+                        let at_end = if leaf == done.entry["id"].as_str() {
+                            extends(parent)
+                        } else {
+                            parent == prepared_leaf.as_deref() && !extends(leaf)
+                        };
+                        if !at_end {
                             return Err(format!(
-                                "compaction appended under {} instead of the prepared leaf {prepared_leaf:?}",
-                                done.entry["parentId"]
+                                "compaction appended under {parent:?} (leaf {leaf:?}), not at the end of the prepared branch (leaf {prepared_leaf:?})"
                             ));
                         }
                         if matches!(hook, HookPlan::FailAfter) {

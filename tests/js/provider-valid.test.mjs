@@ -303,7 +303,7 @@ describe('branch-bound compaction (SPEC §13.2)', () => {
     tree.free();
   });
 
-  test('the host\'s next turn appended during a compaction: the compaction goes under it and is the leaf', async () => {
+  test("the host's next turn appended during a compaction: the compaction goes under it and is the leaf", async () => {
     const tree = compactable();
     const done = await tree.compact({
       complete,
@@ -317,7 +317,9 @@ describe('branch-bound compaction (SPEC §13.2)', () => {
     });
     assert.equal(done.compactionEntry.parentId, 'h1');
     assert.equal(tree.leafId, done.compactionEntry.id);
-    assert.equal(done.result.noProgress, false);
+    // Under a6 it was a sibling of h1, and the check of h1's branch said it made no progress.
+    assert.equal(done.result.noProgress, undefined);
+    assert.ok(Number(done.result.contextTokensAfter) < Number(done.result.contextTokensBefore));
     assert.deepEqual(tree.buildSessionContext().messages.at(-1), { timestamp: 1, role: 'user', content: 'and now?' });
     tree.free();
   });
