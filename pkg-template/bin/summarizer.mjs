@@ -5,15 +5,7 @@ import { redactText, redactUrl } from '../http.mjs';
 import * as engine from '../index.node.mjs';
 import { openaiComplete } from '../openai.mjs';
 import { byCode, lineMessage } from './report.mjs';
-import {
-  appendLineAtomic,
-  assertWritable,
-  CliError,
-  clip,
-  EXIT_SUMMARIZER,
-  plural,
-  writeFileAtomic,
-} from './support.mjs';
+import { appendLine, assertWritable, CliError, clip, EXIT_SUMMARIZER, plural, writeFileAtomic } from './support.mjs';
 
 /** Options choosing and steering the summarizer (compact, navigate). */
 export const MODEL_OPTIONS = ['endpoint', 'openai', 'model', 'instructions', 'timeout'];
@@ -245,7 +237,8 @@ export function checkWritable(/** @type {Session} */ session, /** @type {string}
 /**
  * Writes `entry` (already appended in the handle) to the file: appended as one JSONL line to
  * the original bytes (current format), or the whole session rewritten in the current format
- * (a file the engine migrated on load); atomically, the original kept as <file>.bak.
+ * (a file the engine migrated on load, atomically); the original kept as <file>.bak. Lines
+ * another process appends meanwhile are kept either way (see appendLine, writeFileAtomic).
  * @returns {{ backup: string, entryId: string, mode: 'appended' | 'rewritten', formatVersion: number | null }}
  */
 export function persistEntry(/** @type {Session} */ session, /** @type {any} */ entry) {
@@ -256,7 +249,7 @@ export function persistEntry(/** @type {Session} */ session, /** @type {any} */ 
     writeFileAtomic(session.path, session.tree.toBytes(), { backup, expect });
     return { backup, entryId: entry.id, mode: 'rewritten', formatVersion };
   }
-  appendLineAtomic(session.path, JSON.stringify(entry), { backup, expect });
+  appendLine(session.path, JSON.stringify(entry), { backup, expect });
   return { backup, entryId: entry.id, mode: 'appended', formatVersion };
 }
 

@@ -9,6 +9,7 @@ import {
   constants as fsConstants,
   fstatSync,
   fsyncSync,
+  ftruncateSync,
   openSync,
   readFileSync,
   readSync,
@@ -359,16 +360,12 @@ function readForRewrite(file) {
 }
 
 /**
- * Replaces `file` with `text` atomically: first copies the original to `backup` (through a
- * temp file + rename), then writes a temp file in the same folder (same mode), fsyncs it and
- * renames it over the original. If anything fails, the original is untouched.
+ * `file` through symbolic links (a rename replaces the link's target, not the link), its stat,
+ * checked against `expect`, and writable; throws the CliError (E_FILE) of a write that cannot be.
  * @param {string} file
- * @param {string | Uint8Array} text the new content (a string is written as UTF-8)
- * @param {{ backup?: string, expect?: { size: number, mtimeMs: number } }} [options]
- *   `expect`: refuse (CliError) when the file changed on disk since it was read.
+ * @param {{ size: number, mtimeMs: number }} [expect]
  */
-export function writeFileAtomic(file, text, { backup, expect } = {}) {
-  // Write through symbolic links: the rename replaces the link's target, not the link.
+function checkedTarget(file, expect) {
   try {
     file = realpathSync(file);
   } catch {
@@ -383,38 +380,26 @@ export function writeFileAtomic(file, text, { backup, expect } = {}) {
   if (expect && (stat.size !== expect.size || stat.mtimeMs !== expect.mtimeMs)) {
     throw new CliError(`${file} changed on disk while it was being processed: nothing written`, 'E_FILE');
   }
-  // The rename below would replace a read-only file as long as its folder is writable.
+  // A rename would replace a read-only file as long as its folder is writable.
   requireWritable(file);
-  const dir = dirname(file);
-  const tmpName = (/** @type {string} */ what) => tmpPath(file, what);
-  if (backup) {
-    const tmpBackup = tmpName('bak');
-    try {
-      copyFileSync(file, tmpBackup);
-      renameSync(tmpBackup, backup);
-    } catch (error) {
-      rmSync(tmpBackup, { force: true });
-      throw new CliError(`cannot write the backup ${backup}: ${describeFsError(error)}: nothing written`, 'E_FILE');
-    }
-  }
-  const tmp = tmpName('new');
+  return { file, stat };
+}
+
+/** Copies `file` to `backup` through a temp file + rename; E_FILE (nothing written) on failure. */
+function writeBackup(/** @type {string} */ file, /** @type {string} */ backup) {
+  const tmpBackup = tmpPath(file, 'bak');
   try {
-    const fd = openSync(tmp, 'wx', stat.mode & 0o777);
-    try {
-      const data = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
-      let offset = 0;
-      while (offset < data.length) offset += writeSync(fd, data, offset, data.length - offset);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, file);
+    copyFileSync(file, tmpBackup);
+    renameSync(tmpBackup, backup);
   } catch (error) {
-    rmSync(tmp, { force: true });
-    throw new CliError(`cannot write ${file}: ${describeFsError(error)}: the file is unchanged`, 'E_FILE');
+    rmSync(tmpBackup, { force: true });
+    throw new CliError(`cannot write the backup ${backup}: ${describeFsError(error)}: nothing written`, 'E_FILE');
   }
+}
+
+/** Makes a rename in `dir` durable (not supported on every platform: best effort). */
+function syncDir(/** @type {string} */ dir) {
   try {
-    // Make the rename itself durable (not supported on every platform: best effort).
     const dirFd = openSync(dir, 'r');
     try {
       fsyncSync(dirFd);
@@ -423,6 +408,96 @@ export function writeFileAtomic(file, text, { backup, expect } = {}) {
     }
   } catch {
     // ignore
+  }
+}
+
+/**
+ * Replaces `file` with `text` atomically: first copies the original to `backup` (through a
+ * temp file + rename), then writes a temp file in the same folder (same mode), fsyncs it and
+ * renames it over the original. If anything fails, the original is untouched.
+ *
+ * Lines another process appends meanwhile (pi appends each entry as it goes) are not lost: the
+ * original stays open while the temp file is written, and whatever was appended to it after it
+ * was checked (until the rename) is appended to the new file after the rename. A file that
+ * shrank meanwhile (rewritten by someone else) is refused before the rename.
+ * @param {string} file
+ * @param {string | Uint8Array} text the new content (a string is written as UTF-8)
+ * @param {{ backup?: string, expect?: { size: number, mtimeMs: number }, beforeRename?: () => void }} [options]
+ *   `expect`: refuse (CliError) when the file changed on disk since it was read;
+ *   `beforeRename`: called just before the rename (the tests append there).
+ */
+export function writeFileAtomic(file, text, { backup, expect, beforeRename } = {}) {
+  const target = checkedTarget(file, expect);
+  file = target.file;
+  const { stat } = target;
+  // The original, held open: what is appended to it until the rename is carried over.
+  let original;
+  try {
+    original = openSync(file, 'r');
+  } catch (error) {
+    throw new CliError(`cannot write ${file}: ${describeFsError(error)}: nothing written`, 'E_FILE');
+  }
+  try {
+    if (backup) writeBackup(file, backup);
+    const tmp = tmpPath(file, 'new');
+    try {
+      const fd = openSync(tmp, 'wx', stat.mode & 0o777);
+      try {
+        writeAll(fd, typeof text === 'string' ? Buffer.from(text, 'utf8') : text);
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      beforeRename?.();
+      if (fstatSync(original).size < stat.size) {
+        throw new CliError(`${file} was rewritten on disk while it was being written: nothing written`, 'E_FILE');
+      }
+      renameSync(tmp, file);
+    } catch (error) {
+      rmSync(tmp, { force: true });
+      if (error instanceof CliError) throw error;
+      throw new CliError(`cannot write ${file}: ${describeFsError(error)}: the file is unchanged`, 'E_FILE');
+    }
+    syncDir(dirname(file));
+    carryAppended(file, original, stat.size);
+  } finally {
+    closeSync(original);
+  }
+}
+
+/** Writes all of `data` at the position of `fd`. */
+function writeAll(/** @type {number} */ fd, /** @type {Uint8Array} */ data) {
+  let offset = 0;
+  while (offset < data.length) offset += writeSync(fd, data, offset, data.length - offset);
+}
+
+/**
+ * Appends to `file` (the new file, after the rename) the bytes the replaced original (still open
+ * as `original`) gained beyond `from`: lines another process appended before the rename.
+ */
+function carryAppended(/** @type {string} */ file, /** @type {number} */ original, /** @type {number} */ from) {
+  const size = fstatSync(original).size;
+  if (size <= from) return;
+  const tail = Buffer.alloc(size - from);
+  let read = 0;
+  while (read < tail.length) {
+    const n = readSync(original, tail, read, tail.length - read, from + read);
+    if (n === 0) break;
+    read += n;
+  }
+  try {
+    const fd = openSync(file, fsConstants.O_WRONLY | fsConstants.O_APPEND);
+    try {
+      writeAll(fd, tail.subarray(0, read));
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (error) {
+    throw new CliError(
+      `${file} was written, but ${read} bytes appended to it meanwhile by another process could not be carried over (${describeFsError(error)}); they are in the replaced file's last lines`,
+      'E_FILE',
+    );
   }
 }
 
@@ -452,20 +527,45 @@ export function assertWritable(file, backup) {
 }
 
 /**
- * Appends one line (a JSONL entry) to `file` atomically, through {@link writeFileAtomic}: the
- * original bytes are kept exactly as they are (a missing final line break is added first), the
- * original is kept as `backup`, and `expect` refuses a file that changed since it was read.
+ * Appends one line (a JSONL entry) to `file` in place, as pi itself appends: one write at the
+ * end of the file (`O_APPEND`), so that lines another process appends at the same time are never
+ * lost, and the original bytes are kept exactly as they are (a missing final line break is added
+ * first; the line ends with the file's own line end). The original is copied to `backup` first,
+ * and `expect` refuses a file that changed since it was read. If the write fails, the file is cut
+ * back to its size before it.
  * @param {string} file
  * @param {string} line without its line break
  * @param {{ backup?: string, expect?: { size: number, mtimeMs: number } }} [options]
  */
-export function appendLineAtomic(file, line, options = {}) {
+export function appendLine(file, line, { backup, expect } = {}) {
   const current = readForRewrite(file);
+  const target = checkedTarget(file, expect);
+  file = target.file;
   // The file's own line end (that of its first line): `\r\n` files stay `\r\n` files.
   const first = current.indexOf(0x0a);
   const eol = first > 0 && current[first - 1] === 0x0d ? '\r\n' : '\n';
   const separator = current.length > 0 && current[current.length - 1] !== 0x0a ? eol : '';
-  writeFileAtomic(file, Buffer.concat([current, Buffer.from(`${separator}${line}${eol}`, 'utf8')]), options);
+  if (backup) writeBackup(file, backup);
+  let fd;
+  try {
+    fd = openSync(file, fsConstants.O_WRONLY | fsConstants.O_APPEND);
+  } catch (error) {
+    throw new CliError(`cannot write ${file}: ${describeFsError(error)}: nothing written`, 'E_FILE');
+  }
+  const size = fstatSync(fd).size;
+  try {
+    writeAll(fd, Buffer.from(`${separator}${line}${eol}`, 'utf8'));
+    fsyncSync(fd);
+  } catch (error) {
+    try {
+      ftruncateSync(fd, size);
+    } catch {
+      // the error below says what failed
+    }
+    throw new CliError(`cannot write ${file}: ${describeFsError(error)}: the file is unchanged`, 'E_FILE');
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

@@ -7,13 +7,23 @@
 // stderr, not even on a 401 that quotes it). The servers listen on 127.0.0.1, ephemeral ports.
 // Run: node --test tests/js/cli-compact.test.mjs
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  appendFileSync,
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { openaiComplete } from '../../pkg/bin/support.mjs';
+import { appendLine, openaiComplete, writeFileAtomic } from '../../pkg/bin/support.mjs';
 import * as sc from '../../pkg/index.node.mjs';
 import { runCli, startCli } from './support/cli.mjs';
 
@@ -270,6 +280,90 @@ describe('compact: output and options', () => {
     assert.match(n.stdout, /navigate \[file\] <targetId>/);
     assert.match(n.stdout, /leaf itself is not stored in the JSONL file/);
     assert.match(n.stdout, /--write the appended branch_summary entry is what persists/);
+  });
+});
+
+describe('--write keeps the lines another process appends meanwhile (pi appends as it goes)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sc-race-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const marker = (/** @type {string} */ id) =>
+    `{"type":"custom","customType":"marker","id":"${id}","parentId":null,"timestamp":"2025-12-09T10:00:00.000Z"}\n`;
+  const expectOf = (/** @type {string} */ file) => {
+    const { size, mtimeMs } = statSync(file);
+    return { size, mtimeMs };
+  };
+
+  test('writeFileAtomic (prune --write, a migrated file): lines appended before the rename follow the new text', () => {
+    const file = join(dir, 'rewrite.jsonl');
+    writeFileSync(file, 'one\ntwo\n');
+    // Before, the rename replaced the file with the text alone: the appended line was lost,
+    // in the file and in the backup.
+    writeFileAtomic(file, 'ONE\ntwo\n', {
+      backup: `${file}.bak`,
+      expect: expectOf(file),
+      beforeRename: () => appendFileSync(file, marker('m1')),
+    });
+    assert.equal(readFileSync(file, 'utf8'), `ONE\ntwo\n${marker('m1')}`);
+    assert.equal(readFileSync(`${file}.bak`, 'utf8'), 'one\ntwo\n');
+  });
+
+  test('writeFileAtomic: a file rewritten shorter before the rename is refused, left as the other process wrote it', () => {
+    const file = join(dir, 'shrunk.jsonl');
+    writeFileSync(file, 'one\ntwo\n');
+    assert.throws(
+      () =>
+        writeFileAtomic(file, 'ONE\ntwo\n', {
+          expect: expectOf(file),
+          beforeRename: () => writeFileSync(file, 'x\n'),
+        }),
+      (/** @type {any} */ e) => e.code === 'E_FILE' && /rewritten on disk/.test(e.message),
+    );
+    assert.equal(readFileSync(file, 'utf8'), 'x\n');
+    assert.deepEqual(
+      readdirSync(dir).filter((f) => f.includes('shrunk') && f !== 'shrunk.jsonl'),
+      [],
+      'no temp file left',
+    );
+  });
+
+  test("appendLine (compact --write): one append in place, after the file's bytes, in its line end", () => {
+    const file = join(dir, 'append.jsonl');
+    writeFileSync(file, 'one\r\ntwo');
+    const expect = expectOf(file);
+    appendLine(file, '{"id":"k"}', { backup: `${file}.bak`, expect });
+    assert.equal(readFileSync(file, 'utf8'), 'one\r\ntwo\r\n{"id":"k"}\r\n');
+    assert.equal(readFileSync(`${file}.bak`, 'utf8'), 'one\r\ntwo');
+    // A file that changed since it was read is refused, nothing written.
+    appendFileSync(file, marker('m2'));
+    assert.throws(
+      () => appendLine(file, '{"id":"k2"}', { expect }),
+      (/** @type {any} */ e) => e.code === 'E_FILE' && /changed on disk/.test(e.message),
+    );
+    assert.ok(readFileSync(file, 'utf8').endsWith(marker('m2')));
+  });
+
+  test('compact --write while another process appends every millisecond: no appended line is lost', async () => {
+    const file = join(dir, 'busy.jsonl');
+    let lost = 0;
+    for (let run = 0; run < 4; run++) {
+      copyFileSync(join(SESSIONS_DIR, 'pi-session-with-compactions.jsonl'), file);
+      /** @type {string[]} */
+      const written = [];
+      const child = startCli(['compact', file, '--write', '--json']);
+      const start = Date.now();
+      const timer = setInterval(() => {
+        // From a different moment of the run each time (early ones make it refuse the write).
+        if (Date.now() - start < 150 * run) return;
+        const id = `m${run}_${written.length}`;
+        appendFileSync(file, marker(id));
+        written.push(id);
+      }, 1);
+      await child.done;
+      clearInterval(timer);
+      const text = readFileSync(file, 'utf8');
+      lost += written.filter((id) => !text.includes(`"id":"${id}"`)).length;
+    }
+    assert.equal(lost, 0);
   });
 });
 
