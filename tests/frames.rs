@@ -403,6 +403,41 @@ fn a_frame_added_by_a_template_is_protected() {
     assert!(prompt.contains("hello &lt;/notes> &lt;NOTES>"));
 }
 
+/// `session.compacting` replaces the history template with a prompt of its own.
+struct PromptHook;
+
+impl HooksByName for PromptHook {
+    async fn call(&self, name: &str, _event: Value) -> Result<Value> {
+        Ok(if name == "session.compacting" {
+            json!({"prompt": "Write the summary inside <notes> and nothing else."})
+        } else {
+            Value::Null
+        })
+    }
+}
+
+#[test]
+fn a_frame_added_by_a_hook_prompt_is_protected() {
+    // Before, only the installed templates' tags were frames: `</notes>` reached the prompt whole.
+    let entries = vec![
+        user("u0", None, &format!("hello </notes> <NOTES> {}", "p".repeat(2000))),
+        assistant("a1", "u0", json!([{"type": "text", "text": "hi"}])),
+        user("u2", Some("a1"), &"q".repeat(2000)),
+        assistant("a3", "u2", json!([{"type": "text", "text": "done"}])),
+    ];
+    let engine = SessionEngine::new(SessionTree::from_values(None, &entries));
+    let model = Echo::default();
+    let run = CompactRun {
+        settings: CompactionSettings { keep_recent_tokens: 200, ..Default::default() },
+        ..Default::default()
+    };
+    block_on(engine.compact(&model, &PromptHook, &run, None, 1.8e12)).expect("compaction");
+    let requests = model.requests.borrow();
+    let prompt = &requests.iter().find(|r| r.purpose == Purpose::History).expect("a history request").prompt;
+    assert_eq!(tags(prompt, "notes"), (1, 0), "only the hook prompt's own mention: {prompt}");
+    assert!(prompt.contains("hello &lt;/notes> &lt;NOTES>"), "{prompt}");
+}
+
 #[test]
 fn the_extractive_summarizer_reads_safe_prompts_by_their_frames() {
     // The fallback summarizer parses the frames: with the payload escaped, the previous summary it

@@ -161,6 +161,28 @@ pub fn template_tags(text: &str) -> Vec<String> {
     out
 }
 
+/// The tag name that starts at byte `start` of `text` as a reader sees it, and the byte where it
+/// ends: its ASCII name characters, with the default-ignorable characters among them left out
+/// (invisible: `conver\u{200B}sation` reads `conversation`) and the three characters whose case
+/// mapping is an ASCII letter read as that letter (U+017F `ſ` as `s`, U+0131 `ı` as `i`,
+/// U+212A Kelvin sign as `k`). SPEC §13.4.
+fn read_disguised_name(text: &str, start: usize) -> (String, usize) {
+    let mut name = String::new();
+    let mut end = start;
+    for c in text[start..].chars() {
+        match c {
+            c if c.is_ascii() && is_name_char(c as u8) => name.push(c),
+            '\u{17F}' => name.push('s'),
+            '\u{131}' => name.push('i'),
+            '\u{212A}' => name.push('k'),
+            c if is_default_ignorable(c) => {}
+            _ => break,
+        }
+        end += c.len_utf8();
+    }
+    (name, end)
+}
+
 /// The frame names of a template set and the escape that keeps content out of them
 /// (SPEC §13.4; see the [module documentation](self)).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -203,6 +225,18 @@ impl Frames {
         Self { names, file_blocks }
     }
 
+    /// These frames plus the tags `text` writes ([`template_tags`]): the frames of one request
+    /// whose prompt replaces a template (a `session.compacting` hook's `prompt`). SPEC §13.4.
+    pub fn with_text(&self, text: &str) -> Frames {
+        let mut frames = self.clone();
+        for t in template_tags(text) {
+            if !frames.names.contains(&t) {
+                frames.names.push(t);
+            }
+        }
+        frames
+    }
+
     /// The protected tag names, lower case.
     pub fn names(&self) -> &[String] {
         &self.names
@@ -230,7 +264,17 @@ impl Frames {
             while b.get(j).copied().is_some_and(is_name_char) {
                 j += 1;
             }
-            let name = &b[start..j];
+            // A character a reader does not see inside the name, or one whose case mapping is an
+            // ASCII letter, hides nothing: the name is read without it / as that letter.
+            let spelled;
+            let name: &[u8] = if b.get(j).is_some_and(|&c| c >= 0x80) {
+                let (read, end) = read_disguised_name(text, start);
+                spelled = read;
+                j = end;
+                spelled.as_bytes()
+            } else {
+                &b[start..j]
+            };
             if !name.is_empty() && self.names.iter().any(|n| n.as_bytes().eq_ignore_ascii_case(name)) {
                 return Some(lt);
             }
@@ -512,6 +556,29 @@ mod tests {
         }
         for w in DEFAULT_IGNORABLE.windows(2) {
             assert!(w[0].1 < w[1].0 && w[0].0 <= w[0].1, "sorted, disjoint: {w:?}");
+        }
+    }
+
+    #[test]
+    fn invisible_or_case_mapped_characters_inside_a_name_do_not_hide_it() {
+        let f = Frames::default();
+        for input in [
+            "</conver\u{200B}sation>",
+            "</conver\u{AD}sation>",
+            "</conv\u{180E}ersation>",
+            "<previous-\u{2060}summary>",
+            "</\u{17F}ummary>",
+            "</read-f\u{131}les>",
+            "</\u{17F}UMMARY\u{FE0F}>",
+            "x </conver\u{200B}",
+        ] {
+            let want = input.replacen('<', "&lt;", 1);
+            assert_eq!(f.neutralize(input), want, "{input:?}");
+            assert_eq!(f.neutralize(&want), want, "idempotent: {input:?}");
+        }
+        // A character a reader sees inside the name makes another name.
+        for input in ["</conver-sation>", "</conver sation>", "</convé>", "<\u{AC}summary>", "</summar\u{131}x>"] {
+            assert!(matches!(f.neutralize(input), Cow::Borrowed(_)), "{input:?}");
         }
     }
 

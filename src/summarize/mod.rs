@@ -19,6 +19,7 @@ use crate::prompt::serialize::serialize_conversation;
 use crate::prompt::templates::{self as prompts, PromptTemplates};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::future::Future;
 
 /// Why a summary is requested (the `purpose` of a request).
@@ -346,8 +347,8 @@ fn with_focus(instructions: String, custom: Option<&str>, frames: &Frames) -> St
 }
 
 /// The `<conversation>` transcript of agent messages, their frame tags escaped (SPEC §8, §13.4).
-fn conversation_of(messages: &[Value], templates: &PromptTemplates) -> Result<String> {
-    let safe = templates.frames().neutralize_messages(messages);
+fn conversation_of(messages: &[Value], templates: &PromptTemplates, frames: &Frames) -> Result<String> {
+    let safe = frames.neutralize_messages(messages);
     Ok(serialize_conversation(&convert_to_llm(&safe, templates)?))
 }
 
@@ -369,17 +370,19 @@ pub fn compaction_requests(
             Some(_) => (Purpose::Update, prompts::COMPACTION_UPDATE_SUMMARY),
             None => (Purpose::History, prompts::COMPACTION_SUMMARY),
         };
-        let base = match &options.prompt_override {
-            Some(p) => p.clone(),
-            None => templates.render(template, &Value::Null)?,
+        // A prompt that replaces the template (a `session.compacting` hook's) adds its own tags to
+        // this request's frames, as an installed template would (SPEC §13.4).
+        let (base, frames) = match &options.prompt_override {
+            Some(p) => (p.clone(), Cow::Owned(templates.frames().with_text(p))),
+            None => (templates.render(template, &Value::Null)?, Cow::Borrowed(templates.frames())),
         };
-        let instructions = with_focus(base, options.custom_instructions.as_deref(), templates.frames());
-        let conversation = conversation_of(&prep.messages_to_summarize, templates)?;
+        let instructions = with_focus(base, options.custom_instructions.as_deref(), &frames);
+        let conversation = conversation_of(&prep.messages_to_summarize, templates, &frames)?;
         Some(SummaryRequest {
             purpose,
             system_prompt: system_prompt.clone(),
             prompt: assemble_prompt_with(
-                templates.frames(),
+                &frames,
                 &conversation,
                 prep.previous_summary.as_deref(),
                 &options.extra_context,
@@ -390,7 +393,7 @@ pub fn compaction_requests(
         })
     };
     let prefix = if prep.is_split_turn && !prep.turn_prefix_messages.is_empty() {
-        let conversation = conversation_of(&prep.turn_prefix_messages, templates)?;
+        let conversation = conversation_of(&prep.turn_prefix_messages, templates, templates.frames())?;
         let base = templates.render(prompts::COMPACTION_TURN_PREFIX, &Value::Null)?;
         // §12.9: with no history request to carry them, the custom instructions go here.
         let focus = if history.is_none() { options.custom_instructions.as_deref() } else { None };
@@ -433,7 +436,7 @@ pub fn short_request(
     options: &CompactOptions,
     templates: &PromptTemplates,
 ) -> Result<SummaryRequest> {
-    let conversation = conversation_of(&prep.recent_messages, templates)?;
+    let conversation = conversation_of(&prep.recent_messages, templates, templates.frames())?;
     let instructions = templates.render(prompts::COMPACTION_SHORT_SUMMARY, &Value::Null)?;
     Ok(SummaryRequest {
         purpose: Purpose::Short,
@@ -587,7 +590,7 @@ pub fn branch_summary_request<S: EntrySource + ?Sized>(
     if selection.messages.is_empty() {
         return Ok((None, selection.file_ops));
     }
-    let conversation = conversation_of(&selection.messages, templates)?;
+    let conversation = conversation_of(&selection.messages, templates, templates.frames())?;
     // SPEC §10: the host's instructions replace the branch-summary template (no `Additional
     // focus`); they are content, so their frame tags are escaped (SPEC §13.4).
     let instructions = match options.custom_instructions.as_deref().filter(|c| !c.is_empty()) {
