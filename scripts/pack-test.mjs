@@ -143,12 +143,14 @@ const EXPECTED_FILES = [
  * each provider's form, with their docs) and the compaction at the end of its branch after the
  * host's appends: 517,766 B packed and 402,458 B gzipped (937,162 B raw), so packed 515,800 →
  * 518,000 B. The CLI's writes that keep what pi appends meanwhile (an in-place append; a rewrite
- * carrying over the original's new tail): 518,926 B packed, so 518,000 → 519,200 B.
+ * carrying over the original's new tail): 518,926 B packed, so 518,000 → 519,200 B. Frame tags
+ * read as a reader sees their names, and a hook prompt's tags as frames: 519,464 B packed and
+ * 402,977 B gzipped (938,046 B raw), so packed 519,200 → 519,800 B and wasm 402,600 → 403,100 B.
  * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
  * figures fall.
  */
-const MAX_PACKED_BYTES = 519_200;
-const MAX_WASM_GZIP_BYTES = 402_600;
+const MAX_PACKED_BYTES = 519_800;
+const MAX_WASM_GZIP_BYTES = 403_100;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
 let passed = 0;
