@@ -121,7 +121,7 @@ function reasoningPart(/** @type {any} */ m, /** @type {any} */ b) {
  *   Anthropic refuses an empty error result; `{type: "content"}` when it holds images);
  *   consecutive results share one `{role: "tool"}` message.
  * Text parts that are empty or only white space are dropped, a user or assistant message left
- * without anything to send is not sent, and a conversation that would begin with the assistant
+ * without anything to send (an assistant message of unsigned reasoning only included) is not sent, and a conversation that would begin with the assistant
  * begins with a user message `(continued)` (Anthropic's models refuse all three); so does an
  * assistant message that follows another and begins with signed thinking (merged, the thinking
  * would no longer begin the turn). A tool call id outside `a-z A-Z 0-9 _ -` or longer than 40
@@ -175,8 +175,10 @@ export function toModelMessages(messages, options = {}) {
         },
       );
       // An assistant message with nothing to send is left out (Anthropic's models, through the
-      // SDK, refuse an empty message; it holds no call a result could answer).
-      if (content.length) {
+      // SDK, refuse an empty message; it holds no call a result could answer). Nor is reasoning
+      // without a provider's signature anything to send: the providers' SDKs drop it, and what
+      // was around it would no longer alternate.
+      if (content.some((p) => p.type !== 'reasoning' || p.providerOptions)) {
         // `@ai-sdk/anthropic` merges consecutive assistant messages, and this one's signed
         // thinking would then no longer begin its turn (see LEADING_USER_TEXT).
         if (out.at(-1)?.role === 'assistant' && content[0].providerOptions?.anthropic) {

@@ -850,6 +850,29 @@ test("every adapter: a failed or aborted turn is not replayed (nor its calls' re
   );
 });
 
+test('toModelMessages: an assistant message of unsigned reasoning only is not sent; @ai-sdk/anthropic then sends one user turn', async () => {
+  // Before, the SDK dropped the reasoning and with it the message: two user turns in a row.
+  const messages = [
+    { role: 'user', content: 'q1' },
+    { role: 'assistant', api: 'openai-responses', content: [{ type: 'thinking', thinking: 'hmm' }] },
+    { role: 'user', content: 'q2' },
+  ];
+  const parts = toModelMessages(/** @type {any} */ (messages));
+  assert.deepEqual(
+    parts.map((m) => m.role),
+    ['user', 'user'],
+  );
+  await withServer(async (server) => {
+    const model = createAnthropic({ baseURL: server.anthropicBaseUrl, apiKey: SECRET })('claude-sonnet-4-5');
+    await generateText({ model, messages: /** @type {any} */ (parts), maxRetries: 0 });
+    assert.equal(server.requests[0].violation, undefined);
+    assert.deepEqual(
+      server.requests[0].body.messages.map((/** @type {any} */ m) => m.role),
+      ['user'],
+    );
+  });
+});
+
 test('the rule servers refuse what the providers refuse (a result without its call, an unanswered call, two user turns for Anthropic)', async () => {
   await withServer(async (server) => {
     const orphan = [
