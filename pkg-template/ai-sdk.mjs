@@ -87,8 +87,9 @@ function part(/** @type {any} */ b, /** @type {boolean} */ inTool) {
 }
 
 /**
- * The tool call ids every provider behind the AI SDK takes: Anthropic's pattern (`a-z A-Z 0-9 _
- * -`) within Chat Completions' 40 characters (the Responses API takes 64).
+ * The tool call ids Anthropic and OpenAI take through the AI SDK: Anthropic's pattern (`a-z A-Z
+ * 0-9 _ -`) within Chat Completions' 40 characters (the Responses API takes 64). Providers with
+ * stricter rules of their own (Mistral wants exactly 9 letters and digits) are not covered.
  */
 const PORTABLE_TOOL_ID = /^[a-zA-Z0-9_-]{1,40}$/;
 const PORTABLE_TOOL_ID_MAX = 40;
@@ -125,8 +126,7 @@ function reasoningPart(/** @type {any} */ m, /** @type {any} */ b) {
  * begins with a user message `(continued)` (Anthropic's models refuse all three); so does an
  * assistant message that follows another and begins with signed thinking (merged, the thinking
  * would no longer begin the turn). A tool call id outside `a-z A-Z 0-9 _ -` or longer than 40
- * characters (what every provider behind the SDK takes: Anthropic's pattern, Chat Completions'
- * length) is sent with `_` for each other character, cut to 40 (`_2`, `_3`, … if taken), in the
+ * characters (what Anthropic and OpenAI take: Anthropic's pattern, Chat Completions' length) is sent with `_` for each other character, cut to 40 (`_2`, `_3`, … if taken), in the
  * call and its result. An assistant message that failed or was aborted (`stopReason` `"error"` /
  * `"aborted"`) is not sent, nor are the results of its calls (its retry follows it).
  * `system` (the app's own system prompt) is placed first when given (`ai` 7 refuses it in
@@ -138,7 +138,7 @@ function reasoningPart(/** @type {any} */ m, /** @type {any} */ b) {
 export function toModelMessages(messages, options = {}) {
   knownOptions(options, ['system'], 'toModelMessages');
   const { system } = options;
-  messages = replayedMessages(messages);
+  messages = replayedMessages(messages, 'toModelMessages');
   const toolId = toolIdMap(
     messages,
     (id) => PORTABLE_TOOL_ID.test(id),
@@ -178,10 +178,12 @@ export function toModelMessages(messages, options = {}) {
       // SDK, refuse an empty message; it holds no call a result could answer). Nor is reasoning
       // without a provider's signature anything to send: the providers' SDKs drop it, and what
       // was around it would no longer alternate.
-      if (content.some((p) => p.type !== 'reasoning' || p.providerOptions)) {
+      // The first part a provider's SDK sends (unsigned reasoning is dropped by them).
+      const first = content.find((p) => p.type !== 'reasoning' || p.providerOptions);
+      if (first) {
         // `@ai-sdk/anthropic` merges consecutive assistant messages, and this one's signed
         // thinking would then no longer begin its turn (see LEADING_USER_TEXT).
-        if (out.at(-1)?.role === 'assistant' && content[0].providerOptions?.anthropic) {
+        if (out.at(-1)?.role === 'assistant' && first.providerOptions?.anthropic) {
           out.push({ role: 'user', content: LEADING_USER_TEXT });
         }
         out.push({ role: 'assistant', content });

@@ -110,7 +110,7 @@ function userBlock(b) {
 export function toAnthropicMessages(messages) {
   /** @type {{ role: 'user' | 'assistant', content: any[] }[]} */
   const out = [];
-  messages = replayedMessages(messages);
+  messages = replayedMessages(messages, 'toAnthropicMessages');
   const toolId = toolIdMap(messages, (id) => ANTHROPIC_TOOL_ID.test(id), anthropicToolId);
   const push = (/** @type {'user' | 'assistant'} */ role, /** @type {any[]} */ content) => {
     if (!content.length) return;

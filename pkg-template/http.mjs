@@ -305,20 +305,29 @@ export const plainToolId = (/** @type {string} */ id) => id.replace(/[^a-zA-Z0-9
  * calls, as pi does before any provider. Replayed, it is refused or misread: Anthropic merges it
  * with the retry, whose thinking then no longer begins the turn; OpenAI's Responses API refuses
  * reasoning without the item it led to.
+ * The results left out are those after the message and before the next assistant message (a
+ * later turn may use the same call id). `what` names the caller in the `TypeError` of an argument
+ * that is no array.
  * @param {any[]} messages the engine's LLM messages
+ * @param {string} what
  * @returns {any[]}
  */
-export function replayedMessages(messages) {
-  if (!Array.isArray(messages)) return [];
-  /** @type {Set<string>} */
-  const dropped = new Set();
+export function replayedMessages(messages, what) {
+  if (!Array.isArray(messages)) throw new TypeError(`${what}: messages must be an array of LLM messages`);
+  /** The calls of the assistant message left out last, until the next assistant message. */
+  let dropped = new Set();
   const out = [];
   for (const m of messages) {
-    if (m?.role === 'assistant' && (m.stopReason === 'error' || m.stopReason === 'aborted')) {
-      for (const b of blocksOf(m.content)) if (b.type === 'toolCall') dropped.add(String(b.id));
-    } else if (!(m?.role === 'toolResult' && dropped.has(String(m.toolCallId)))) {
-      out.push(m);
+    if (m?.role === 'assistant') {
+      dropped = new Set();
+      if (m.stopReason === 'error' || m.stopReason === 'aborted') {
+        for (const b of blocksOf(m.content)) if (b.type === 'toolCall') dropped.add(String(b.id));
+        continue;
+      }
+    } else if (m?.role === 'toolResult' && dropped.has(String(m.toolCallId))) {
+      continue;
     }
+    out.push(m);
   }
   return out;
 }

@@ -149,7 +149,7 @@ export function toChatMessages(messages, options = {}) {
   const { system } = options;
   /** @type {any[]} */
   const out = system ? [{ role: 'system', content: system }] : [];
-  messages = replayedMessages(messages);
+  messages = replayedMessages(messages, 'toChatMessages');
   const toolId = toolIdMap(
     messages,
     (id) => id.length <= CHAT_TOOL_ID_MAX,
@@ -222,7 +222,7 @@ export function toChatMessages(messages, options = {}) {
 export function toResponsesInput(messages, options = {}) {
   knownOptions(options, ['system'], 'toResponsesInput');
   const { system } = options;
-  messages = replayedMessages(messages);
+  messages = replayedMessages(messages, 'toResponsesInput');
   const toolId = toolIdMap(
     messages,
     (id) => id.length <= RESPONSES_TOOL_ID_MAX,

@@ -146,11 +146,15 @@ const EXPECTED_FILES = [
  * carrying over the original's new tail): 518,926 B packed, so 518,000 → 519,200 B. Frame tags
  * read as a reader sees their names, and a hook prompt's tags as frames: 519,464 B packed and
  * 402,977 B gzipped (938,046 B raw), so packed 519,200 → 519,800 B and wasm 402,600 → 403,100 B.
+ * The review's mends (frame names in fullwidth, ligature, circled and mathematical letters; the
+ * progress measured on the compaction's own branch; the CLI's writes keeping the order of lines
+ * appended meanwhile; the adapters' replay rule by position): 521,589 B packed and 404,010 B
+ * gzipped (939,950 B raw), so packed 519,800 → 521,800 B and wasm 403,100 → 404,200 B.
  * The budgets guard those figures with a small margin (the targets are not met). Lower both as the
  * figures fall.
  */
-const MAX_PACKED_BYTES = 519_800;
-const MAX_WASM_GZIP_BYTES = 403_100;
+const MAX_PACKED_BYTES = 521_800;
+const MAX_WASM_GZIP_BYTES = 404_200;
 const WASM = join(PKG_DIR, 'web', 'session_compaction_bg.wasm');
 
 let passed = 0;

@@ -336,6 +336,7 @@ fn leaf_moved_during_a_compaction_leaves_the_compaction_on_its_own_branch() {
     let done = block_on(engine.compact(&Model, &h, &run(), None, 1.0e12)).unwrap();
     let id = done.entry["id"].as_str().unwrap().to_string();
     assert_eq!(parent_of(&engine, &id).as_deref(), Some("a6"), "appended under the prepared leaf");
+
     let s = engine.session().snapshot();
     assert_eq!(s.leaf_id(), Some("b7"), "the host's leaf stays where the host put it");
     let ctx = s.build_session_context();
@@ -363,6 +364,25 @@ fn host_turn_appended_during_a_compaction_gets_the_compaction_at_the_end_of_the_
     assert_eq!(messages.last().and_then(|m| m.get("content")).and_then(Value::as_str), Some("and now?"), "kept");
     assert!(session_compaction::tree::validate(&s, None).issues.is_empty());
     assert_provider_valid(&s);
+}
+
+#[test]
+fn progress_is_that_of_the_compactions_own_branch_when_the_host_moved_elsewhere() {
+    let engine = compactable();
+    // The host moves to the other branch and writes a long turn there.
+    let moved: Action = Box::new(|s| {
+        s.set_leaf(Some("b7"))?;
+        s.append_entry(json!({"type": "message", "id": "h1", "timestamp": "t",
+            "message": {"role": "user", "content": "z".repeat(60_000), "timestamp": 1}}))?;
+        Ok(Value::Null)
+    });
+    let h = hooks(&engine, vec![("session.compacting", moved)]);
+    let done = block_on(engine.compact(&Model, &h, &run(), None, 1.0e12)).unwrap();
+    assert_eq!(done.entry["parentId"], "a6");
+    assert_eq!(engine.session().snapshot().leaf_id(), Some("h1"));
+    // Measured on the host's branch (u0, b7, h1), it was larger than before: "no progress".
+    let (before, after) = (done.result.context_tokens_before.unwrap(), done.result.context_tokens_after.unwrap());
+    assert!(after < before && !done.result.no_progress, "{before} -> {after}");
 }
 
 #[test]

@@ -17,6 +17,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  writeFileSync,
   writeSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -360,29 +361,38 @@ function readForRewrite(file) {
 }
 
 /**
- * `file` through symbolic links (a rename replaces the link's target, not the link), its stat,
- * checked against `expect`, and writable; throws the CliError (E_FILE) of a write that cannot be.
+ * `file` through symbolic links (a rename replaces the link's target, not the link), opened with
+ * `flags`, its stat (of that open file) checked against `expect`, and the file writable; throws
+ * the CliError (E_FILE, nothing written) of a write that cannot be. The caller closes `fd`.
  * @param {string} file
+ * @param {number | string} flags
  * @param {{ size: number, mtimeMs: number }} [expect]
  */
-function checkedTarget(file, expect) {
+function openChecked(file, flags, expect) {
   try {
     file = realpathSync(file);
   } catch {
-    // a missing file is reported by statSync below
+    // a missing file is reported by openSync below
   }
-  let stat;
+  let fd;
   try {
-    stat = statSync(file);
+    fd = openSync(file, flags);
   } catch (error) {
     throw new CliError(`cannot write ${file}: ${describeFsError(error)}: nothing written`, 'E_FILE');
   }
-  if (expect && (stat.size !== expect.size || stat.mtimeMs !== expect.mtimeMs)) {
-    throw new CliError(`${file} changed on disk while it was being processed: nothing written`, 'E_FILE');
+  try {
+    const stat = fstatSync(fd);
+    if (expect && (stat.size !== expect.size || stat.mtimeMs !== expect.mtimeMs)) {
+      throw new CliError(`${file} changed on disk while it was being processed: nothing written`, 'E_FILE');
+    }
+    // A rename would replace a read-only file as long as its folder is writable.
+    requireWritable(file);
+    return { file, fd, stat };
+  } catch (error) {
+    closeSync(fd);
+    if (error instanceof CliError) throw error;
+    throw new CliError(`cannot write ${file}: ${describeFsError(error)}: nothing written`, 'E_FILE');
   }
-  // A rename would replace a read-only file as long as its folder is writable.
-  requireWritable(file);
-  return { file, stat };
 }
 
 /** Copies `file` to `backup` through a temp file + rename; E_FILE (nothing written) on failure. */
@@ -411,44 +421,65 @@ function syncDir(/** @type {string} */ dir) {
   }
 }
 
+/** Writes all of `data` at the position of `fd`; returns how many bytes were written. */
+function writeAll(/** @type {number} */ fd, /** @type {Uint8Array} */ data) {
+  let offset = 0;
+  while (offset < data.length) offset += writeSync(fd, data, offset, data.length - offset);
+  return offset;
+}
+
+/** The bytes of open file `fd` from `from` to its current end. */
+function tailOf(/** @type {number} */ fd, /** @type {number} */ from) {
+  const size = fstatSync(fd).size;
+  const tail = Buffer.alloc(Math.max(0, size - from));
+  let read = 0;
+  while (read < tail.length) {
+    const n = readSync(fd, tail, read, tail.length - read, from + read);
+    if (n === 0) break;
+    read += n;
+  }
+  return tail.subarray(0, read);
+}
+
 /**
  * Replaces `file` with `text` atomically: first copies the original to `backup` (through a
  * temp file + rename), then writes a temp file in the same folder (same mode), fsyncs it and
  * renames it over the original. If anything fails, the original is untouched.
  *
- * Lines another process appends meanwhile (pi appends each entry as it goes) are not lost: the
- * original stays open while the temp file is written, and whatever was appended to it after it
- * was checked (until the rename) is appended to the new file after the rename. A file that
- * shrank meanwhile (rewritten by someone else) is refused before the rename.
+ * Lines another process appends meanwhile (pi appends each entry as it goes) are kept, in their
+ * order: the original stays open, and what was appended to it after it was checked is copied to
+ * the end of the temp file before the rename (again until it stops growing), and what came in the
+ * last instant before the rename right after it. A file that shrank meanwhile (rewritten in place
+ * by someone else) is refused before the rename.
  * @param {string} file
  * @param {string | Uint8Array} text the new content (a string is written as UTF-8)
  * @param {{ backup?: string, expect?: { size: number, mtimeMs: number }, beforeRename?: () => void }} [options]
  *   `expect`: refuse (CliError) when the file changed on disk since it was read;
- *   `beforeRename`: called just before the rename (the tests append there).
+ *   `beforeRename`: called just before the last copy of the appended lines and the rename (the
+ *   tests append there).
  */
 export function writeFileAtomic(file, text, { backup, expect, beforeRename } = {}) {
-  const target = checkedTarget(file, expect);
-  file = target.file;
-  const { stat } = target;
-  // The original, held open: what is appended to it until the rename is carried over.
-  let original;
-  try {
-    original = openSync(file, 'r');
-  } catch (error) {
-    throw new CliError(`cannot write ${file}: ${describeFsError(error)}: nothing written`, 'E_FILE');
-  }
+  const opened = openChecked(file, 'r', expect);
+  file = opened.file;
+  const { fd: original, stat } = opened;
   try {
     if (backup) writeBackup(file, backup);
     const tmp = tmpPath(file, 'new');
+    let copied = stat.size;
     try {
       const fd = openSync(tmp, 'wx', stat.mode & 0o777);
       try {
         writeAll(fd, typeof text === 'string' ? Buffer.from(text, 'utf8') : text);
+        beforeRename?.();
+        for (let round = 0; round < 16; round++) {
+          const tail = tailOf(original, copied);
+          if (tail.length === 0) break;
+          copied += writeAll(fd, tail);
+        }
         fsyncSync(fd);
       } finally {
         closeSync(fd);
       }
-      beforeRename?.();
       if (fstatSync(original).size < stat.size) {
         throw new CliError(`${file} was rewritten on disk while it was being written: nothing written`, 'E_FILE');
       }
@@ -458,44 +489,44 @@ export function writeFileAtomic(file, text, { backup, expect, beforeRename } = {
       if (error instanceof CliError) throw error;
       throw new CliError(`cannot write ${file}: ${describeFsError(error)}: the file is unchanged`, 'E_FILE');
     }
+    carryAppended(file, original, copied);
     syncDir(dirname(file));
-    carryAppended(file, original, stat.size);
   } finally {
     closeSync(original);
   }
 }
 
-/** Writes all of `data` at the position of `fd`. */
-function writeAll(/** @type {number} */ fd, /** @type {Uint8Array} */ data) {
-  let offset = 0;
-  while (offset < data.length) offset += writeSync(fd, data, offset, data.length - offset);
-}
-
 /**
- * Appends to `file` (the new file, after the rename) the bytes the replaced original (still open
- * as `original`) gained beyond `from`: lines another process appended before the rename.
+ * Appends to `file` (the new file, just renamed into place) what the replaced original (still
+ * open as `original`) gained beyond `from` in the instant before the rename. Should that fail,
+ * the bytes go to `<file>.appended`, which the error names.
  */
 function carryAppended(/** @type {string} */ file, /** @type {number} */ original, /** @type {number} */ from) {
-  const size = fstatSync(original).size;
-  if (size <= from) return;
-  const tail = Buffer.alloc(size - from);
-  let read = 0;
-  while (read < tail.length) {
-    const n = readSync(original, tail, read, tail.length - read, from + read);
-    if (n === 0) break;
-    read += n;
-  }
+  /** @type {Buffer | undefined} */
+  let tail;
   try {
+    tail = tailOf(original, from);
+    if (tail.length === 0) return;
     const fd = openSync(file, fsConstants.O_WRONLY | fsConstants.O_APPEND);
     try {
-      writeAll(fd, tail.subarray(0, read));
+      writeAll(fd, tail);
       fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
   } catch (error) {
+    const aside = `${file}.appended`;
+    let kept = 'they could not be read back';
+    if (tail?.length) {
+      try {
+        writeFileSync(aside, tail);
+        kept = `they are in ${aside}`;
+      } catch {
+        kept = `they could not be written to ${aside} either`;
+      }
+    }
     throw new CliError(
-      `${file} was written, but ${read} bytes appended to it meanwhile by another process could not be carried over (${describeFsError(error)}); they are in the replaced file's last lines`,
+      `${file} was written, but the lines another process appended to it while it was written could not be added (${describeFsError(error)}): ${kept}`,
       'E_FILE',
     );
   }
@@ -528,43 +559,70 @@ export function assertWritable(file, backup) {
 
 /**
  * Appends one line (a JSONL entry) to `file` in place, as pi itself appends: one write at the
- * end of the file (`O_APPEND`), so that lines another process appends at the same time are never
- * lost, and the original bytes are kept exactly as they are (a missing final line break is added
- * first; the line ends with the file's own line end). The original is copied to `backup` first,
- * and `expect` refuses a file that changed since it was read. If the write fails, the file is cut
- * back to its size before it.
+ * end of the file (`O_APPEND`), so that lines another process appends at the same time stay
+ * (each write lands whole at the end, on a local file system), and the original bytes are kept
+ * exactly as they are (a missing final line break is added first; the line ends with the file's
+ * own line end). The original is copied to `backup` first, and `expect` refuses a file that
+ * changed since it was read. Not atomic against a crash: one cut short leaves a partial last
+ * line, which the next load reports and keeps as it is. A failed write is cut back off the file
+ * when nothing was appended after it.
  * @param {string} file
  * @param {string} line without its line break
- * @param {{ backup?: string, expect?: { size: number, mtimeMs: number } }} [options]
+ * @param {{ backup?: string, expect?: { size: number, mtimeMs: number }, beforeWrite?: () => void }} [options]
+ *   `beforeWrite`: called just before the write (the tests append there).
  */
-export function appendLine(file, line, { backup, expect } = {}) {
+export function appendLine(file, line, { backup, expect, beforeWrite } = {}) {
   const current = readForRewrite(file);
-  const target = checkedTarget(file, expect);
-  file = target.file;
+  const opened = openChecked(file, fsConstants.O_WRONLY | fsConstants.O_APPEND, expect);
+  file = opened.file;
+  const { fd } = opened;
   // The file's own line end (that of its first line): `\r\n` files stay `\r\n` files.
   const first = current.indexOf(0x0a);
   const eol = first > 0 && current[first - 1] === 0x0d ? '\r\n' : '\n';
   const separator = current.length > 0 && current[current.length - 1] !== 0x0a ? eol : '';
-  if (backup) writeBackup(file, backup);
-  let fd;
+  const data = Buffer.from(`${separator}${line}${eol}`, 'utf8');
+  let written = 0;
   try {
-    fd = openSync(file, fsConstants.O_WRONLY | fsConstants.O_APPEND);
-  } catch (error) {
-    throw new CliError(`cannot write ${file}: ${describeFsError(error)}: nothing written`, 'E_FILE');
-  }
-  const size = fstatSync(fd).size;
-  try {
-    writeAll(fd, Buffer.from(`${separator}${line}${eol}`, 'utf8'));
-    fsyncSync(fd);
-  } catch (error) {
+    if (backup) writeBackup(file, backup);
+    beforeWrite?.();
+    const before = fstatSync(fd).size;
     try {
-      ftruncateSync(fd, size);
-    } catch {
-      // the error below says what failed
+      written = writeAll(fd, data);
+      fsyncSync(fd);
+    } catch (error) {
+      throw new CliError(
+        `cannot write ${file}: ${describeFsError(error)}: ${cutBack(file, fd, before, written)}`,
+        'E_FILE',
+      );
     }
-    throw new CliError(`cannot write ${file}: ${describeFsError(error)}: the file is unchanged`, 'E_FILE');
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * Cuts a failed append of `written` bytes at `before` back off `file`, when nothing was appended
+ * after it (else leaves the file as it is); says what became of the file.
+ */
+function cutBack(
+  /** @type {string} */ file,
+  /** @type {number} */ fd,
+  /** @type {number} */ before,
+  /** @type {number} */ written,
+) {
+  try {
+    if (written === 0 && fstatSync(fd).size === before) return 'the file is unchanged';
+    if (fstatSync(fd).size !== before + written) return 'part of the line may remain at the end of the file';
+    // Through a second descriptor: one opened for appending cannot truncate everywhere.
+    const rw = openSync(file, 'r+');
+    try {
+      ftruncateSync(rw, before);
+    } finally {
+      closeSync(rw);
+    }
+    return 'the file is unchanged';
+  } catch {
+    return 'part of the line may remain at the end of the file';
   }
 }
 

@@ -172,15 +172,43 @@ fn read_disguised_name(text: &str, start: usize) -> (String, usize) {
     for c in text[start..].chars() {
         match c {
             c if c.is_ascii() && is_name_char(c as u8) => name.push(c),
-            '\u{17F}' => name.push('s'),
-            '\u{131}' => name.push('i'),
-            '\u{212A}' => name.push('k'),
             c if is_default_ignorable(c) => {}
-            _ => break,
+            c => match ascii_look_alike(c) {
+                Some(a) if a.bytes().all(is_name_char) => name.push_str(a),
+                _ => break,
+            },
         }
         end += c.len_utf8();
     }
     (name, end)
+}
+
+/// The ASCII a reader reads in `c`, for the characters that are ASCII letters, digits or signs
+/// in another form (their Unicode compatibility decomposition, NFKC, or case mapping, is ASCII):
+/// fullwidth forms (U+FF01–FF5E), the Latin ligatures `ﬀ ﬁ ﬂ ﬃ ﬄ ﬅ ﬆ`, circled letters, the
+/// mathematical letters and digits (U+1D400–1D7FF), `ſ` (s), `ı` (i) and the Kelvin sign (k).
+fn ascii_look_alike(c: char) -> Option<&'static str> {
+    const LETTERS: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    const ASCII: &str =
+        "!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~";
+    let at = |s: &'static str, k: u32| s.get(k as usize..k as usize + 1);
+    let u = c as u32;
+    match u {
+        0x17F => Some("s"),
+        0x131 => Some("i"),
+        0x212A => Some("k"),
+        0xFF01..=0xFF5E => at(ASCII, u - 0xFF01),
+        0xFB00 => Some("ff"),
+        0xFB01 => Some("fi"),
+        0xFB02 => Some("fl"),
+        0xFB03 => Some("ffi"),
+        0xFB04 => Some("ffl"),
+        0xFB05 | 0xFB06 => Some("st"),
+        0x24B6..=0x24E9 => at(LETTERS, u - 0x24B6),
+        0x1D400..=0x1D6A3 => at(LETTERS, (u - 0x1D400) % 52),
+        0x1D7CE..=0x1D7FF => at(&ASCII[15..25], (u - 0x1D7CE) % 10),
+        _ => None,
+    }
 }
 
 /// The frame names of a template set and the escape that keeps content out of them
@@ -570,6 +598,11 @@ mod tests {
             "</\u{17F}ummary>",
             "</read-f\u{131}les>",
             "</\u{17F}UMMARY\u{FE0F}>",
+            "</read-\u{FB01}les>",
+            "</\u{FF53}\u{FF55}\u{FF4D}\u{FF4D}\u{FF41}\u{FF52}\u{FF59}>",
+            "</\u{1D42C}ummary>",
+            "</\u{24E2}ummary>",
+            "<read\u{FF0D}files>",
             "x </conver\u{200B}",
         ] {
             let want = input.replacen('<', "&lt;", 1);
@@ -577,7 +610,14 @@ mod tests {
             assert_eq!(f.neutralize(&want), want, "idempotent: {input:?}");
         }
         // A character a reader sees inside the name makes another name.
-        for input in ["</conver-sation>", "</conver sation>", "</convé>", "<\u{AC}summary>", "</summar\u{131}x>"] {
+        for input in [
+            "</conver-sation>",
+            "</conver sation>",
+            "</convé>",
+            "<\u{AC}summary>",
+            "</summar\u{131}x>",
+            "</summar\u{FF59}\u{FF59}>",
+        ] {
             assert!(matches!(f.neutralize(input), Cow::Borrowed(_)), "{input:?}");
         }
     }

@@ -620,14 +620,24 @@ impl SessionEngine {
         self.session.read(SessionTree::new_entry_id)
     }
 
+    /// [`Self::count_branch`] for the entries at `path` (indices, root first) rather than the
+    /// current branch.
+    async fn count_path(&self, counter: &HostCounter, path: &[usize]) -> Result<Option<CountedBranch>> {
+        let Some(c) = counter.get() else { return Ok(None) };
+        let texts = self.session.read(|s| entry_texts(&crate::entry::Selection::new(s, path)));
+        let tokens = c.count_texts(&texts).await?;
+        Ok(Some(CountedBranch { path: path.to_vec(), tokens }))
+    }
+
     /// The current branch counted by `counter` (`None` without one): the texts are read under
     /// the lock and counted without it (a host's counter may await), so the computation that
     /// follows uses the branch as it was counted.
     async fn count_branch(&self, counter: &HostCounter) -> Result<Option<CountedBranch>> {
-        let Some(c) = counter.get() else { return Ok(None) };
-        let (path, texts) = self.session.read(|s| (s.branch_indices().to_vec(), entry_texts(&s.branch_source())));
-        let tokens = c.count_texts(&texts).await?;
-        Ok(Some(CountedBranch { path, tokens }))
+        if counter.get().is_none() {
+            return Ok(None);
+        }
+        let path = self.session.read(|s| s.branch_indices().to_vec());
+        self.count_path(counter, &path).await
     }
 
     /// Runs a compaction on the current branch (SPEC §9, §11): prepare (error "Already
@@ -825,10 +835,18 @@ impl SessionEngine {
             self.session.write(|s| s.remove_entry(appended, parent))?;
             return Err(e);
         }
-        // Progress (SPEC §13.5): the estimate after against the estimate before and the threshold.
-        let counted = signal.race(WHAT, self.count_branch(&run.count_tokens)).await?;
-        let context_after =
-            self.session.read(|s| with_branch(s, counted.as_ref(), |b| estimate_built_context_tokens(b)));
+        // Progress (SPEC §13.5): the estimate after against the estimate before and the threshold,
+        // on the compaction's own branch (the host's leaf may have moved elsewhere, §13.2).
+        let path = self.session.read(|s| s.tree_index().branch_to(s, appended));
+        let counted = signal.race(WHAT, self.count_path(&run.count_tokens, &path)).await?;
+        let context_after = self.session.read(|s| {
+            let selection = crate::entry::Selection::new(s, &path);
+            // Through `dyn`, as `with_branch` does: one copy of the estimate.
+            match &counted {
+                None => estimate_built_context_tokens(&selection as &dyn EntrySource),
+                Some(c) => estimate_built_context_tokens(&Recounted::new(&selection, &c.tokens) as &dyn EntrySource),
+            }
+        });
         result.context_tokens_before = Some(context_before);
         result.context_tokens_after = Some(context_after);
         result.no_progress = context_after >= context_before

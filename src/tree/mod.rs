@@ -175,6 +175,20 @@ impl TreeIndex {
             .collect()
     }
 
+    /// Whether a compaction under entry `parent` may keep from the entry with id `kept`
+    /// (SPEC §5, §13.2): `kept` names an entry on the path from `parent` to its root, `parent`
+    /// included. False without a parent or a `kept` id. The one rule of the validator's
+    /// `E_KEPT_NOT_ON_PATH` and of `SessionTree::append_entry`'s. O(depth of `parent`).
+    pub fn kept_on_path<S: EntrySource + ?Sized>(
+        &self,
+        entries: &S,
+        parent: Option<usize>,
+        kept: Option<&str>,
+    ) -> bool {
+        let (Some(p), Some(k)) = (parent, kept) else { return false };
+        self.walk_up(entries, p).iter().any(|&a| entries.meta(a).id.as_deref() == Some(k))
+    }
+
     /// Whether entry `a` is entry `i` or one of its ancestors (the walk up from `i` stops at its
     /// root, or at a repeated entry on a cycle). O(depth of `i`).
     pub fn is_ancestor<S: EntrySource + ?Sized>(&self, entries: &S, a: usize, i: usize) -> bool {
@@ -617,13 +631,8 @@ impl Validator<'_> {
                 continue;
             }
             let kept = meta.first_kept_entry_id.clone();
-            let on_path = kept.as_deref().is_some_and(|k| {
-                self.index
-                    .walk_up(self.entries, i)
-                    .iter()
-                    .skip(1)
-                    .any(|&a| self.entries.meta(a).id.as_deref() == Some(k))
-            });
+            let parent = self.index.parent(self.entries, i).filter(|&p| p != i);
+            let on_path = self.index.kept_on_path(self.entries, parent, kept.as_deref());
             if !on_path {
                 let msg = match &kept {
                     Some(k) => format!("entry {}: firstKeptEntryId {k} is not on the compaction's path", self.name(i)),

@@ -26,7 +26,13 @@ import {
   toChatMessages,
   toResponsesInput,
 } from '../../pkg/openai.mjs';
-import { anthropicViolation, responsesViolation, SUMMARY, startProviderServer } from './support/provider-servers.mjs';
+import {
+  anthropicViolation,
+  chatViolation,
+  responsesViolation,
+  SUMMARY,
+  startProviderServer,
+} from './support/provider-servers.mjs';
 
 const SECRET = `sk-test-${Math.random().toString(36).slice(2)}-do-not-print`;
 const SESSIONS = ['pi-session-large.jsonl', 'pi-session-with-compactions.jsonl', 'pi-session-v1-format.jsonl'];
@@ -848,6 +854,73 @@ test("every adapter: a failed or aborted turn is not replayed (nor its calls' re
     ),
     /string too long\. Expected a string with maximum length 64/,
   );
+});
+
+test("a failed turn's results are left out up to the next assistant message only (a retry may reuse the call id); unsigned reasoning first does not hide signed thinking from the (continued) rule", async () => {
+  const reused = [
+    { role: 'user', content: 'go' },
+    {
+      role: 'assistant',
+      stopReason: 'aborted',
+      content: [{ type: 'toolCall', id: 'call_0', name: 'ls', arguments: {} }],
+    },
+    {
+      role: 'toolResult',
+      toolCallId: 'call_0',
+      toolName: 'ls',
+      content: [{ type: 'text', text: 'cut' }],
+      isError: true,
+    },
+    {
+      role: 'assistant',
+      stopReason: 'toolUse',
+      content: [{ type: 'toolCall', id: 'call_0', name: 'ls', arguments: {} }],
+    },
+    { role: 'toolResult', toolCallId: 'call_0', toolName: 'ls', content: [{ type: 'text', text: 'a.ts' }] },
+  ];
+  // Before, the retry's result was dropped too: a call without its result.
+  assert.deepEqual(
+    toAnthropicMessages(/** @type {any} */ (reused)).map((m) => m.content.map((b) => b.type).join(',')),
+    ['text', 'tool_use', 'tool_result'],
+  );
+  assert.equal(toChatMessages(/** @type {any} */ (reused)).filter((m) => m.role === 'tool').length, 1);
+  assert.equal(chatViolation(toChatMessages(/** @type {any} */ (reused))), undefined);
+  assert.equal(responsesViolation(toResponsesInput(/** @type {any} */ (reused))), undefined);
+  assert.deepEqual(
+    toModelMessages(/** @type {any} */ (reused)).map((m) => m.role),
+    ['user', 'assistant', 'tool'],
+  );
+  const unsignedFirst = [
+    { role: 'user', content: 'go' },
+    { role: 'assistant', ...A, stopReason: 'stop', content: [{ type: 'text', text: 'Looking.' }] },
+    {
+      role: 'assistant',
+      ...A,
+      stopReason: 'toolUse',
+      content: [
+        { type: 'thinking', thinking: 'unsigned' },
+        { type: 'thinking', thinking: 'Run ls.', thinkingSignature: 'EqQBCkYIBxgE' },
+        { type: 'toolCall', id: 'toolu_ls', name: 'ls', arguments: {} },
+      ],
+    },
+    { role: 'toolResult', toolCallId: 'toolu_ls', toolName: 'ls', content: [{ type: 'text', text: 'a.ts' }] },
+  ];
+  const parts = toModelMessages(/** @type {any} */ (unsignedFirst));
+  assert.deepEqual(
+    parts.map((m) => m.role),
+    ['user', 'assistant', 'user', 'assistant', 'tool'],
+  );
+  await withServer(async (server) => {
+    const model = createAnthropic({ baseURL: server.anthropicBaseUrl, apiKey: SECRET })('claude-sonnet-4-5');
+    await generateText({
+      model,
+      messages: /** @type {any} */ (parts),
+      providerOptions: { anthropic: { thinking: { type: 'enabled', budgetTokens: 1024 } } },
+      maxRetries: 0,
+    });
+    assert.equal(server.requests[0].violation, undefined);
+  });
+  assert.throws(() => toChatMessages(/** @type {any} */ (undefined)), /toChatMessages: messages must be an array/);
 });
 
 test('toModelMessages: an assistant message of unsigned reasoning only is not sent; @ai-sdk/anthropic then sends one user turn', async () => {

@@ -333,6 +333,12 @@ describe('--write keeps the lines another process appends meanwhile (pi appends 
     appendLine(file, '{"id":"k"}', { backup: `${file}.bak`, expect });
     assert.equal(readFileSync(file, 'utf8'), 'one\r\ntwo\r\n{"id":"k"}\r\n');
     assert.equal(readFileSync(`${file}.bak`, 'utf8'), 'one\r\ntwo');
+    // A line another process appends at the moment of the write stays, before ours.
+    appendLine(file, '{"id":"k2"}', {
+      expect: expectOf(file),
+      beforeWrite: () => appendFileSync(file, marker('m1')),
+    });
+    assert.ok(readFileSync(file, 'utf8').endsWith(`{"id":"k"}\r\n${marker('m1')}{"id":"k2"}\r\n`));
     // A file that changed since it was read is refused, nothing written.
     appendFileSync(file, marker('m2'));
     assert.throws(
@@ -344,9 +350,16 @@ describe('--write keeps the lines another process appends meanwhile (pi appends 
 
   test('compact --write while another process appends every millisecond: no appended line is lost', async () => {
     const file = join(dir, 'busy.jsonl');
+    const source = join(SESSIONS_DIR, 'pi-session-with-compactions.jsonl');
+    // The markers continue the session's branch (as pi's next entries would), so that it stays
+    // compactable whatever the CLI loads.
+    const leaf = JSON.parse(readFileSync(source, 'utf8').trimEnd().split('\n').at(-1) ?? '{}').id;
+    const next = (/** @type {string} */ id) => marker(id).replace('"parentId":null', `"parentId":"${leaf}"`);
     let lost = 0;
+    /** @type {string[]} */
+    const outcomes = [];
     for (let run = 0; run < 4; run++) {
-      copyFileSync(join(SESSIONS_DIR, 'pi-session-with-compactions.jsonl'), file);
+      copyFileSync(source, file);
       /** @type {string[]} */
       const written = [];
       const child = startCli(['compact', file, '--write', '--json']);
@@ -355,15 +368,25 @@ describe('--write keeps the lines another process appends meanwhile (pi appends 
         // From a different moment of the run each time (early ones make it refuse the write).
         if (Date.now() - start < 150 * run) return;
         const id = `m${run}_${written.length}`;
-        appendFileSync(file, marker(id));
+        appendFileSync(file, next(id));
         written.push(id);
       }, 1);
-      await child.done;
+      const { status, stdout } = await child.done;
       clearInterval(timer);
       const text = readFileSync(file, 'utf8');
       lost += written.filter((id) => !text.includes(`"id":"${id}"`)).length;
+      const out = JSON.parse(stdout);
+      if (status === 0) {
+        // Written: the compaction entry is in the file.
+        assert.ok(text.includes(`"id":"${out.compactionEntry.id}"`), `run ${run}`);
+        outcomes.push('written');
+      } else {
+        // Refused: the file changed since it was read (the appends began before the write).
+        assert.equal(out.error?.code, 'E_FILE', `run ${run}: ${stdout}`);
+        outcomes.push('refused');
+      }
     }
-    assert.equal(lost, 0);
+    assert.equal(lost, 0, outcomes.join(' '));
   });
 });
 

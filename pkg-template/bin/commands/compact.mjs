@@ -29,7 +29,7 @@ export const compact = {
     'environment variable OPENAI_API_KEY as a Bearer token (the key is never printed).',
     'Without --write nothing is written: the compaction happens in memory and is shown.',
   ],
-  optionHelp: { write: 'append the compaction entry to the file (atomically), keep <file>.bak' },
+  optionHelp: { write: 'append the compaction entry to the file (in place, as pi appends), keep <file>.bak' },
   run: cmdCompact,
 };
 

@@ -31,7 +31,7 @@ export const navigate = {
     'With --write the appended branch_summary entry is what persists: it needs --summarize, and the',
     'file then reopens at that entry, i.e. on the branch of the new leaf.',
   ],
-  optionHelp: { write: 'append the branch_summary entry to the file (atomically), keep <file>.bak' },
+  optionHelp: { write: 'append the branch_summary entry to the file (in place, as pi appends), keep <file>.bak' },
   run: cmdNavigate,
 };
 
