@@ -449,8 +449,10 @@ function tailOf(/** @type {number} */ fd, /** @type {number} */ from) {
  * Lines another process appends meanwhile (pi appends each entry as it goes) are kept, in their
  * order: the original stays open, and what was appended to it after it was checked is copied to
  * the end of the temp file before the rename (again until it stops growing), and what came in the
- * last instant before the rename right after it. A file that shrank meanwhile (rewritten in place
- * by someone else) is refused before the rename.
+ * last instant before the rename right after it. Only a line written at the instant of the rename
+ * itself can land before one carried over, or (by a writer that opened the file before the
+ * rename and writes after the carry) be lost (CHANGELOG: the measure). A file that shrank
+ * meanwhile (rewritten in place by someone else) is refused before the rename.
  * @param {string} file
  * @param {string | Uint8Array} text the new content (a string is written as UTF-8)
  * @param {{ backup?: string, expect?: { size: number, mtimeMs: number }, beforeRename?: () => void }} [options]
