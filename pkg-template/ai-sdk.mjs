@@ -12,12 +12,10 @@ import {
   assistantMessage,
   blocksOf,
   callInput,
-  cutToolId,
   EMPTY_ERROR_TEXT,
   isBlank,
   knownOptions,
   LEADING_USER_TEXT,
-  plainToolId,
   replayedMessages,
   textOf,
   toolIdMap,
@@ -91,8 +89,7 @@ function part(/** @type {any} */ b, /** @type {boolean} */ inTool) {
  * 0-9 _ -`) within Chat Completions' 40 characters (the Responses API takes 64). Providers with
  * stricter rules of their own (Mistral wants exactly 9 letters and digits) are not covered.
  */
-const PORTABLE_TOOL_ID = /^[a-zA-Z0-9_-]{1,40}$/;
-const PORTABLE_TOOL_ID_MAX = 40;
+const PORTABLE_TOOL_IDS = { max: 40, plain: true };
 
 /**
  * An AI SDK `reasoning` part for a pi `thinking` block of assistant message `m`, with its
@@ -122,12 +119,13 @@ function reasoningPart(/** @type {any} */ m, /** @type {any} */ b) {
  *   Anthropic refuses an empty error result; `{type: "content"}` when it holds images);
  *   consecutive results share one `{role: "tool"}` message.
  * Text parts that are empty or only white space are dropped, a user or assistant message left
- * without anything to send (an assistant message of unsigned reasoning only included) is not sent, and a conversation that would begin with the assistant
- * begins with a user message `(continued)` (Anthropic's models refuse all three); so does an
- * assistant message that follows another and begins with signed thinking (merged, the thinking
- * would no longer begin the turn). A tool call id outside `a-z A-Z 0-9 _ -` or longer than 40
- * characters (what Anthropic and OpenAI take: Anthropic's pattern, Chat Completions' length) is sent with `_` for each other character, cut to 40 (`_2`, `_3`, … if taken), in the
- * call and its result. An assistant message that failed or was aborted (`stopReason` `"error"` /
+ * without anything to send (an assistant message of unsigned reasoning only included) is not
+ * sent, and a conversation that would begin with the assistant begins with a user message
+ * `(continued)` (Anthropic's models refuse all three); so does an assistant message that follows
+ * another and begins with signed thinking (merged, the thinking would no longer begin the turn).
+ * A tool call id outside `a-z A-Z 0-9 _ -` or longer than 40 characters (what Anthropic and
+ * OpenAI take: Anthropic's pattern, Chat Completions' length) is sent with `_` for each other
+ * character, cut to 40 (`_2`, `_3`, … if taken), in the call and its result. An assistant message that failed or was aborted (`stopReason` `"error"` /
  * `"aborted"`) is not sent, nor are the results of its calls (its retry follows it).
  * `system` (the app's own system prompt) is placed first when given (`ai` 7 refuses it in
  * `messages` unless `allowSystemInMessages: true`; pass it to `generateText` instead).
@@ -139,11 +137,7 @@ export function toModelMessages(messages, options = {}) {
   knownOptions(options, ['system'], 'toModelMessages');
   const { system } = options;
   messages = replayedMessages(messages, 'toModelMessages');
-  const toolId = toolIdMap(
-    messages,
-    (id) => PORTABLE_TOOL_ID.test(id),
-    (id, n) => cutToolId(plainToolId(id), PORTABLE_TOOL_ID_MAX, n),
-  );
+  const toolId = toolIdMap(messages, PORTABLE_TOOL_IDS);
   /** @type {any[]} */
   const out = system ? [{ role: 'system', content: system }] : [];
   for (const m of messages) {
@@ -175,10 +169,9 @@ export function toModelMessages(messages, options = {}) {
         },
       );
       // An assistant message with nothing to send is left out (Anthropic's models, through the
-      // SDK, refuse an empty message; it holds no call a result could answer). Nor is reasoning
-      // without a provider's signature anything to send: the providers' SDKs drop it, and what
-      // was around it would no longer alternate.
-      // The first part a provider's SDK sends (unsigned reasoning is dropped by them).
+      // SDK, refuse an empty message; it holds no call a result could answer). Unsigned
+      // reasoning is nothing to send either: the providers' SDKs drop it. `first` is the first
+      // part they send.
       const first = content.find((p) => p.type !== 'reasoning' || p.providerOptions);
       if (first) {
         // `@ai-sdk/anthropic` merges consecutive assistant messages, and this one's signed

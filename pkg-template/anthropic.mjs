@@ -16,7 +16,6 @@ import {
   joinUrl,
   knownOptions,
   LEADING_USER_TEXT,
-  plainToolId,
   postJson,
   redactUrl,
   replayedMessages,
@@ -111,7 +110,7 @@ export function toAnthropicMessages(messages) {
   /** @type {{ role: 'user' | 'assistant', content: any[] }[]} */
   const out = [];
   messages = replayedMessages(messages, 'toAnthropicMessages');
-  const toolId = toolIdMap(messages, (id) => ANTHROPIC_TOOL_ID.test(id), anthropicToolId);
+  const toolId = toolIdMap(messages, { plain: true });
   const push = (/** @type {'user' | 'assistant'} */ role, /** @type {any[]} */ content) => {
     if (!content.length) return;
     // Merged, a turn's thinking would no longer begin it (see LEADING_USER_TEXT).
@@ -164,13 +163,6 @@ export function toAnthropicMessages(messages) {
   if (out[0]?.role === 'assistant') out.unshift({ role: 'user', content: [{ type: 'text', text: LEADING_USER_TEXT }] });
   return out;
 }
-
-/** The pattern the API requires of a `tool_use` id (and so of a `tool_result`'s `tool_use_id`). */
-const ANTHROPIC_TOOL_ID = /^[a-zA-Z0-9_-]+$/;
-
-/** An id the API accepts for one it refuses: every other character becomes `_`. */
-const anthropicToolId = (/** @type {string} */ id, /** @type {number} */ n = 1) =>
-  `${plainToolId(id)}${n > 1 ? `_${n}` : ''}`;
 
 /** The blocks that must begin a tool loop's turn when thinking is on. */
 const THINKING_BLOCKS = new Set(['thinking', 'redacted_thinking']);

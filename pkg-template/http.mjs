@@ -249,16 +249,23 @@ export function blocksOf(content) {
 
 /**
  * Tool call ids a provider accepts, for one request: a function from the id a call (and its
- * result) has in the engine's LLM messages to the id sent. An id that `valid` accepts is sent as
- * it is; another one becomes `fix(id)`, then, if that is taken by another id of `messages`
- * (a call's `id` or a result's `toolCallId`) or by an earlier fix, `fix(id, n)` for n = 2, 3, …
- * until it is free. Calls and results map the same id to the same id, so they still pair.
+ * result) has in the engine's LLM messages to the id sent. The provider's rule: at most `max`
+ * UTF-16 units, and with `plain` only `a-z A-Z 0-9 _ -` (Anthropic's pattern). An id that keeps
+ * the rule is sent as it is; another one gets `_` for each character `plain` refuses and is cut
+ * to `max` (never half a surrogate pair), then, if that is taken by another id of `messages` (a
+ * call's `id` or a result's `toolCallId`) or by an earlier one, `_2`, `_3`, … at its end until it
+ * is free. Calls and results map the same id to the same id, so they still pair.
  * @param {any[]} messages the engine's LLM messages
- * @param {(id: string) => boolean} valid
- * @param {(id: string, n?: number) => string} fix
+ * @param {{ max?: number, plain?: boolean }} rule
  * @returns {(id: string) => string}
  */
-export function toolIdMap(messages, valid, fix) {
+export function toolIdMap(messages, { max = Infinity, plain = false }) {
+  const valid = (/** @type {string} */ id) => id.length <= max && (!plain || /^[a-zA-Z0-9_-]+$/.test(id));
+  const fix = (/** @type {string} */ id, n = 1) => {
+    const suffix = n > 1 ? `_${n}` : '';
+    const head = (plain ? id.replace(/[^a-zA-Z0-9_-]/g, '_') || 'call' : id).slice(0, max - suffix.length);
+    return `${/[\ud800-\udbff]$/.test(head) ? head.slice(0, -1) : head}${suffix}`;
+  };
   /** @type {Set<string>} */
   const taken = new Set();
   for (const m of Array.isArray(messages) ? messages : []) {
@@ -281,22 +288,6 @@ export function toolIdMap(messages, valid, fix) {
     return sent;
   };
 }
-
-/**
- * `id` cut to at most `max` UTF-16 units (never half a surrogate pair), with `_n` at the end
- * when `n > 1` (the `n`-th try of {@link toolIdMap}'s `fix` when shorter tries are taken).
- * @param {string} id
- * @param {number} max
- * @param {number} [n]
- */
-export function cutToolId(id, max, n = 1) {
-  const suffix = n > 1 ? `_${n}` : '';
-  const head = id.slice(0, max - suffix.length);
-  return `${/[\ud800-\udbff]$/.test(head) ? head.slice(0, -1) : head}${suffix}`;
-}
-
-/** `id` with every character outside `a-z A-Z 0-9 _ -` written `_` (`call` when empty). */
-export const plainToolId = (/** @type {string} */ id) => id.replace(/[^a-zA-Z0-9_-]/g, '_') || 'call';
 
 /**
  * The messages of `messages` a model is sent again: an assistant message that failed or was

@@ -11,7 +11,6 @@ import {
   assistantMessage,
   blocksOf,
   callInput,
-  cutToolId,
   finishAssistant,
   joinUrl,
   knownOptions,
@@ -150,11 +149,7 @@ export function toChatMessages(messages, options = {}) {
   /** @type {any[]} */
   const out = system ? [{ role: 'system', content: system }] : [];
   messages = replayedMessages(messages, 'toChatMessages');
-  const toolId = toolIdMap(
-    messages,
-    (id) => id.length <= CHAT_TOOL_ID_MAX,
-    (id, n) => cutToolId(id, CHAT_TOOL_ID_MAX, n),
-  );
+  const toolId = toolIdMap(messages, { max: CHAT_TOOL_ID_MAX });
   /** @type {any[]} */
   let pendingImages = [];
   const flushImages = () => {
@@ -223,11 +218,7 @@ export function toResponsesInput(messages, options = {}) {
   knownOptions(options, ['system'], 'toResponsesInput');
   const { system } = options;
   messages = replayedMessages(messages, 'toResponsesInput');
-  const toolId = toolIdMap(
-    messages,
-    (id) => id.length <= RESPONSES_TOOL_ID_MAX,
-    (id, n) => cutToolId(id, RESPONSES_TOOL_ID_MAX, n),
-  );
+  const toolId = toolIdMap(messages, { max: RESPONSES_TOOL_ID_MAX });
   /** @type {any[]} */
   const out = system ? [{ role: 'system', content: system }] : [];
   /** @type {any[]} */

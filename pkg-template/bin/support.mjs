@@ -16,7 +16,6 @@ import {
   realpathSync,
   renameSync,
   rmSync,
-  statSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
@@ -589,7 +588,8 @@ export function appendLine(file, line, { backup, expect, beforeWrite } = {}) {
     beforeWrite?.();
     const before = fstatSync(fd).size;
     try {
-      written = writeAll(fd, data);
+      // Counted as it goes: a write that fails part way is cut back by what it wrote.
+      while (written < data.length) written += writeSync(fd, data, written, data.length - written);
       fsyncSync(fd);
     } catch (error) {
       throw new CliError(

@@ -809,11 +809,8 @@ impl SessionEngine {
             // elsewhere (setLeaf), it goes under the prepared leaf, and the host's leaf stays
             // where the host put it.
             let host_leaf = s.leaf_id().map(str::to_owned);
-            let extended = host_leaf != prepared.leaf
-                && match (host_leaf.as_deref().and_then(|h| s.index_of(h)), prepared.leaf.as_deref()) {
-                    (Some(h), Some(p)) => s.index_of(p).is_some_and(|p| s.tree_index().is_ancestor(s, p, h)),
-                    _ => false,
-                };
+            let host = host_leaf.as_deref().and_then(|h| s.index_of(h));
+            let extended = host_leaf != prepared.leaf && s.tree_index().on_path(s, host, prepared.leaf.as_deref());
             if extended {
                 entry["parentId"] = host_leaf.clone().map_or(Value::Null, Value::from);
             }
@@ -839,14 +836,8 @@ impl SessionEngine {
         // on the compaction's own branch (the host's leaf may have moved elsewhere, §13.2).
         let path = self.session.read(|s| s.tree_index().branch_to(s, appended));
         let counted = signal.race(WHAT, self.count_path(&run.count_tokens, &path)).await?;
-        let context_after = self.session.read(|s| {
-            let selection = crate::entry::Selection::new(s, &path);
-            // Through `dyn`, as `with_branch` does: one copy of the estimate.
-            match &counted {
-                None => estimate_built_context_tokens(&selection as &dyn EntrySource),
-                Some(c) => estimate_built_context_tokens(&Recounted::new(&selection, &c.tokens) as &dyn EntrySource),
-            }
-        });
+        let context_after =
+            self.session.read(|s| with_path(s, &path, counted.as_ref(), |b| estimate_built_context_tokens(b)));
         result.context_tokens_before = Some(context_before);
         result.context_tokens_after = Some(context_after);
         result.no_progress = context_after >= context_before
@@ -1303,10 +1294,22 @@ struct CountedBranch {
 fn with_branch<R>(s: &SessionTree, counted: Option<&CountedBranch>, f: impl FnOnce(&dyn EntrySource) -> R) -> R {
     match counted {
         None => f(&s.branch_source()),
-        Some(c) => {
-            let selection = crate::entry::Selection::new(s, &c.path);
-            f(&Recounted::new(&selection, &c.tokens))
-        }
+        Some(c) => with_path(s, &c.path, counted, f),
+    }
+}
+
+/// Runs `f` on the entries at `path` (indices, root first), with the token numbers of
+/// `counted` (counted on that path) when given.
+fn with_path<R>(
+    s: &SessionTree,
+    path: &[usize],
+    counted: Option<&CountedBranch>,
+    f: impl FnOnce(&dyn EntrySource) -> R,
+) -> R {
+    let selection = crate::entry::Selection::new(s, path);
+    match counted {
+        None => f(&selection),
+        Some(c) => f(&Recounted::new(&selection, &c.tokens)),
     }
 }
 

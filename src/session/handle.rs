@@ -558,7 +558,7 @@ impl SessionTree {
             // The kept region starts at an entry on the compaction's own branch (SPEC §5, §13.2):
             // one elsewhere would leave the next context without any kept message, silently.
             let kept = meta.first_kept_entry_id.as_deref();
-            if !self.index.kept_on_path(&*self, parent_index, kept) {
+            if !self.index.on_path(&*self, parent_index, kept) {
                 return Err(Error::KeptEntryNotOnPath {
                     id,
                     first_kept_entry_id: kept.unwrap_or("(none)").to_string(),

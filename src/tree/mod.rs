@@ -175,36 +175,14 @@ impl TreeIndex {
             .collect()
     }
 
-    /// Whether a compaction under entry `parent` may keep from the entry with id `kept`
-    /// (SPEC §5, §13.2): `kept` names an entry on the path from `parent` to its root, `parent`
-    /// included. False without a parent or a `kept` id. The one rule of the validator's
-    /// `E_KEPT_NOT_ON_PATH` and of `SessionTree::append_entry`'s. O(depth of `parent`).
-    pub fn kept_on_path<S: EntrySource + ?Sized>(
-        &self,
-        entries: &S,
-        parent: Option<usize>,
-        kept: Option<&str>,
-    ) -> bool {
-        let (Some(p), Some(k)) = (parent, kept) else { return false };
-        self.walk_up(entries, p).iter().any(|&a| entries.meta(a).id.as_deref() == Some(k))
-    }
-
-    /// Whether entry `a` is entry `i` or one of its ancestors (the walk up from `i` stops at its
-    /// root, or at a repeated entry on a cycle). O(depth of `i`).
-    pub fn is_ancestor<S: EntrySource + ?Sized>(&self, entries: &S, a: usize, i: usize) -> bool {
-        let mut cur = Some(i);
-        let mut steps = 0;
-        while let Some(c) = cur {
-            if c == a {
-                return true;
-            }
-            steps += 1;
-            if steps > entries.len() {
-                return false;
-            }
-            cur = self.parent(entries, c);
-        }
-        false
+    /// Whether the entry with id `id` is on the path from entry `from` to its root, `from`
+    /// included (the walk stops at a repeated entry on a cycle). False without `from` or `id`.
+    /// The one rule of a compaction's kept entry (SPEC §5, §13.2: the validator's
+    /// `E_KEPT_NOT_ON_PATH`, `SessionTree::append_entry`'s) and of a compaction's place at the end
+    /// of its branch (the engine). O(depth of `from`).
+    pub fn on_path<S: EntrySource + ?Sized>(&self, entries: &S, from: Option<usize>, id: Option<&str>) -> bool {
+        let (Some(from), Some(id)) = (from, id) else { return false };
+        self.walk_up(entries, from).iter().any(|&a| entries.meta(a).id.as_deref() == Some(id))
     }
 
     /// Leaf-first walk from entry `i` to its root (ends before a repeated entry).
@@ -632,7 +610,7 @@ impl Validator<'_> {
             }
             let kept = meta.first_kept_entry_id.clone();
             let parent = self.index.parent(self.entries, i).filter(|&p| p != i);
-            let on_path = self.index.kept_on_path(self.entries, parent, kept.as_deref());
+            let on_path = self.index.on_path(self.entries, parent, kept.as_deref());
             if !on_path {
                 let msg = match &kept {
                     Some(k) => format!("entry {}: firstKeptEntryId {k} is not on the compaction's path", self.name(i)),
